@@ -1,0 +1,1 @@
+//! Congestion control: the controller trait and the built-in algorithms.

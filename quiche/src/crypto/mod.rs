@@ -1,0 +1,1 @@
+//! Packet protection keys: Initial secrets, AEAD and header protection (RFC 9001 §5).

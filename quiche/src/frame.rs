@@ -1,0 +1,1 @@
+//! Every frame of RFC 9000 §19 plus DATAGRAM (RFC 9221): decode, encode, wire length.

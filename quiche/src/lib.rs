@@ -1,0 +1,25 @@
+//! A QUIC transport library (RFC 9000, 9001, 9002) with pluggable congestion control.
+//!
+//! The library is sans-IO: the application reads and writes UDP datagrams itself and passes the
+//! current time in, so the same code runs on sockets, in tests on a virtual clock and in the
+//! network simulator. The API follows the shape of Cloudflare's quiche.
+//!
+//! The modules below the crate root are the building blocks (wire format, packet protection,
+//! recovery, congestion control); they are public so that tools, fuzz targets and users who
+//! extend the library can reach them, but the re-exports at the crate root are the stable API.
+
+pub mod error;
+pub mod ranges;
+pub mod frame;
+pub mod packet;
+pub mod crypto;
+pub mod transport_params;
+pub mod recovery;
+pub mod cc;
+pub mod tls;
+
+pub use crate::error::{Error, Result, WireErrorCode};
+pub use crate::packet::{ConnectionId, Type, MAX_CONN_ID_LEN};
+
+/// The QUIC version this library speaks: QUIC v1 (RFC 9000).
+pub const PROTOCOL_VERSION: u32 = 0x0000_0001;

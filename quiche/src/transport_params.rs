@@ -1,0 +1,1 @@
+//! Transport parameters (RFC 9000 §18): encoding, decoding and validation.

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The project's test command: formatting, lints, tests and docs, exactly as CI runs them.
+# It installs what it needs itself, so it works on a fresh machine.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "toolchain"
+if ! command -v cargo >/dev/null 2>&1; then
+    echo "cargo is missing: install Rust with rustup first" >&2
+    exit 1
+fi
+for component in rustfmt clippy; do
+    if ! rustup component list --installed 2>/dev/null | grep -q "^${component}"; then
+        rustup component add "$component"
+    fi
+done
+cargo --version
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+step "cargo clippy -D warnings"
+cargo clippy --workspace --all-targets -- -D warnings
+
+step "cargo test"
+cargo test --workspace
+
+step "cargo doc (warnings are errors)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
+
+step "fuzz targets build"
+if [ -d fuzz ]; then
+    (cd fuzz && cargo check --bins)
+fi
+
+echo
+echo "all checks passed"
