@@ -1,1 +1,566 @@
 //! Congestion control: the controller trait and the built-in algorithms.
+//!
+//! Recovery (see [`crate::recovery`]) owns bytes in flight, loss detection and persistent
+//! congestion; a controller only reacts to the batched facts it is fed (DESIGN.md §7):
+//!
+//! - [`CongestionControl::on_packet_sent`] for every in-flight packet;
+//! - [`CongestionControl::on_ack`] once per ACK frame that newly acknowledges in-flight packets;
+//! - [`CongestionControl::on_congestion_event`] once per batch of losses (or ECN-CE increase),
+//!   before `on_ack` for the same frame; the controller itself applies the recovery-period rule;
+//! - [`CongestionControl::on_spurious_congestion`] when every loss behind the last reduction was
+//!   later acknowledged.
+//!
+//! The built-in algorithms are compositions [`Classic<S, G>`] of a slow-start strategy `S` and a
+//! window-growth law `G`, dispatched through the [`Controller`] enum; user-written algorithms plug
+//! in as [`Controller::Custom`] through a [`CcFactory`].
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+
+use crate::packet::Epoch;
+use crate::recovery::RttStats;
+use crate::{Error, Result};
+
+mod classic;
+mod reno;
+mod slow_start;
+#[cfg(test)]
+mod test_sender;
+
+pub use self::classic::{Classic, SlowStart, Window, WindowGrowth};
+pub use self::reno::Reno;
+pub use self::slow_start::StandardSlowStart;
+
+/// Default maximum datagram size before path MTU discovery: the smallest a QUIC path may carry
+/// (RFC 9000 §14).
+pub const DEFAULT_MAX_DATAGRAM_SIZE: usize = 1200;
+
+/// Default initial congestion window, in packets (RFC 9002 §7.2).
+pub const DEFAULT_INITIAL_WINDOW_PACKETS: usize = 10;
+
+/// The byte limit RFC 9002 §7.2 puts on a ten-packet initial window (RFC 6928's 14,600 bytes
+/// adjusted for UDP's smaller header).
+const INITIAL_WINDOW_BYTE_LIMIT: usize = 14_720;
+
+/// The minimum congestion window, in packets (kMinimumWindow, RFC 9002 §7.2).
+pub const MINIMUM_WINDOW_PACKETS: usize = 2;
+
+/// Facts about one sent in-flight packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SentInfo {
+    /// The packet number space the packet was sent in. Packet numbers are only comparable within
+    /// a space; round tracking (HyStart++) uses the Application space.
+    pub epoch: Epoch,
+    /// The packet number.
+    pub pkt_num: u64,
+    /// Bytes sent in the packet, QUIC header and AEAD overhead included, UDP/IP excluded.
+    pub size: usize,
+    /// Whether the packet is ack-eliciting.
+    pub ack_eliciting: bool,
+    /// Bytes in flight after this packet was added.
+    pub bytes_in_flight: usize,
+}
+
+/// Facts about one ACK frame that newly acknowledged in-flight packets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AckBatch {
+    /// The packet number space the ACK frame acknowledged packets in.
+    pub epoch: Epoch,
+    /// In-flight bytes newly acknowledged by this frame.
+    pub acked_bytes: usize,
+    /// In-flight packets newly acknowledged by this frame.
+    pub acked_packets: usize,
+    /// The largest packet number among the newly acknowledged in-flight packets.
+    pub largest_acked: u64,
+    /// When the packet `largest_acked` was sent. A controller leaves its recovery period when
+    /// this is after the period started (RFC 9002 §7.3.2).
+    pub largest_acked_sent_time: Instant,
+    /// The RTT sample this frame produced, if it produced one (RFC 9002 §5.1).
+    pub rtt_sample: Option<Duration>,
+    /// Bytes in flight before this frame was processed.
+    pub bytes_in_flight_before: usize,
+    /// Bytes in flight after removing the acknowledged and the newly lost packets.
+    pub bytes_in_flight: usize,
+    /// Whether the sender was application-limited (RFC 9002 §7.8): the window must not grow.
+    pub app_limited: bool,
+}
+
+/// What kind of congestion signal a [`CongestionSignal`] reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CongestionKind {
+    /// In-flight packets were declared lost.
+    Loss,
+    /// The peer reported an increase of the ECN-CE count (RFC 9002 §7.1).
+    EcnCe,
+}
+
+/// One congestion event: a batch of losses from one detection pass, or an ECN-CE increase.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CongestionSignal {
+    /// Loss or ECN-CE.
+    pub kind: CongestionKind,
+    /// When the largest lost packet (or, for ECN-CE, the largest acknowledged packet) was sent.
+    /// Packets sent before the current recovery period started do not reduce the window again
+    /// (RFC 9002 §7.3.2).
+    pub largest_sent_time: Instant,
+    /// In-flight bytes declared lost (0 for ECN-CE).
+    pub lost_bytes: usize,
+    /// In-flight packets declared lost (0 for ECN-CE).
+    pub lost_packets: usize,
+    /// Whether these losses establish persistent congestion (RFC 9002 §7.6): the window collapses
+    /// to the minimum window.
+    pub persistent_congestion: bool,
+    /// Bytes in flight after removing the lost packets.
+    pub bytes_in_flight: usize,
+}
+
+/// Congestion controller state, as reported in qlog's `recovery:congestion_state_updated`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CcState {
+    /// Standard slow start.
+    SlowStart,
+    /// HyStart++ Conservative Slow Start (RFC 9406).
+    ConservativeSlowStart,
+    /// HyStart++ Limited Slow Start (draft-balasubramanian-tcpm-hystartplusplus, RFC 3742 rule).
+    LimitedSlowStart,
+    /// Congestion avoidance.
+    CongestionAvoidance,
+    /// Recovery period after a congestion event.
+    Recovery,
+    /// The window is not growing because the sender is application-limited.
+    ApplicationLimited,
+}
+
+impl CcState {
+    /// The qlog name of the state.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CcState::SlowStart => "slow_start",
+            CcState::ConservativeSlowStart => "conservative_slow_start",
+            CcState::LimitedSlowStart => "limited_slow_start",
+            CcState::CongestionAvoidance => "congestion_avoidance",
+            CcState::Recovery => "recovery",
+            CcState::ApplicationLimited => "application_limited",
+        }
+    }
+}
+
+impl fmt::Display for CcState {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Configuration of a congestion controller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CcConfig {
+    /// The sender's maximum datagram size (RFC 9002 Appendix B.2), in bytes.
+    pub max_datagram_size: usize,
+    /// The initial congestion window, in packets. See [`CcConfig::initial_window`].
+    pub initial_window_packets: usize,
+    /// Whether slow start uses HyStart++ (RFC 9406). Reserved: HyStart++ is not built yet and
+    /// standard slow start is used whatever this says.
+    pub hystart: bool,
+}
+
+impl Default for CcConfig {
+    fn default() -> Self {
+        CcConfig {
+            max_datagram_size: DEFAULT_MAX_DATAGRAM_SIZE,
+            initial_window_packets: DEFAULT_INITIAL_WINDOW_PACKETS,
+            hystart: true,
+        }
+    }
+}
+
+impl CcConfig {
+    /// The initial congestion window in bytes.
+    ///
+    /// With the default of ten packets this is RFC 9002 §7.2's
+    /// `min(10 * mss, max(14720, 2 * mss))`. Any other packet count is taken literally as
+    /// `initial_window_packets * mss`: whoever configures it asked for that many packets (the
+    /// point of the setting is a larger window on long-RTT paths), so the 14,720-byte cap, which
+    /// belongs to the ten-packet recommendation, is not applied. It is never below the minimum
+    /// window.
+    pub fn initial_window(&self) -> usize {
+        let mss = self.max_datagram_size;
+        let window = if self.initial_window_packets == DEFAULT_INITIAL_WINDOW_PACKETS {
+            let cap = INITIAL_WINDOW_BYTE_LIMIT.max(mss.saturating_mul(2));
+            mss.saturating_mul(DEFAULT_INITIAL_WINDOW_PACKETS).min(cap)
+        } else {
+            mss.saturating_mul(self.initial_window_packets)
+        };
+        window.max(self.minimum_window())
+    }
+
+    /// The minimum congestion window in bytes: two datagrams (RFC 9002 §7.2).
+    pub fn minimum_window(&self) -> usize {
+        self.max_datagram_size
+            .saturating_mul(MINIMUM_WINDOW_PACKETS)
+    }
+}
+
+/// A congestion controller for one path.
+///
+/// All times are parameters; implementations never read the clock. Object-safe, so user-written
+/// algorithms can be boxed (see [`CcFactory`]).
+pub trait CongestionControl: Send {
+    /// An in-flight packet was sent (RFC 9002 Appendix B.4).
+    fn on_packet_sent(&mut self, now: Instant, info: &SentInfo);
+
+    /// An ACK frame newly acknowledged in-flight packets. Called after
+    /// [`on_congestion_event`](CongestionControl::on_congestion_event) for losses the same frame
+    /// revealed, with the RTT estimate already updated from it.
+    fn on_ack(&mut self, now: Instant, ack: &AckBatch, rtt: &RttStats);
+
+    /// A congestion event (RFC 9002 §7.3.2, Appendix B.6, B.8). The controller applies the
+    /// recovery-period rule itself: losses of packets sent before the current recovery period
+    /// started do not reduce the window again. Persistent congestion collapses the window
+    /// whatever the period.
+    ///
+    /// Returns whether the controller reduced its window in response (and so whether a later
+    /// [`on_spurious_congestion`](CongestionControl::on_spurious_congestion) would undo this
+    /// event rather than an earlier one).
+    fn on_congestion_event(
+        &mut self,
+        now: Instant,
+        signal: &CongestionSignal,
+        rtt: &RttStats,
+    ) -> bool;
+
+    /// Every loss behind the last reduction turned out to be spurious (the packets were
+    /// acknowledged after being declared lost): undo that reduction. Does nothing by default.
+    fn on_spurious_congestion(&mut self, now: Instant) {
+        let _ = now;
+    }
+
+    /// In-flight packets were discarded without being acknowledged or lost (their packet number
+    /// space was dropped, RFC 9002 Appendix B.9). Does nothing by default.
+    fn on_packets_discarded(&mut self, bytes: usize) {
+        let _ = bytes;
+    }
+
+    /// The maximum datagram size changed (RFC 9002 §7.2). Does nothing by default.
+    fn on_mtu_update(&mut self, max_datagram_size: usize) {
+        let _ = max_datagram_size;
+    }
+
+    /// The sender had nothing to send although the window allowed it (RFC 9002 §7.8). Does
+    /// nothing by default.
+    fn on_app_limited(&mut self, now: Instant) {
+        let _ = now;
+    }
+
+    /// The congestion window in bytes.
+    fn cwnd(&self) -> usize;
+
+    /// The slow start threshold in bytes; `None` while it is still infinite.
+    fn ssthresh(&self) -> Option<usize>;
+
+    /// The pacing rate in bytes per second; `None` lets the pacer use
+    /// `5/4 * cwnd / smoothed_rtt` (RFC 9002 §7.7).
+    fn pacing_rate(&self) -> Option<u64> {
+        None
+    }
+
+    /// The largest burst, in bytes, the sender should write at once.
+    fn send_quantum(&self) -> usize {
+        self.cwnd()
+    }
+
+    /// The controller's state, for qlog.
+    fn state(&self) -> CcState;
+
+    /// The algorithm's name, for logs and qlog.
+    fn name(&self) -> &'static str;
+}
+
+/// The built-in congestion control algorithms. The values are those of quiche's C API
+/// (`QUICHE_CC_RENO`, `QUICHE_CC_CUBIC`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[repr(C)]
+pub enum CongestionControlAlgorithm {
+    /// NewReno (RFC 9002 §7).
+    #[default]
+    Reno = 0,
+    /// CUBIC (RFC 8312bis). Not built yet: [`Controller::new`] falls back to Reno.
+    CUBIC = 1,
+}
+
+impl FromStr for CongestionControlAlgorithm {
+    type Err = Error;
+
+    /// Parses `"reno"` or `"cubic"` (ASCII case-insensitive); anything else is
+    /// [`Error::CongestionControl`].
+    fn from_str(name: &str) -> Result<Self> {
+        if name.eq_ignore_ascii_case("reno") {
+            Ok(CongestionControlAlgorithm::Reno)
+        } else if name.eq_ignore_ascii_case("cubic") {
+            Ok(CongestionControlAlgorithm::CUBIC)
+        } else {
+            Err(Error::CongestionControl)
+        }
+    }
+}
+
+/// Builds user-written congestion controllers, one per path.
+pub trait CcFactory: Send + Sync {
+    /// Creates a controller for a new path.
+    fn build(&self, cfg: &CcConfig) -> Box<dyn CongestionControl>;
+
+    /// The algorithm's name.
+    fn name(&self) -> &str;
+}
+
+/// A path's congestion controller: a built-in algorithm (enum dispatch, no allocation) or a
+/// user-written one.
+pub enum Controller {
+    /// NewReno with standard slow start.
+    Reno(Classic<StandardSlowStart, Reno>),
+    /// A controller built by a [`CcFactory`].
+    Custom(Box<dyn CongestionControl>),
+}
+
+impl Controller {
+    /// Creates a built-in controller.
+    ///
+    /// CUBIC is not built yet: asking for it gives Reno for now (never an error), so
+    /// configurations that select CUBIC keep working and pick it up once it lands.
+    pub fn new(algorithm: CongestionControlAlgorithm, cfg: &CcConfig) -> Self {
+        match algorithm {
+            CongestionControlAlgorithm::Reno | CongestionControlAlgorithm::CUBIC => {
+                Controller::Reno(Classic::new(cfg, StandardSlowStart, Reno::default()))
+            }
+        }
+    }
+
+    /// Creates a controller with a user-supplied factory.
+    pub fn from_factory(factory: &dyn CcFactory, cfg: &CcConfig) -> Self {
+        Controller::Custom(factory.build(cfg))
+    }
+}
+
+impl fmt::Debug for Controller {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.debug_struct("Controller")
+            .field("name", &self.name())
+            .field("cwnd", &self.cwnd())
+            .field("ssthresh", &self.ssthresh())
+            .field("state", &self.state())
+            .finish()
+    }
+}
+
+/// Forwards a call to whichever controller the enum holds.
+macro_rules! dispatch {
+    ($self:expr, $cc:ident => $call:expr) => {
+        match $self {
+            Controller::Reno($cc) => $call,
+            Controller::Custom($cc) => $call,
+        }
+    };
+}
+
+impl CongestionControl for Controller {
+    fn on_packet_sent(&mut self, now: Instant, info: &SentInfo) {
+        dispatch!(self, cc => cc.on_packet_sent(now, info))
+    }
+
+    fn on_ack(&mut self, now: Instant, ack: &AckBatch, rtt: &RttStats) {
+        dispatch!(self, cc => cc.on_ack(now, ack, rtt))
+    }
+
+    fn on_congestion_event(
+        &mut self,
+        now: Instant,
+        signal: &CongestionSignal,
+        rtt: &RttStats,
+    ) -> bool {
+        dispatch!(self, cc => cc.on_congestion_event(now, signal, rtt))
+    }
+
+    fn on_spurious_congestion(&mut self, now: Instant) {
+        dispatch!(self, cc => cc.on_spurious_congestion(now))
+    }
+
+    fn on_packets_discarded(&mut self, bytes: usize) {
+        dispatch!(self, cc => cc.on_packets_discarded(bytes))
+    }
+
+    fn on_mtu_update(&mut self, max_datagram_size: usize) {
+        dispatch!(self, cc => cc.on_mtu_update(max_datagram_size))
+    }
+
+    fn on_app_limited(&mut self, now: Instant) {
+        dispatch!(self, cc => cc.on_app_limited(now))
+    }
+
+    fn cwnd(&self) -> usize {
+        dispatch!(self, cc => cc.cwnd())
+    }
+
+    fn ssthresh(&self) -> Option<usize> {
+        dispatch!(self, cc => cc.ssthresh())
+    }
+
+    fn pacing_rate(&self) -> Option<u64> {
+        dispatch!(self, cc => cc.pacing_rate())
+    }
+
+    fn send_quantum(&self) -> usize {
+        dispatch!(self, cc => cc.send_quantum())
+    }
+
+    fn state(&self) -> CcState {
+        dispatch!(self, cc => cc.state())
+    }
+
+    fn name(&self) -> &'static str {
+        dispatch!(self, cc => cc.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn initial_window_follows_rfc9002_section_7_2() {
+        let mut cfg = CcConfig::default();
+        assert_eq!(cfg.initial_window(), 12_000);
+        cfg.max_datagram_size = 1500;
+        assert_eq!(cfg.initial_window(), 14_720);
+        cfg.max_datagram_size = 9000;
+        // max(14720, 2 * 9000) = 18000 caps 10 * 9000.
+        assert_eq!(cfg.initial_window(), 18_000);
+        assert_eq!(cfg.minimum_window(), 18_000);
+    }
+
+    #[test]
+    fn configured_initial_window_is_taken_literally() {
+        let cfg = CcConfig {
+            initial_window_packets: 100,
+            ..CcConfig::default()
+        };
+        assert_eq!(cfg.initial_window(), 120_000);
+        let cfg = CcConfig {
+            initial_window_packets: 1,
+            ..CcConfig::default()
+        };
+        assert_eq!(
+            cfg.initial_window(),
+            2_400,
+            "never below the minimum window"
+        );
+        let cfg = CcConfig {
+            initial_window_packets: usize::MAX,
+            ..CcConfig::default()
+        };
+        assert_eq!(
+            cfg.initial_window(),
+            usize::MAX,
+            "saturates instead of overflowing"
+        );
+    }
+
+    #[test]
+    fn controller_starts_with_the_initial_window() {
+        let cfg = CcConfig::default();
+        let cc = Controller::new(CongestionControlAlgorithm::Reno, &cfg);
+        assert_eq!(cc.cwnd(), 12_000);
+        assert_eq!(cc.ssthresh(), None);
+        assert_eq!(cc.state(), CcState::SlowStart);
+        assert_eq!(cc.name(), "reno");
+        assert_eq!(cc.pacing_rate(), None);
+        assert_eq!(cc.send_quantum(), 12_000);
+    }
+
+    #[test]
+    fn algorithm_names_parse() {
+        assert_eq!("reno".parse(), Ok(CongestionControlAlgorithm::Reno));
+        assert_eq!("cubic".parse(), Ok(CongestionControlAlgorithm::CUBIC));
+        assert_eq!("CUBIC".parse(), Ok(CongestionControlAlgorithm::CUBIC));
+        assert_eq!(
+            "bbr".parse::<CongestionControlAlgorithm>(),
+            Err(Error::CongestionControl)
+        );
+        assert_eq!(
+            "".parse::<CongestionControlAlgorithm>(),
+            Err(Error::CongestionControl)
+        );
+        assert_eq!(CongestionControlAlgorithm::Reno as i32, 0);
+        assert_eq!(CongestionControlAlgorithm::CUBIC as i32, 1);
+    }
+
+    #[test]
+    fn cubic_falls_back_to_reno_for_now() {
+        let cc = Controller::new(CongestionControlAlgorithm::CUBIC, &CcConfig::default());
+        assert_eq!(cc.name(), "reno");
+    }
+
+    #[test]
+    fn state_names_are_qlog_names() {
+        let all = [
+            (CcState::SlowStart, "slow_start"),
+            (CcState::ConservativeSlowStart, "conservative_slow_start"),
+            (CcState::LimitedSlowStart, "limited_slow_start"),
+            (CcState::CongestionAvoidance, "congestion_avoidance"),
+            (CcState::Recovery, "recovery"),
+            (CcState::ApplicationLimited, "application_limited"),
+        ];
+        for (state, name) in all {
+            assert_eq!(state.as_str(), name);
+            assert_eq!(state.to_string(), name);
+        }
+    }
+
+    /// A user-written controller: a fixed window.
+    struct Fixed(usize);
+
+    impl CongestionControl for Fixed {
+        fn on_packet_sent(&mut self, _: Instant, _: &SentInfo) {}
+        fn on_ack(&mut self, _: Instant, _: &AckBatch, _: &RttStats) {}
+        fn on_congestion_event(&mut self, _: Instant, _: &CongestionSignal, _: &RttStats) -> bool {
+            false
+        }
+        fn cwnd(&self) -> usize {
+            self.0
+        }
+        fn ssthresh(&self) -> Option<usize> {
+            None
+        }
+        fn state(&self) -> CcState {
+            CcState::CongestionAvoidance
+        }
+        fn name(&self) -> &'static str {
+            "fixed"
+        }
+    }
+
+    struct FixedFactory;
+
+    impl CcFactory for FixedFactory {
+        fn build(&self, cfg: &CcConfig) -> Box<dyn CongestionControl> {
+            Box::new(Fixed(cfg.max_datagram_size * 4))
+        }
+        fn name(&self) -> &str {
+            "fixed"
+        }
+    }
+
+    #[test]
+    fn factory_builds_custom_controllers() {
+        let factory: std::sync::Arc<dyn CcFactory> = std::sync::Arc::new(FixedFactory);
+        let cc = Controller::from_factory(factory.as_ref(), &CcConfig::default());
+        assert!(matches!(cc, Controller::Custom(_)));
+        assert_eq!(cc.cwnd(), 4800);
+        assert_eq!(
+            cc.send_quantum(),
+            4800,
+            "default send quantum is the window"
+        );
+        assert_eq!(cc.name(), "fixed");
+        assert_eq!(factory.name(), "fixed");
+    }
+}

@@ -1,1 +1,832 @@
 //! Loss detection and recovery (RFC 9002): RTT, sent packets, loss, PTO.
+//!
+//! [`Recovery`] is one path's sender side: it tracks sent packets per packet number space, owns
+//! bytes in flight, the RTT estimate, the loss detection timer and the congestion controller, and
+//! tells the connection which packets were acknowledged or lost (their opaque payloads come
+//! back) and when to send probes. It never reads the clock: every entry point takes `now`.
+//!
+//! One ACK frame is processed in this order (DESIGN.md §7): newly acknowledged packets are taken
+//! out of the store; the RTT is updated (if the largest acknowledged packet is newly acknowledged
+//! and something ack-eliciting was); losses are detected; the controller hears of the losses
+//! ([`CongestionControl::on_congestion_event`]), then of the acknowledgment
+//! ([`CongestionControl::on_ack`]); and if the frame proved that every loss behind the last
+//! window reduction was spurious, the reduction is undone
+//! ([`CongestionControl::on_spurious_congestion`]).
+
+use std::ops::Range;
+use std::time::{Duration, Instant};
+
+use crate::cc::{
+    AckBatch, CcConfig, CongestionControl, CongestionControlAlgorithm, CongestionKind,
+    CongestionSignal, Controller, SentInfo,
+};
+use crate::packet::Epoch;
+use crate::{Error, Result};
+
+mod loss;
+mod pto;
+mod rtt;
+mod sent;
+#[cfg(test)]
+mod tests;
+
+pub use self::loss::{
+    loss_delay, persistent_congestion_duration, PACKET_THRESHOLD, PERSISTENT_CONGESTION_THRESHOLD,
+};
+pub use self::pto::{pto_period, MAX_PTO_PROBES};
+pub use self::rtt::{RttEstimator, RttStats, DEFAULT_MAX_ACK_DELAY, GRANULARITY, INITIAL_RTT};
+pub use self::sent::{SentPacket, SentPackets};
+
+use self::loss::{LostHistory, SpuriousTally};
+use self::pto::{PtoDeadline, SpaceTimes};
+
+/// Configuration of a path's recovery.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecoveryConfig {
+    /// The peer's max_ack_delay transport parameter (it can be changed later with
+    /// [`Recovery::set_max_ack_delay`] once the parameters arrive).
+    pub max_ack_delay: Duration,
+    /// The RTT assumed before the first sample (kInitialRtt).
+    pub initial_rtt: Duration,
+    /// Whether this endpoint is the server. A server considers the client's view of address
+    /// validation complete from the start (RFC 9002 Appendix A.8).
+    pub is_server: bool,
+    /// The built-in congestion control algorithm.
+    pub cc_algorithm: CongestionControlAlgorithm,
+    /// The congestion controller's configuration (maximum datagram size, initial window).
+    pub cc: CcConfig,
+}
+
+impl Default for RecoveryConfig {
+    fn default() -> Self {
+        RecoveryConfig {
+            max_ack_delay: DEFAULT_MAX_ACK_DELAY,
+            initial_rtt: INITIAL_RTT,
+            is_server: false,
+            cc_algorithm: CongestionControlAlgorithm::default(),
+            cc: CcConfig::default(),
+        }
+    }
+}
+
+/// Counters of a path's recovery, for `Connection::stats` and qlog.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RecoveryStats {
+    /// Packets sent.
+    pub sent_packets: u64,
+    /// Bytes sent.
+    pub sent_bytes: u64,
+    /// Packets acknowledged.
+    pub acked_packets: u64,
+    /// Packets declared lost.
+    pub lost_packets: u64,
+    /// Packets declared lost by the packet threshold.
+    pub lost_by_packet_threshold: u64,
+    /// Packets declared lost by the time threshold.
+    pub lost_by_time_threshold: u64,
+    /// In-flight bytes declared lost.
+    pub lost_bytes: u64,
+    /// Probe timeouts that fired.
+    pub pto_count: u64,
+    /// Ack-eliciting packets sent as probes.
+    pub probes_sent: u64,
+    /// Packets acknowledged after having been declared lost.
+    pub spurious_losses: u64,
+    /// Congestion events that reduced the window.
+    pub congestion_events: u64,
+    /// Window reductions undone because their losses proved spurious.
+    pub congestion_events_undone: u64,
+    /// Times persistent congestion was established.
+    pub persistent_congestion: u64,
+}
+
+/// What an ACK frame or a timeout resolved. The caller keeps one and passes it to every call, so
+/// the vectors' buffers are reused; each call clears it first.
+#[derive(Debug)]
+pub struct AckOutcome<P> {
+    /// Newly acknowledged packets, in the order the ACK ranges were visited (descending packet
+    /// numbers for the frame decoder's descending ranges).
+    pub acked: Vec<SentPacket<P>>,
+    /// Packets declared lost, in ascending packet number order: their frames need retransmitting.
+    pub lost: Vec<SentPacket<P>>,
+    /// In-flight bytes newly acknowledged.
+    pub acked_bytes: usize,
+    /// In-flight bytes declared lost.
+    pub lost_bytes: usize,
+    /// Packets acknowledged that had been declared lost.
+    pub spurious_losses: usize,
+    /// Whether the frame produced an RTT sample.
+    pub rtt_updated: bool,
+    /// Whether the controller reduced its window.
+    pub congestion_event: bool,
+    /// Whether persistent congestion was established.
+    pub persistent_congestion: bool,
+    /// Whether an earlier window reduction was undone as spurious.
+    pub congestion_undone: bool,
+}
+
+impl<P> Default for AckOutcome<P> {
+    fn default() -> Self {
+        AckOutcome {
+            acked: Vec::new(),
+            lost: Vec::new(),
+            acked_bytes: 0,
+            lost_bytes: 0,
+            spurious_losses: 0,
+            rtt_updated: false,
+            congestion_event: false,
+            persistent_congestion: false,
+            congestion_undone: false,
+        }
+    }
+}
+
+impl<P> AckOutcome<P> {
+    /// Creates an empty outcome.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Empties it, keeping the vectors' buffers.
+    pub fn clear(&mut self) {
+        self.acked.clear();
+        self.lost.clear();
+        self.acked_bytes = 0;
+        self.lost_bytes = 0;
+        self.spurious_losses = 0;
+        self.rtt_updated = false;
+        self.congestion_event = false;
+        self.persistent_congestion = false;
+        self.congestion_undone = false;
+    }
+}
+
+/// What the loss detection timer asked for (RFC 9002 Appendix A.9).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeoutAction {
+    /// The timer had not expired (or was not armed): nothing was done.
+    None,
+    /// Packets of `epoch` were declared lost by the time threshold; they are in the outcome.
+    Lost {
+        /// The packet number space.
+        epoch: Epoch,
+    },
+    /// The PTO fired: send `probes` ack-eliciting packets in `epoch`, regardless of the
+    /// congestion window (RFC 9002 §7.5), new data if there is some. Probing other spaces with
+    /// ack-eliciting packets in flight as well is recommended (§6.2.4).
+    Probe {
+        /// The packet number space to probe.
+        epoch: Epoch,
+        /// How many ack-eliciting packets to send.
+        probes: usize,
+    },
+    /// The client's anti-deadlock PTO fired (§6.2.2.1): send one ack-eliciting Handshake packet
+    /// if Handshake keys are available, otherwise an Initial packet in a datagram of at least
+    /// 1200 bytes.
+    AntiDeadlock,
+}
+
+/// The window reduction that on_spurious_congestion would undo, and the losses behind it.
+#[derive(Clone, Copy, Debug)]
+struct UndoGroup {
+    /// The first loss detection pass of the group.
+    first_event: u64,
+    /// In-flight packets declared lost since the reduction.
+    lost: usize,
+    /// Of those, the ones acknowledged since.
+    spurious: usize,
+    /// False once an ECN-CE signal took part: that congestion was real.
+    undoable: bool,
+}
+
+/// Loss recovery state of one packet number space.
+#[derive(Debug)]
+struct Space<P> {
+    sent: SentPackets<P>,
+    lost_history: LostHistory,
+    largest_acked: Option<u64>,
+    /// Send time of the largest packet acknowledged so far, for ECN-CE signals.
+    largest_acked_sent_time: Option<Instant>,
+    /// When the next packet can be declared lost by the time threshold.
+    loss_time: Option<Instant>,
+    last_ack_eliciting: Option<Instant>,
+    pending_probes: usize,
+    discarded: bool,
+}
+
+impl<P> Default for Space<P> {
+    fn default() -> Self {
+        Space {
+            sent: SentPackets::new(),
+            lost_history: LostHistory::default(),
+            largest_acked: None,
+            largest_acked_sent_time: None,
+            loss_time: None,
+            last_ack_eliciting: None,
+            pending_probes: 0,
+            discarded: false,
+        }
+    }
+}
+
+/// Loss detection, RTT estimation and congestion control of one path.
+///
+/// `P` is the connection's per-packet record (which frames to retransmit); recovery moves it
+/// around but never looks inside.
+#[derive(Debug)]
+pub struct Recovery<P> {
+    spaces: [Space<P>; 3],
+    rtt: RttEstimator,
+    cc: Controller,
+    max_datagram_size: usize,
+    timer: Option<Instant>,
+    pto_count: u32,
+    handshake_confirmed: bool,
+    peer_completed_address_validation: bool,
+    amplification_limited: bool,
+    app_limited: bool,
+    anti_deadlock_probe: bool,
+    /// Numbers the loss detection passes, to attribute later spurious acknowledgments.
+    loss_event_seq: u64,
+    undo: Option<UndoGroup>,
+    stats: RecoveryStats,
+}
+
+impl<P> Recovery<P> {
+    /// Creates recovery with the configured built-in congestion controller.
+    pub fn new(cfg: &RecoveryConfig) -> Self {
+        Self::with_controller(cfg, Controller::new(cfg.cc_algorithm, &cfg.cc))
+    }
+
+    /// Creates recovery with a given controller (e.g. from [`Controller::from_factory`]).
+    pub fn with_controller(cfg: &RecoveryConfig, cc: Controller) -> Self {
+        Recovery {
+            spaces: Default::default(),
+            rtt: RttEstimator::new(cfg.initial_rtt, cfg.max_ack_delay),
+            cc,
+            max_datagram_size: cfg.cc.max_datagram_size,
+            timer: None,
+            pto_count: 0,
+            handshake_confirmed: false,
+            peer_completed_address_validation: cfg.is_server,
+            amplification_limited: false,
+            app_limited: false,
+            anti_deadlock_probe: false,
+            loss_event_seq: 0,
+            undo: None,
+            stats: RecoveryStats::default(),
+        }
+    }
+
+    fn space(&self, epoch: Epoch) -> &Space<P> {
+        &self.spaces[epoch.index()]
+    }
+
+    fn space_mut(&mut self, epoch: Epoch) -> &mut Space<P> {
+        &mut self.spaces[epoch.index()]
+    }
+
+    /// Records a sent packet (RFC 9002 Appendix A.5); its send time is set to `now`.
+    ///
+    /// Packet numbers must increase within a space, and the space must not have been
+    /// discarded: otherwise [`Error::InvalidState`].
+    pub fn on_packet_sent(
+        &mut self,
+        mut pkt: SentPacket<P>,
+        epoch: Epoch,
+        now: Instant,
+    ) -> Result<()> {
+        if self.space(epoch).discarded {
+            return Err(Error::InvalidState);
+        }
+        pkt.time_sent = now;
+        let (pkt_num, size) = (pkt.pkt_num, pkt.size);
+        let (ack_eliciting, in_flight) = (pkt.ack_eliciting, pkt.in_flight);
+        self.space_mut(epoch).sent.push(pkt)?;
+        self.stats.sent_packets += 1;
+        self.stats.sent_bytes = self.stats.sent_bytes.saturating_add(size as u64);
+        if ack_eliciting {
+            self.note_probe_sent(epoch);
+        }
+        if !in_flight {
+            return Ok(());
+        }
+        if ack_eliciting {
+            self.space_mut(epoch).last_ack_eliciting = Some(now);
+        }
+        let bytes_in_flight = self.bytes_in_flight();
+        let info = SentInfo {
+            epoch,
+            pkt_num,
+            size,
+            ack_eliciting,
+            bytes_in_flight,
+        };
+        self.cc.on_packet_sent(now, &info);
+        // A sender that cannot fit another full datagram is using its window.
+        if bytes_in_flight.saturating_add(self.max_datagram_size) > self.cc.cwnd() {
+            self.app_limited = false;
+        }
+        self.set_timer(now);
+        Ok(())
+    }
+
+    fn note_probe_sent(&mut self, epoch: Epoch) {
+        let space = self.space_mut(epoch);
+        if space.pending_probes > 0 {
+            space.pending_probes -= 1;
+            self.stats.probes_sent += 1;
+        } else if self.anti_deadlock_probe && epoch != Epoch::Application {
+            self.anti_deadlock_probe = false;
+            self.stats.probes_sent += 1;
+        }
+    }
+
+    /// Processes one ACK frame of `epoch` (RFC 9002 Appendix A.7).
+    ///
+    /// `ranges` are the acknowledged packet numbers as half-open ranges, in the descending order
+    /// the frame decoder yields them (any order works); `ack_delay` is the decoded ACK Delay
+    /// (ignored for the Initial space); `handshake_confirmed` says whether the handshake is
+    /// confirmed now (once true it stays so, as with [`Recovery::on_handshake_confirmed`]).
+    /// `out` is cleared, then receives the acknowledged and lost packets.
+    ///
+    /// Acknowledging a packet number that was never sent (or was skipped) is
+    /// [`Error::ProtocolViolation`] (RFC 9000 §13.1); the connection must then close, as the
+    /// state is left half-updated.
+    pub fn on_ack_received<I>(
+        &mut self,
+        epoch: Epoch,
+        ranges: I,
+        ack_delay: Duration,
+        now: Instant,
+        handshake_confirmed: bool,
+        out: &mut AckOutcome<P>,
+    ) -> Result<()>
+    where
+        I: IntoIterator<Item = Range<u64>>,
+    {
+        out.clear();
+        if handshake_confirmed {
+            self.handshake_confirmed = true;
+            self.peer_completed_address_validation = true;
+        }
+        if self.space(epoch).discarded {
+            return Ok(());
+        }
+        let bytes_in_flight_before = self.bytes_in_flight();
+        let mut tally = SpuriousTally {
+            since_event: self.undo.map(|g| g.first_event),
+            ..Default::default()
+        };
+        let space = &mut self.spaces[epoch.index()];
+        let history = &mut space.lost_history;
+        let scan = space.sent.on_ack_received(ranges, &mut out.acked, |r| {
+            history.on_acked_range(r, &mut tally)
+        })?;
+        let Some(largest_acked) = scan.largest_acked else {
+            return Ok(());
+        };
+        space.largest_acked = Some(
+            space
+                .largest_acked
+                .map_or(largest_acked, |l| l.max(largest_acked)),
+        );
+        if let Some((pn, time_sent, _)) = scan.largest_newly_acked {
+            if pn == largest_acked {
+                space.largest_acked_sent_time = Some(time_sent);
+            }
+        }
+        if epoch == Epoch::Handshake {
+            // A client that got a Handshake ACK knows the server validated its address (A.8).
+            self.peer_completed_address_validation = true;
+        }
+        out.spurious_losses = tally.count;
+        self.stats.spurious_losses += tally.count as u64;
+        if let Some(group) = &mut self.undo {
+            group.spurious += tally.since_event_count;
+        }
+        if scan.packets == 0 {
+            self.maybe_undo(now, out);
+            self.set_timer(now);
+            return Ok(());
+        }
+        self.stats.acked_packets += scan.packets as u64;
+        out.acked_bytes = scan.in_flight_bytes;
+
+        let rtt_sample = self.take_rtt_sample(epoch, &scan, largest_acked, ack_delay, now);
+        out.rtt_updated = rtt_sample.is_some();
+
+        self.detect_lost(epoch, now, out);
+
+        if let Some((pn, time_sent)) = scan.largest_in_flight {
+            let batch = AckBatch {
+                epoch,
+                acked_bytes: scan.in_flight_bytes,
+                acked_packets: scan.in_flight_packets,
+                largest_acked: pn,
+                largest_acked_sent_time: time_sent,
+                rtt_sample,
+                bytes_in_flight_before,
+                bytes_in_flight: self.bytes_in_flight(),
+                app_limited: self.app_limited,
+            };
+            self.cc.on_ack(now, &batch, &self.rtt.stats());
+        }
+        self.maybe_undo(now, out);
+
+        // A client not yet sure the server validated its address keeps backing off (§6.2.1).
+        if self.peer_completed_address_validation {
+            self.pto_count = 0;
+        }
+        self.set_timer(now);
+        Ok(())
+    }
+
+    /// Updates the RTT if the frame newly acknowledges its largest packet and something
+    /// ack-eliciting (RFC 9002 §5.1); returns the sample.
+    fn take_rtt_sample(
+        &mut self,
+        epoch: Epoch,
+        scan: &sent::AckScan,
+        largest_acked: u64,
+        ack_delay: Duration,
+        now: Instant,
+    ) -> Option<Duration> {
+        let (pn, time_sent, _) = scan.largest_newly_acked?;
+        if pn != largest_acked || !scan.ack_eliciting {
+            return None;
+        }
+        let latest_rtt = now.saturating_duration_since(time_sent);
+        // The peer does not delay Initial acknowledgments (RFC 9002 §5.3).
+        let ack_delay = if epoch == Epoch::Initial {
+            Duration::ZERO
+        } else {
+            ack_delay
+        };
+        self.rtt
+            .update(now, latest_rtt, ack_delay, self.handshake_confirmed);
+        Some(latest_rtt)
+    }
+
+    /// Runs loss detection on a space and tells the controller (Appendix A.10, B.8).
+    fn detect_lost(&mut self, epoch: Epoch, now: Instant, out: &mut AckOutcome<P>) {
+        let rtt = self.rtt.stats();
+        self.loss_event_seq += 1;
+        let event = self.loss_event_seq;
+        let space = &mut self.spaces[epoch.index()];
+        let Some(largest_acked) = space.largest_acked else {
+            space.loss_time = None;
+            return;
+        };
+        let det = loss::detect_lost(
+            &mut space.sent,
+            largest_acked,
+            now,
+            &rtt,
+            &mut out.lost,
+            &mut space.lost_history,
+            event,
+        );
+        space.loss_time = det.loss_time;
+        self.stats.lost_packets += det.packets as u64;
+        self.stats.lost_by_packet_threshold += det.by_packet_threshold as u64;
+        self.stats.lost_by_time_threshold += det.by_time_threshold as u64;
+        self.stats.lost_bytes = self
+            .stats
+            .lost_bytes
+            .saturating_add(det.in_flight_bytes as u64);
+        out.lost_bytes = out.lost_bytes.saturating_add(det.in_flight_bytes);
+        if det.in_flight_packets == 0 {
+            return;
+        }
+        let signal = CongestionSignal {
+            kind: CongestionKind::Loss,
+            largest_sent_time: det.largest_in_flight_sent_time.unwrap_or(now),
+            lost_bytes: det.in_flight_bytes,
+            lost_packets: det.in_flight_packets,
+            persistent_congestion: det.persistent_congestion,
+            bytes_in_flight: self.bytes_in_flight(),
+        };
+        if self.cc.on_congestion_event(now, &signal, &rtt) {
+            self.undo = Some(UndoGroup {
+                first_event: event,
+                lost: det.in_flight_packets,
+                spurious: 0,
+                undoable: true,
+            });
+            self.stats.congestion_events += 1;
+            out.congestion_event = true;
+        } else if let Some(group) = &mut self.undo {
+            group.lost += det.in_flight_packets;
+        }
+        if det.persistent_congestion {
+            self.stats.persistent_congestion += 1;
+            out.persistent_congestion = true;
+            self.rtt.reset_min_rtt();
+        }
+    }
+
+    /// Undoes the last reduction once every loss behind it was acknowledged after all.
+    fn maybe_undo(&mut self, now: Instant, out: &mut AckOutcome<P>) {
+        let Some(group) = self.undo else {
+            return;
+        };
+        if group.undoable && group.lost > 0 && group.spurious >= group.lost {
+            self.cc.on_spurious_congestion(now);
+            self.undo = None;
+            self.stats.congestion_events_undone += 1;
+            out.congestion_undone = true;
+        }
+    }
+
+    /// The peer's ECN-CE count for `epoch` increased in the ACK frame just processed (RFC 9002
+    /// §7.1, Appendix B.7): a congestion event for the largest acknowledged packet. Returns
+    /// whether the window was reduced.
+    pub fn on_ecn_ce_increase(&mut self, epoch: Epoch, now: Instant) -> bool {
+        let sent_time = self.space(epoch).largest_acked_sent_time.unwrap_or(now);
+        let signal = CongestionSignal {
+            kind: CongestionKind::EcnCe,
+            largest_sent_time: sent_time,
+            lost_bytes: 0,
+            lost_packets: 0,
+            persistent_congestion: false,
+            bytes_in_flight: self.bytes_in_flight(),
+        };
+        let reduced = self.cc.on_congestion_event(now, &signal, &self.rtt.stats());
+        if reduced {
+            self.loss_event_seq += 1;
+            self.undo = Some(UndoGroup {
+                first_event: self.loss_event_seq,
+                lost: 0,
+                spurious: 0,
+                undoable: false,
+            });
+            self.stats.congestion_events += 1;
+        } else if let Some(group) = &mut self.undo {
+            group.undoable = false;
+        }
+        reduced
+    }
+
+    /// The earliest time-threshold loss time over the spaces (GetLossTimeAndSpace).
+    fn earliest_loss_time(&self) -> Option<(Instant, Epoch)> {
+        let mut best: Option<(Instant, Epoch)> = None;
+        for epoch in Epoch::ALL {
+            if let Some(t) = self.space(epoch).loss_time {
+                if best.is_none_or(|(b, _)| t < b) {
+                    best = Some((t, epoch));
+                }
+            }
+        }
+        best
+    }
+
+    fn ack_eliciting_in_flight_total(&self) -> usize {
+        self.spaces
+            .iter()
+            .map(|s| s.sent.ack_eliciting_in_flight())
+            .sum()
+    }
+
+    fn pto_deadline(&self, now: Instant) -> Option<PtoDeadline> {
+        let spaces = [0, 1, 2].map(|i| SpaceTimes {
+            ack_eliciting_in_flight: self.spaces[i].sent.ack_eliciting_in_flight() > 0,
+            last_ack_eliciting: self.spaces[i].last_ack_eliciting,
+        });
+        pto::pto_deadline(
+            &self.rtt.stats(),
+            self.pto_count,
+            self.handshake_confirmed,
+            &spaces,
+            now,
+        )
+    }
+
+    /// Re-arms the loss detection timer (SetLossDetectionTimer, Appendix A.8).
+    fn set_timer(&mut self, now: Instant) {
+        self.timer = if let Some((t, _)) = self.earliest_loss_time() {
+            Some(t)
+        } else if self.amplification_limited {
+            // Nothing could be sent on expiry (§6.2.2.1).
+            None
+        } else if self.ack_eliciting_in_flight_total() == 0
+            && self.peer_completed_address_validation
+        {
+            None
+        } else {
+            self.pto_deadline(now).map(PtoDeadline::time)
+        };
+    }
+
+    /// When the loss detection timer fires; `None` when it is not armed. Call
+    /// [`Recovery::on_loss_detection_timeout`] at that time.
+    pub fn loss_detection_timer(&self) -> Option<Instant> {
+        self.timer
+    }
+
+    /// Handles the loss detection timer (OnLossDetectionTimeout, Appendix A.9). Does nothing
+    /// unless the timer is armed and due at `now`. `out` is cleared, then receives the packets
+    /// declared lost.
+    pub fn on_loss_detection_timeout(
+        &mut self,
+        now: Instant,
+        out: &mut AckOutcome<P>,
+    ) -> TimeoutAction {
+        out.clear();
+        if self.timer.is_none_or(|t| t > now) {
+            return TimeoutAction::None;
+        }
+        if let Some((_, epoch)) = self.earliest_loss_time() {
+            self.detect_lost(epoch, now, out);
+            self.set_timer(now);
+            return TimeoutAction::Lost { epoch };
+        }
+        let action = match self.pto_deadline(now) {
+            Some(PtoDeadline::AntiDeadlock(_)) => {
+                self.anti_deadlock_probe = true;
+                TimeoutAction::AntiDeadlock
+            }
+            Some(PtoDeadline::Space(_, epoch)) => {
+                self.space_mut(epoch).pending_probes = MAX_PTO_PROBES;
+                TimeoutAction::Probe {
+                    epoch,
+                    probes: MAX_PTO_PROBES,
+                }
+            }
+            None => {
+                self.set_timer(now);
+                return TimeoutAction::None;
+            }
+        };
+        self.pto_count = self.pto_count.saturating_add(1);
+        self.stats.pto_count += 1;
+        self.set_timer(now);
+        action
+    }
+
+    /// Drops a packet number space whose keys were discarded (Appendix A.11): its packets leave
+    /// bytes in flight (the controller hears of it), its loss state is reset, the PTO backoff is
+    /// reset and the timer re-armed. Later packets for the space are refused.
+    pub fn discard_epoch(&mut self, epoch: Epoch, now: Instant) {
+        let space = self.space_mut(epoch);
+        let bytes = space.sent.clear();
+        space.lost_history.clear();
+        space.loss_time = None;
+        space.last_ack_eliciting = None;
+        space.pending_probes = 0;
+        space.discarded = true;
+        if bytes > 0 {
+            self.cc.on_packets_discarded(bytes);
+        }
+        self.pto_count = 0;
+        self.set_timer(now);
+    }
+
+    /// The handshake is confirmed (RFC 9001 §4.1.2): ACK delays are capped by max_ack_delay, the
+    /// Application space's PTO may be armed, and the peer has validated our address.
+    pub fn on_handshake_confirmed(&mut self, now: Instant) {
+        self.handshake_confirmed = true;
+        self.peer_completed_address_validation = true;
+        self.set_timer(now);
+    }
+
+    /// Sets whether the peer has validated our address (PeerCompletedAddressValidation, Appendix
+    /// A.8). Servers start with true; a client learns it from a Handshake ACK or handshake
+    /// confirmation (both noted automatically). Until then a client keeps an anti-deadlock PTO
+    /// armed even with nothing in flight.
+    pub fn set_peer_completed_address_validation(&mut self, validated: bool, now: Instant) {
+        self.peer_completed_address_validation = validated;
+        self.set_timer(now);
+    }
+
+    /// Sets whether a server is blocked by its anti-amplification limit: then the timer is not
+    /// armed, since nothing could be sent on expiry (§6.2.2.1). When unblocked, if the timer is
+    /// already due the caller should run [`Recovery::on_loss_detection_timeout`] at once
+    /// (Appendix A.6).
+    pub fn set_amplification_limited(&mut self, limited: bool, now: Instant) {
+        self.amplification_limited = limited;
+        self.set_timer(now);
+    }
+
+    /// Sets whether the sender is application-limited: it has nothing to send although the
+    /// window allows it (RFC 9002 §7.8). The window does not grow on ACKs while it is. Cleared
+    /// automatically when a sent packet leaves less than a datagram of window.
+    pub fn set_app_limited(&mut self, limited: bool, now: Instant) {
+        self.app_limited = limited;
+        if limited {
+            self.cc.on_app_limited(now);
+        }
+    }
+
+    /// Whether the sender is considered application-limited.
+    pub fn app_limited(&self) -> bool {
+        self.app_limited
+    }
+
+    /// Sets the peer's max_ack_delay (from its transport parameters).
+    pub fn set_max_ack_delay(&mut self, max_ack_delay: Duration) {
+        self.rtt.set_max_ack_delay(max_ack_delay);
+    }
+
+    /// The maximum datagram size changed (path MTU discovery).
+    pub fn on_mtu_update(&mut self, max_datagram_size: usize) {
+        self.max_datagram_size = max_datagram_size;
+        self.cc.on_mtu_update(max_datagram_size);
+    }
+
+    /// Whether a packet of `bytes` in-flight bytes fits in the congestion window (RFC 9002 §7).
+    /// Probes (see [`Recovery::pending_probes`]) may be sent regardless.
+    pub fn can_send(&self, bytes: usize) -> bool {
+        self.bytes_in_flight().saturating_add(bytes) <= self.cc.cwnd()
+    }
+
+    /// How many more in-flight bytes the congestion window allows.
+    pub fn cwnd_available(&self) -> usize {
+        self.cc.cwnd().saturating_sub(self.bytes_in_flight())
+    }
+
+    /// Ack-eliciting packets still owed to the last PTO in `epoch` (including the anti-deadlock
+    /// probe for Initial and Handshake). Sending them is not limited by the congestion window.
+    pub fn pending_probes(&self, epoch: Epoch) -> usize {
+        let anti_deadlock = self.anti_deadlock_probe && epoch != Epoch::Application;
+        self.space(epoch).pending_probes + usize::from(anti_deadlock)
+    }
+
+    /// The congestion window in bytes.
+    pub fn cwnd(&self) -> usize {
+        self.cc.cwnd()
+    }
+
+    /// Bytes in flight over all spaces.
+    pub fn bytes_in_flight(&self) -> usize {
+        self.spaces.iter().map(|s| s.sent.bytes_in_flight()).sum()
+    }
+
+    /// Bytes in flight in one space.
+    pub fn bytes_in_flight_in(&self, epoch: Epoch) -> usize {
+        self.space(epoch).sent.bytes_in_flight()
+    }
+
+    /// Whether ack-eliciting packets are in flight in `epoch`.
+    pub fn has_ack_eliciting_in_flight(&self, epoch: Epoch) -> bool {
+        self.space(epoch).sent.ack_eliciting_in_flight() > 0
+    }
+
+    /// The packets of `epoch` still waiting to be acknowledged or declared lost.
+    pub fn sent_packets(&self, epoch: Epoch) -> &SentPackets<P> {
+        &self.space(epoch).sent
+    }
+
+    /// The largest packet number the peer acknowledged in `epoch`.
+    pub fn largest_acked(&self, epoch: Epoch) -> Option<u64> {
+        self.space(epoch).largest_acked
+    }
+
+    /// When the next packet of `epoch` can be declared lost by the time threshold.
+    pub fn loss_time(&self, epoch: Epoch) -> Option<Instant> {
+        self.space(epoch).loss_time
+    }
+
+    /// The RTT estimator.
+    pub fn rtt(&self) -> &RttEstimator {
+        &self.rtt
+    }
+
+    /// The PTO period without backoff, with max_ack_delay (for idle and closing timeouts, RFC
+    /// 9000 §10).
+    pub fn pto(&self) -> Duration {
+        pto_period(&self.rtt.stats(), 0, Epoch::Application)
+    }
+
+    /// Consecutive PTOs without an acknowledgment (the backoff exponent).
+    pub fn pto_count(&self) -> u32 {
+        self.pto_count
+    }
+
+    /// Whether the handshake is known to be confirmed.
+    pub fn handshake_confirmed(&self) -> bool {
+        self.handshake_confirmed
+    }
+
+    /// The congestion controller.
+    pub fn controller(&self) -> &Controller {
+        &self.cc
+    }
+
+    /// The congestion controller, mutably.
+    pub fn controller_mut(&mut self) -> &mut Controller {
+        &mut self.cc
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> &RecoveryStats {
+        &self.stats
+    }
+}
+
+/// A fixed base instant for tests on a manual clock (the library itself never reads the clock).
+#[cfg(test)]
+#[allow(clippy::disallowed_methods)]
+pub(crate) fn test_now() -> Instant {
+    Instant::now()
+}
