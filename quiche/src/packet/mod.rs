@@ -4,6 +4,24 @@
 use std::borrow::Cow;
 use std::fmt;
 
+mod coalesced;
+mod header;
+mod pkt_num;
+mod protection;
+mod retry;
+mod version;
+
+pub use self::coalesced::{coalesced, packet_len, Coalesced};
+pub use self::header::{Header, HeaderLayout, Span, LENGTH_FIELD_LEN};
+pub use self::pkt_num::{
+    decode_pkt_num, encode_pkt_num, encode_pkt_num_len, read_pkt_num, MAX_PKT_NUM_LEN,
+};
+pub use self::protection::{decrypt_hdr, decrypt_pkt, encrypt_pkt, write_length};
+pub use self::retry::{retry, verify_retry_integrity};
+pub use self::version::{
+    is_grease_version, negotiate_version, version_is_supported, QUIC_V1, SUPPORTED_VERSIONS,
+};
+
 /// The maximum length of a connection ID in QUIC v1 (RFC 9000 §17.2).
 pub const MAX_CONN_ID_LEN: usize = 20;
 
@@ -100,3 +118,6 @@ impl fmt::Display for ConnectionId<'_> {
         fmt::Debug::fmt(self, f)
     }
 }
+
+#[cfg(test)]
+mod tests;
