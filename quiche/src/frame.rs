@@ -257,9 +257,9 @@ pub struct WireAckRanges<'a> {
     raw: &'a [u8],
 }
 
-impl AckRanges<'_> {
+impl<'a> AckRanges<'a> {
     /// Iterates over the acknowledged ranges, largest first (descending order).
-    pub fn iter(&self) -> AckRangesIter<'_> {
+    pub fn iter(&self) -> AckRangesIter<'a> {
         match self {
             AckRanges::Wire(w) => AckRangesIter(IterInner::Wire {
                 next: Some((w.largest, w.largest.saturating_sub(w.first_range))),
@@ -289,7 +289,9 @@ impl AckRanges<'_> {
     /// The number of ranges.
     pub fn len(&self) -> usize {
         match self {
-            AckRanges::Wire(w) => usize::try_from(w.count).map_or(usize::MAX, |c| c + 1),
+            AckRanges::Wire(w) => {
+                usize::try_from(w.count).map_or(usize::MAX, |c| c.saturating_add(1))
+            }
             AckRanges::Set(s) => s.len(),
         }
     }
