@@ -18,6 +18,16 @@ for component in rustfmt clippy; do
 done
 cargo --version
 
+# tshark dissects our packets in tests: an independent check of the wire format.
+if ! command -v tshark >/dev/null 2>&1; then
+    step "installing tshark"
+    export DEBIAN_FRONTEND=noninteractive
+    echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections || true
+    apt-get update -qq
+    apt-get install -y -qq tshark >/dev/null
+fi
+tshark --version | head -n 1
+
 step "cargo fmt --check"
 cargo fmt --all -- --check
 

@@ -15,6 +15,7 @@ pub mod frame;
 pub mod packet;
 pub mod ranges;
 pub mod recovery;
+pub mod testing;
 pub mod tls;
 pub mod transport_params;
 
