@@ -8,15 +8,17 @@
 //! recovery, congestion control); they are public so that tools, fuzz targets and users who
 //! extend the library can reach them, but the re-exports at the crate root are the stable API.
 
+pub mod cc;
+pub mod crypto;
 pub mod error;
-pub mod ranges;
+pub mod flow_control;
 pub mod frame;
 pub mod packet;
-pub mod crypto;
-pub mod transport_params;
+pub mod ranges;
 pub mod recovery;
-pub mod cc;
+pub mod stream;
 pub mod tls;
+pub mod transport_params;
 
 pub use crate::error::{Error, Result, WireErrorCode};
 pub use crate::packet::{ConnectionId, Type, MAX_CONN_ID_LEN};
