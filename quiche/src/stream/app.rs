@@ -120,7 +120,7 @@ impl StreamMap {
             Shutdown::Read => {
                 let recv = stream.recv.as_mut().ok_or(Error::InvalidStreamState(id))?;
                 let (dropped, stop) = recv.shutdown();
-                self.recv_discarded += dropped;
+                self.recv_discarded = self.recv_discarded.saturating_add(dropped);
                 if stop {
                     stream.ctl.stop_code = Some(err);
                     self.queue_control(CtlKey::StopSending(id));
@@ -129,7 +129,7 @@ impl StreamMap {
             Shutdown::Write => {
                 let send = stream.send.as_mut().ok_or(Error::InvalidStreamState(id))?;
                 if let Some((_, unsent)) = send.reset(err) {
-                    self.send_reclaimed += unsent;
+                    self.send_reclaimed = self.send_reclaimed.saturating_add(unsent);
                     self.queue_control(CtlKey::Reset(id));
                 }
             }

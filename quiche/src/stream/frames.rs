@@ -23,7 +23,7 @@ impl StreamMap {
             .and_then(|s| s.recv.as_mut())
             .ok_or(Error::InvalidStreamState(id))?;
         let credit = recv.write(offset, data, fin)?;
-        self.recv_discarded += credit.discarded;
+        self.recv_discarded = self.recv_discarded.saturating_add(credit.discarded);
         self.refresh(id);
         Ok(credit.new)
     }
@@ -42,7 +42,7 @@ impl StreamMap {
             .and_then(|s| s.recv.as_mut())
             .ok_or(Error::InvalidStreamState(id))?;
         let credit = recv.reset(error_code, final_size)?;
-        self.recv_discarded += credit.discarded;
+        self.recv_discarded = self.recv_discarded.saturating_add(credit.discarded);
         self.refresh(id);
         Ok(credit.new)
     }
@@ -60,7 +60,7 @@ impl StreamMap {
         };
         send.stop(error_code);
         if let Some((_, unsent)) = send.reset(error_code) {
-            self.send_reclaimed += unsent;
+            self.send_reclaimed = self.send_reclaimed.saturating_add(unsent);
             self.queue_control(CtlKey::Reset(id));
         }
         self.refresh(id);

@@ -22,6 +22,29 @@
 //! Memory: a stream is removed from the map ("collected") as soon as both its parts are in a
 //! terminal state, so the map holds only live streams; which IDs were used is remembered as one
 //! counter per stream type, so late frames for collected streams are recognised and ignored.
+//!
+//! The send path, in outline:
+//!
+//! ```
+//! use quiche::stream::{StreamConfig, StreamMap};
+//!
+//! let mut streams = StreamMap::new(false, StreamConfig::default());
+//! streams.set_peer_transport_params(65536, 65536, 65536, 10, 10)?;
+//! streams.stream_send(0, b"hello", true, u64::MAX)?;
+//!
+//! let mut packet = [0u8; 1200];
+//! let mut sent = Vec::new();
+//! while let Some(id) = streams.next_stream_to_send() {
+//!     // The offset sizes the STREAM frame header; the data goes right after it.
+//!     let (offset, _ready) = streams.peek_emit(id).unwrap();
+//!     let header_len = 1 + octets::varint_len(id) + octets::varint_len(offset) + 2;
+//!     let e = streams.emit(id, &mut packet[header_len..])?;
+//!     // ... write the header, then remember the frame for on_data_acked / on_data_lost:
+//!     sent.push((id, e.offset, e.len, e.fin));
+//! }
+//! assert_eq!(sent, vec![(0, 0, 5, true)]);
+//! # Ok::<(), quiche::Error>(())
+//! ```
 
 mod app;
 mod control;

@@ -234,12 +234,15 @@ impl RecvBuf {
     /// dropped now and whether a STOP_SENDING is worth sending (§3.5: only in "Recv" or
     /// "Size Known", i.e. not reset and not all data received).
     pub(crate) fn shutdown(&mut self) -> (u64, bool) {
-        if self.discarding || self.fin_read || self.reset.is_some() {
+        if self.discarding || self.fin_read {
             return (0, false);
         }
+        // After a reset the application need not read it any more: shutting down is enough for
+        // the part to be complete.
         let all_received = self.final_size.is_some_and(|fs| self.contig_end >= fs);
+        let stop = !all_received && self.reset.is_none();
         self.discarding = true;
-        (self.discard(), !all_received)
+        (self.discard(), stop)
     }
 
     /// Drops everything received so far, advancing the read offset past it. Returns the bytes
@@ -648,6 +651,13 @@ mod tests {
             }
         );
         assert!(rb.is_complete());
+        // After a reset: no STOP_SENDING, and the part is complete without reading the reset.
+        let mut rb = RecvBuf::new(1000, 1000);
+        rb.reset(3, 10).unwrap();
+        assert!(!rb.is_complete());
+        assert_eq!(rb.shutdown(), (0, false));
+        assert!(rb.is_complete());
+        assert!(!rb.is_readable());
         // Nothing more to stop once all data has arrived.
         let mut rb = RecvBuf::new(1000, 1000);
         rb.write(0, &[1; 30], true).unwrap();
