@@ -11,10 +11,12 @@
 pub mod cc;
 pub mod crypto;
 pub mod error;
+pub mod flow_control;
 pub mod frame;
 pub mod packet;
 pub mod ranges;
 pub mod recovery;
+pub mod stream;
 pub mod testing;
 pub mod tls;
 pub mod transport_params;
