@@ -176,9 +176,10 @@ fn tshark_dissects_our_packets_without_errors() {
     let mut handshake_data = Vec::new();
     for ev in drain(&mut server) {
         match ev {
-            HandshakeEvent::Data { epoch, data } if epoch == quiche::packet::Epoch::Initial => {
-                initial_data.extend(data)
-            }
+            HandshakeEvent::Data {
+                epoch: quiche::packet::Epoch::Initial,
+                data,
+            } => initial_data.extend(data),
             HandshakeEvent::Data { data, .. } => handshake_data.extend(data),
             HandshakeEvent::HandshakeKeys(keys) => hs_keys = Some(keys),
             HandshakeEvent::OneRttKeys { .. } => {}
