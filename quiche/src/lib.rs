@@ -8,7 +8,10 @@
 //! recovery, congestion control); they are public so that tools, fuzz targets and users who
 //! extend the library can reach them, but the re-exports at the crate root are the stable API.
 
+pub mod ack_tracker;
 pub mod cc;
+pub mod config;
+pub mod connection;
 pub mod crypto;
 pub mod error;
 pub mod flow_control;
@@ -21,6 +24,7 @@ pub mod testing;
 pub mod tls;
 pub mod transport_params;
 
+pub use crate::config::Config;
 pub use crate::error::{Error, Result, WireErrorCode};
 pub use crate::packet::{
     negotiate_version, retry, version_is_supported, ConnectionId, Header, Type, MAX_CONN_ID_LEN,

@@ -1,0 +1,305 @@
+//! The receiver side of acknowledgements (RFC 9000 §13.2): which packet numbers arrived, when an
+//! ACK frame is due, and what it reports.
+
+use std::time::{Duration, Instant};
+
+use crate::ranges::RangeSet;
+
+/// How many ACK ranges we remember per packet number space. Older ranges fall off: the peer has
+/// long since stopped caring about them, and an attacker cannot make us store more.
+pub const MAX_ACK_RANGES: usize = 64;
+
+/// Acknowledge at once after this many ack-eliciting packets (RFC 9000 §13.2.2).
+const ACK_ELICITING_THRESHOLD: u64 = 2;
+
+/// ECN counts of received packets (RFC 9000 §13.4.1).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EcnCounters {
+    /// Packets received with ECT(0).
+    pub ect0: u64,
+    /// Packets received with ECT(1).
+    pub ect1: u64,
+    /// Packets received with CE.
+    pub ce: u64,
+}
+
+/// Receive-side acknowledgement state of one packet number space.
+#[derive(Debug)]
+pub struct AckTracker {
+    received: RangeSet,
+    /// Packet numbers below this are no longer tracked and count as duplicates: their ranges
+    /// were pruned once acknowledged or fell off the bounded set.
+    floor: u64,
+    largest_received: Option<u64>,
+    /// When the largest packet number was received: the base of the ACK Delay field.
+    largest_received_time: Option<Instant>,
+    /// Ack-eliciting packets received since the last ACK frame was sent.
+    unacked_eliciting: u64,
+    /// When an ACK becomes due if nothing else triggers one sooner.
+    ack_deadline: Option<Instant>,
+    /// Whether an ACK should go out in the next packet of this space.
+    ack_now: bool,
+    /// Whether anything new arrived since the last ACK frame (an ACK frame is only useful then).
+    changed: bool,
+    ecn: EcnCounters,
+}
+
+impl Default for AckTracker {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl AckTracker {
+    /// An empty tracker.
+    pub fn new() -> Self {
+        AckTracker {
+            received: RangeSet::new(MAX_ACK_RANGES),
+            floor: 0,
+            largest_received: None,
+            largest_received_time: None,
+            unacked_eliciting: 0,
+            ack_deadline: None,
+            ack_now: false,
+            changed: false,
+            ecn: EcnCounters::default(),
+        }
+    }
+
+    /// Whether `pn` was already received (duplicates must be dropped, RFC 9000 §12.3). Packet
+    /// numbers so old that their range fell off the bounded set are treated as duplicates too.
+    pub fn is_duplicate(&self, pn: u64) -> bool {
+        pn < self.floor || self.received.contains(pn)
+    }
+
+    /// The largest packet number received so far, the base for decoding truncated ones.
+    pub fn largest_received(&self) -> Option<u64> {
+        self.largest_received
+    }
+
+    /// Records a packet that was decrypted and processed.
+    ///
+    /// `max_ack_delay` bounds how long an ack-eliciting packet may wait (RFC 9000 §13.2.1).
+    pub fn on_packet_received(
+        &mut self,
+        pn: u64,
+        ack_eliciting: bool,
+        now: Instant,
+        max_ack_delay: Duration,
+    ) {
+        // A gap below the new packet, or a packet filling an older gap, is reordering or loss:
+        // report it at once so the sender's loss detection is not delayed (RFC 9000 §13.2.1).
+        let out_of_order = match self.largest_received {
+            Some(largest) => pn < largest || pn > largest + 1,
+            None => false,
+        };
+
+        self.received.push_item(pn);
+        self.changed = true;
+        if self.received.len() >= self.received.capacity() {
+            if let Some(first) = self.received.first() {
+                self.floor = self.floor.max(first);
+            }
+        }
+
+        if self.largest_received.is_none_or(|largest| pn > largest) {
+            self.largest_received = Some(pn);
+            self.largest_received_time = Some(now);
+        }
+
+        if !ack_eliciting {
+            return;
+        }
+
+        self.unacked_eliciting += 1;
+        if out_of_order || self.unacked_eliciting >= ACK_ELICITING_THRESHOLD {
+            self.ack_now = true;
+        }
+        if self.ack_deadline.is_none() {
+            self.ack_deadline = Some(now + max_ack_delay);
+        }
+    }
+
+    /// Counts the ECN codepoint of a received packet (the two low bits of the IP TOS byte).
+    pub fn on_ecn(&mut self, codepoint: u8) {
+        match codepoint & 0b11 {
+            0b10 => self.ecn.ect0 += 1,
+            0b01 => self.ecn.ect1 += 1,
+            0b11 => self.ecn.ce += 1,
+            _ => {}
+        }
+    }
+
+    /// The ECN counts to report, if any packet carried an ECN codepoint.
+    pub fn ecn_counts(&self) -> Option<EcnCounters> {
+        (self.ecn != EcnCounters::default()).then_some(self.ecn)
+    }
+
+    /// Forces an ACK into the next packet of this space (e.g. in response to a probe).
+    pub fn request_ack_now(&mut self) {
+        if self.largest_received.is_some() {
+            self.ack_now = true;
+            self.changed = true;
+        }
+    }
+
+    /// Whether an ACK frame must be sent now.
+    pub fn should_send_ack(&self, now: Instant) -> bool {
+        if !self.changed || self.received.is_empty() {
+            return false;
+        }
+        self.ack_now || self.ack_deadline.is_some_and(|d| d <= now)
+    }
+
+    /// Whether an ACK frame may usefully ride along in a packet that is being sent anyway.
+    pub fn can_piggyback(&self) -> bool {
+        self.changed && !self.received.is_empty()
+    }
+
+    /// When the delayed ACK timer fires, if one is armed.
+    pub fn ack_deadline(&self) -> Option<Instant> {
+        if self.changed && !self.ack_now {
+            self.ack_deadline
+        } else {
+            None
+        }
+    }
+
+    /// The ranges to report, largest first when iterated in reverse.
+    pub fn ranges(&self) -> &RangeSet {
+        &self.received
+    }
+
+    /// The ACK Delay to report: time since the largest packet arrived, in microseconds before
+    /// scaling by the exponent.
+    pub fn ack_delay(&self, now: Instant) -> Duration {
+        self.largest_received_time
+            .map(|t| now.saturating_duration_since(t))
+            .unwrap_or_default()
+    }
+
+    /// Records that an ACK frame reporting the current state was sent.
+    pub fn on_ack_sent(&mut self) {
+        self.unacked_eliciting = 0;
+        self.ack_deadline = None;
+        self.ack_now = false;
+        self.changed = false;
+    }
+
+    /// The peer acknowledged one of our packets that carried an ACK whose largest reported
+    /// packet number was `largest_acked`: ranges at or below it need not be reported again
+    /// (RFC 9000 §13.2.4).
+    pub fn on_ack_frame_acked(&mut self, largest_acked: u64) {
+        // Keep the largest received packet itself so the next ACK still starts at it and stays
+        // non-empty; drop everything below.
+        if let Some(first) = self.received.first() {
+            if largest_acked > first {
+                self.received.remove_until(largest_acked.saturating_sub(1));
+                self.floor = self.floor.max(largest_acked);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MAD: Duration = Duration::from_millis(25);
+
+    #[test]
+    fn every_second_eliciting_packet_is_acked_at_once() {
+        let now = crate::testing::virtual_epoch();
+        let mut t = AckTracker::new();
+        t.on_packet_received(0, true, now, MAD);
+        assert!(!t.should_send_ack(now));
+        assert_eq!(t.ack_deadline(), Some(now + MAD));
+        t.on_packet_received(1, true, now, MAD);
+        assert!(t.should_send_ack(now));
+        t.on_ack_sent();
+        assert!(!t.should_send_ack(now));
+    }
+
+    #[test]
+    fn single_packet_is_acked_after_max_ack_delay() {
+        let now = crate::testing::virtual_epoch();
+        let mut t = AckTracker::new();
+        t.on_packet_received(0, true, now, MAD);
+        assert!(!t.should_send_ack(now + MAD - Duration::from_millis(1)));
+        assert!(t.should_send_ack(now + MAD));
+    }
+
+    #[test]
+    fn gap_triggers_immediate_ack() {
+        let now = crate::testing::virtual_epoch();
+        let mut t = AckTracker::new();
+        t.on_packet_received(0, true, now, MAD);
+        t.on_ack_sent();
+        t.on_packet_received(2, true, now, MAD);
+        assert!(t.should_send_ack(now));
+        let ranges: Vec<_> = t.ranges().iter().collect();
+        assert_eq!(ranges, vec![0..1, 2..3]);
+    }
+
+    #[test]
+    fn non_eliciting_packets_do_not_trigger_acks() {
+        let now = crate::testing::virtual_epoch();
+        let mut t = AckTracker::new();
+        for pn in 0..10 {
+            t.on_packet_received(pn, false, now, MAD);
+        }
+        assert!(!t.should_send_ack(now + MAD * 10));
+        assert!(t.can_piggyback());
+    }
+
+    #[test]
+    fn duplicates_are_detected() {
+        let now = crate::testing::virtual_epoch();
+        let mut t = AckTracker::new();
+        t.on_packet_received(5, true, now, MAD);
+        assert!(t.is_duplicate(5));
+        assert!(!t.is_duplicate(4));
+        assert!(!t.is_duplicate(6));
+    }
+
+    #[test]
+    fn acked_ack_ranges_are_pruned() {
+        let now = crate::testing::virtual_epoch();
+        let mut t = AckTracker::new();
+        for pn in [0, 1, 2, 4, 5, 7] {
+            t.on_packet_received(pn, true, now, MAD);
+        }
+        t.on_ack_frame_acked(5);
+        let ranges: Vec<_> = t.ranges().iter().collect();
+        assert_eq!(ranges, vec![5..6, 7..8]);
+        // A late copy of a pruned packet is still recognised as a duplicate.
+        assert!(t.is_duplicate(2));
+        assert!(t.is_duplicate(3));
+        assert!(!t.is_duplicate(6));
+    }
+
+    #[test]
+    fn ack_delay_measures_from_largest() {
+        let now = crate::testing::virtual_epoch();
+        let mut t = AckTracker::new();
+        t.on_packet_received(3, true, now, MAD);
+        t.on_packet_received(1, true, now + MAD, MAD);
+        assert_eq!(t.ack_delay(now + MAD * 2), MAD * 2);
+    }
+
+    #[test]
+    fn ecn_counts_are_reported() {
+        let mut t = AckTracker::new();
+        assert_eq!(t.ecn_counts(), None);
+        t.on_ecn(0b10);
+        t.on_ecn(0b11);
+        assert_eq!(
+            t.ecn_counts(),
+            Some(EcnCounters {
+                ect0: 1,
+                ect1: 0,
+                ce: 1
+            })
+        );
+    }
+}

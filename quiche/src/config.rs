@@ -1,0 +1,315 @@
+//! Connection configuration: every setting an application chooses, validated, and turned into
+//! the smaller configurations of the modules below (transport parameters, TLS, recovery).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::cc::{CcConfig, CcFactory, CongestionControlAlgorithm};
+use crate::error::{Error, Result};
+use crate::tls::TlsConfig;
+use crate::transport_params::TransportParams;
+
+/// The smallest UDP payload a QUIC endpoint must support (RFC 9000 §14).
+pub const MIN_UDP_PAYLOAD_SIZE: usize = 1200;
+
+/// Default ceiling of the connection-level receive window that auto-tuning may reach.
+pub const DEFAULT_MAX_CONNECTION_WINDOW: u64 = 24 * 1024 * 1024;
+
+/// Default ceiling of a stream's receive window that auto-tuning may reach.
+pub const DEFAULT_MAX_STREAM_WINDOW: u64 = 16 * 1024 * 1024;
+
+/// Stores configuration shared between multiple connections.
+pub struct Config {
+    pub(crate) version: u32,
+    pub(crate) local_transport_params: TransportParams,
+    pub(crate) tls: TlsConfig,
+    pub(crate) cc_algorithm: CongestionControlAlgorithm,
+    pub(crate) cc_factory: Option<Arc<dyn CcFactory>>,
+    pub(crate) hystart: bool,
+    pub(crate) pacing: bool,
+    pub(crate) initial_congestion_window_packets: usize,
+    pub(crate) max_connection_window: u64,
+    pub(crate) max_stream_window: u64,
+    pub(crate) max_send_udp_payload_size: usize,
+    pub(crate) dgram_recv_queue_len: usize,
+    pub(crate) dgram_send_queue_len: usize,
+    pub(crate) grease: bool,
+}
+
+impl Config {
+    /// Creates a config object with the given version (only [`crate::PROTOCOL_VERSION`]).
+    pub fn new(version: u32) -> Result<Config> {
+        if !crate::version_is_supported(version) {
+            return Err(Error::UnknownVersion);
+        }
+        let local_transport_params = TransportParams {
+            max_udp_payload_size: 65527,
+            ..TransportParams::default()
+        };
+        Ok(Config {
+            version,
+            local_transport_params,
+            tls: TlsConfig::new(),
+            cc_algorithm: CongestionControlAlgorithm::CUBIC,
+            cc_factory: None,
+            hystart: true,
+            pacing: true,
+            initial_congestion_window_packets: 10,
+            max_connection_window: DEFAULT_MAX_CONNECTION_WINDOW,
+            max_stream_window: DEFAULT_MAX_STREAM_WINDOW,
+            max_send_udp_payload_size: MIN_UDP_PAYLOAD_SIZE,
+            dgram_recv_queue_len: 0,
+            dgram_send_queue_len: 0,
+            grease: true,
+        })
+    }
+
+    /// Configures the certificate chain from a PEM file.
+    pub fn load_cert_chain_from_pem_file(&mut self, file: &str) -> Result<()> {
+        self.tls.load_cert_chain_from_pem_file(file)
+    }
+
+    /// Configures the private key from a PEM file.
+    pub fn load_priv_key_from_pem_file(&mut self, file: &str) -> Result<()> {
+        self.tls.load_priv_key_from_pem_file(file)
+    }
+
+    /// Loads trusted CA certificates from a PEM file for verifying the peer.
+    pub fn load_verify_locations_from_file(&mut self, file: &str) -> Result<()> {
+        self.tls.load_verify_locations_from_file(file)
+    }
+
+    /// Whether to verify the peer's certificate (on by default for clients).
+    pub fn verify_peer(&mut self, verify: bool) {
+        self.tls.verify_peer(verify);
+    }
+
+    /// Enables logging of TLS secrets, written to the connection's `set_keylog` writer.
+    pub fn log_keys(&mut self) {
+        self.tls.log_keys();
+    }
+
+    /// Enables sending and accepting 0-RTT data.
+    pub fn enable_early_data(&mut self) {
+        self.tls.enable_early_data();
+    }
+
+    /// Offers only the TLS_CHACHA20_POLY1305_SHA256 cipher suite (the interop runner's
+    /// chacha20 case).
+    pub fn set_chacha20_only(&mut self) -> Result<()> {
+        self.tls
+            .set_cipher_suites(&[rustls::CipherSuite::TLS13_CHACHA20_POLY1305_SHA256])
+    }
+
+    /// Configures the ALPN protocols, in order of preference.
+    pub fn set_application_protos(&mut self, protos: &[&[u8]]) -> Result<()> {
+        if protos.is_empty() || protos.iter().any(|p| p.is_empty() || p.len() > 255) {
+            return Err(Error::TlsFail);
+        }
+        self.tls.set_application_protos(protos)
+    }
+
+    /// Sets the `max_idle_timeout` transport parameter, in milliseconds (0: none).
+    pub fn set_max_idle_timeout(&mut self, ms: u64) {
+        self.local_transport_params.max_idle_timeout = ms;
+    }
+
+    /// Sets the `max_udp_payload_size` transport parameter: the largest datagram we accept.
+    pub fn set_max_recv_udp_payload_size(&mut self, size: usize) {
+        self.local_transport_params.max_udp_payload_size = size as u64;
+    }
+
+    /// Sets the largest UDP payload we send (at least 1200; the peer's limit also applies).
+    pub fn set_max_send_udp_payload_size(&mut self, size: usize) {
+        self.max_send_udp_payload_size = size.max(MIN_UDP_PAYLOAD_SIZE);
+    }
+
+    /// Sets the `initial_max_data` transport parameter: the initial connection window.
+    pub fn set_initial_max_data(&mut self, v: u64) {
+        self.local_transport_params.initial_max_data = v;
+    }
+
+    /// Sets `initial_max_stream_data_bidi_local`: the window of bidirectional streams we open.
+    pub fn set_initial_max_stream_data_bidi_local(&mut self, v: u64) {
+        self.local_transport_params
+            .initial_max_stream_data_bidi_local = v;
+    }
+
+    /// Sets `initial_max_stream_data_bidi_remote`: the window of bidirectional streams the
+    /// peer opens.
+    pub fn set_initial_max_stream_data_bidi_remote(&mut self, v: u64) {
+        self.local_transport_params
+            .initial_max_stream_data_bidi_remote = v;
+    }
+
+    /// Sets `initial_max_stream_data_uni`: the window of unidirectional streams.
+    pub fn set_initial_max_stream_data_uni(&mut self, v: u64) {
+        self.local_transport_params.initial_max_stream_data_uni = v;
+    }
+
+    /// Sets `initial_max_streams_bidi`: how many bidirectional streams the peer may open.
+    pub fn set_initial_max_streams_bidi(&mut self, v: u64) {
+        self.local_transport_params.initial_max_streams_bidi = v;
+    }
+
+    /// Sets `initial_max_streams_uni`: how many unidirectional streams the peer may open.
+    pub fn set_initial_max_streams_uni(&mut self, v: u64) {
+        self.local_transport_params.initial_max_streams_uni = v;
+    }
+
+    /// Sets the `ack_delay_exponent` transport parameter (at most 20).
+    pub fn set_ack_delay_exponent(&mut self, v: u64) {
+        self.local_transport_params.ack_delay_exponent = v.min(20);
+    }
+
+    /// Sets the `max_ack_delay` transport parameter, in milliseconds (below 2^14).
+    pub fn set_max_ack_delay(&mut self, v: u64) {
+        self.local_transport_params.max_ack_delay = v.min((1 << 14) - 1);
+    }
+
+    /// Sets the `active_connection_id_limit` transport parameter (at least 2).
+    pub fn set_active_connection_id_limit(&mut self, v: u64) {
+        self.local_transport_params.active_conn_id_limit = v.max(2);
+    }
+
+    /// Sets the `disable_active_migration` transport parameter.
+    pub fn set_disable_active_migration(&mut self, v: bool) {
+        self.local_transport_params.disable_active_migration = v;
+    }
+
+    /// Selects a built-in congestion control algorithm.
+    pub fn set_cc_algorithm(&mut self, algo: CongestionControlAlgorithm) {
+        self.cc_algorithm = algo;
+        self.cc_factory = None;
+    }
+
+    /// Selects a built-in congestion control algorithm by name ("reno", "cubic").
+    pub fn set_cc_algorithm_name(&mut self, name: &str) -> Result<()> {
+        self.set_cc_algorithm(name.parse()?);
+        Ok(())
+    }
+
+    /// Uses a user-written congestion controller built by `factory` for every connection.
+    pub fn set_cc_factory(&mut self, factory: Arc<dyn CcFactory>) {
+        self.cc_factory = Some(factory);
+    }
+
+    /// Enables or disables HyStart++ (on by default).
+    pub fn enable_hystart(&mut self, v: bool) {
+        self.hystart = v;
+    }
+
+    /// Enables or disables pacing (on by default).
+    pub fn enable_pacing(&mut self, v: bool) {
+        self.pacing = v;
+    }
+
+    /// Sets the initial congestion window in packets (default 10).
+    pub fn set_initial_congestion_window_packets(&mut self, packets: usize) {
+        self.initial_congestion_window_packets = packets.max(2);
+    }
+
+    /// Sets the ceiling of the connection-level receive window that auto-tuning may reach.
+    pub fn set_max_connection_window(&mut self, v: u64) {
+        self.max_connection_window = v;
+    }
+
+    /// Sets the ceiling of a stream's receive window that auto-tuning may reach.
+    pub fn set_max_stream_window(&mut self, v: u64) {
+        self.max_stream_window = v;
+    }
+
+    /// Enables DATAGRAM frames (RFC 9221) with the given queue lengths.
+    pub fn enable_dgram(&mut self, enabled: bool, recv_queue_len: usize, send_queue_len: usize) {
+        self.local_transport_params.max_datagram_frame_size = enabled.then_some(65536);
+        self.dgram_recv_queue_len = recv_queue_len;
+        self.dgram_send_queue_len = send_queue_len;
+    }
+
+    /// Whether to send GREASE values (on by default).
+    pub fn grease(&mut self, v: bool) {
+        self.grease = v;
+    }
+
+    /// The QUIC version connections from this config speak.
+    pub fn version(&self) -> u32 {
+        self.version
+    }
+
+    /// The congestion-control configuration every connection's controller starts from.
+    pub fn cc_config(&self, max_datagram_size: usize) -> CcConfig {
+        CcConfig {
+            max_datagram_size,
+            initial_window_packets: self.initial_congestion_window_packets,
+            hystart: self.hystart,
+        }
+    }
+
+    /// The local max_ack_delay as a duration.
+    pub fn max_ack_delay(&self) -> Duration {
+        Duration::from_millis(self.local_transport_params.max_ack_delay)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn setters_reach_the_transport_parameters() {
+        let mut c = Config::new(crate::PROTOCOL_VERSION).unwrap();
+        c.set_max_idle_timeout(5000);
+        c.set_initial_max_data(1 << 20);
+        c.set_initial_max_stream_data_bidi_local(1000);
+        c.set_initial_max_stream_data_bidi_remote(2000);
+        c.set_initial_max_stream_data_uni(3000);
+        c.set_initial_max_streams_bidi(7);
+        c.set_initial_max_streams_uni(8);
+        c.set_ack_delay_exponent(99);
+        c.set_max_ack_delay(1 << 20);
+        c.set_active_connection_id_limit(0);
+        let tp = &c.local_transport_params;
+        assert_eq!(tp.max_idle_timeout, 5000);
+        assert_eq!(tp.initial_max_data, 1 << 20);
+        assert_eq!(tp.initial_max_stream_data_bidi_local, 1000);
+        assert_eq!(tp.initial_max_stream_data_bidi_remote, 2000);
+        assert_eq!(tp.initial_max_stream_data_uni, 3000);
+        assert_eq!(tp.initial_max_streams_bidi, 7);
+        assert_eq!(tp.initial_max_streams_uni, 8);
+        // Out-of-range values are clamped to what RFC 9000 §18.2 allows, so that the
+        // parameters we send always validate.
+        assert_eq!(tp.ack_delay_exponent, 20);
+        assert_eq!(tp.max_ack_delay, (1 << 14) - 1);
+        assert_eq!(tp.active_conn_id_limit, 2);
+        assert!(tp.validate(false).is_ok());
+    }
+
+    #[test]
+    fn unknown_version_and_bad_alpn_are_refused() {
+        assert!(matches!(
+            Config::new(0xbabababa),
+            Err(Error::UnknownVersion)
+        ));
+        let mut c = Config::new(crate::PROTOCOL_VERSION).unwrap();
+        assert_eq!(c.set_application_protos(&[]), Err(Error::TlsFail));
+        assert_eq!(c.set_application_protos(&[b""]), Err(Error::TlsFail));
+        assert!(c.set_application_protos(&[b"hq-interop", b"h3"]).is_ok());
+    }
+
+    #[test]
+    fn congestion_control_settings() {
+        let mut c = Config::new(crate::PROTOCOL_VERSION).unwrap();
+        assert!(c.set_cc_algorithm_name("reno").is_ok());
+        assert_eq!(c.cc_algorithm, CongestionControlAlgorithm::Reno);
+        assert_eq!(
+            c.set_cc_algorithm_name("bbr9"),
+            Err(Error::CongestionControl)
+        );
+        c.set_initial_congestion_window_packets(32);
+        c.enable_hystart(false);
+        let cc = c.cc_config(1350);
+        assert_eq!(cc.initial_window_packets, 32);
+        assert_eq!(cc.max_datagram_size, 1350);
+        assert!(!cc.hystart);
+    }
+}

@@ -1,0 +1,127 @@
+//! What each sent packet carried, so that a loss resends the information rather than the packet
+//! (RFC 9000 §13.3) and an acknowledgement releases what it covers.
+
+/// One frame's worth of information in a sent packet, kept only as far as a loss or an
+/// acknowledgement needs it (stream bytes are re-read from the send buffer, not copied here).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SentFrame {
+    /// An ACK frame whose largest acknowledged packet number was this.
+    Ack {
+        /// Largest packet number the ACK reported.
+        largest: u64,
+    },
+    /// CRYPTO data of the packet's epoch.
+    Crypto {
+        /// Offset in the crypto stream.
+        offset: u64,
+        /// Length of the data.
+        len: u64,
+    },
+    /// STREAM data.
+    Stream {
+        /// Stream ID.
+        stream_id: u64,
+        /// Offset in the stream.
+        offset: u64,
+        /// Length of the data.
+        len: u64,
+        /// Whether the frame carried FIN.
+        fin: bool,
+    },
+    /// RESET_STREAM.
+    ResetStream {
+        /// Stream ID.
+        stream_id: u64,
+        /// Application error code.
+        error_code: u64,
+        /// Final size.
+        final_size: u64,
+    },
+    /// STOP_SENDING.
+    StopSending {
+        /// Stream ID.
+        stream_id: u64,
+        /// Application error code.
+        error_code: u64,
+    },
+    /// MAX_DATA (the current value is resent, not the old one).
+    MaxData,
+    /// MAX_STREAM_DATA for a stream.
+    MaxStreamData {
+        /// Stream ID.
+        stream_id: u64,
+    },
+    /// MAX_STREAMS.
+    MaxStreams {
+        /// Bidirectional or unidirectional.
+        bidi: bool,
+    },
+    /// DATA_BLOCKED.
+    DataBlocked,
+    /// STREAM_DATA_BLOCKED.
+    StreamDataBlocked {
+        /// Stream ID.
+        stream_id: u64,
+    },
+    /// STREAMS_BLOCKED.
+    StreamsBlocked {
+        /// Bidirectional or unidirectional.
+        bidi: bool,
+    },
+    /// HANDSHAKE_DONE.
+    HandshakeDone,
+    /// PING, or another frame whose loss needs no repair (PADDING, DATAGRAM, PATH_RESPONSE,
+    /// CONNECTION_CLOSE).
+    Other,
+}
+
+/// The frames of one sent packet, with a little inline room so the common packet (ACK + one
+/// data frame) needs no heap allocation.
+#[derive(Clone, Debug, Default)]
+pub struct SentFrames {
+    inline: [Option<SentFrame>; INLINE],
+    spill: Vec<SentFrame>,
+    /// Whether the packet carried data or control frames again after a loss.
+    pub retransmission: bool,
+}
+
+const INLINE: usize = 3;
+
+impl SentFrames {
+    /// Adds a frame to the record.
+    pub fn push(&mut self, frame: SentFrame) {
+        if let Some(slot) = self.inline.iter_mut().find(|s| s.is_none()) {
+            *slot = Some(frame);
+        } else {
+            self.spill.push(frame);
+        }
+    }
+
+    /// The recorded frames, in the order they were written.
+    pub fn iter(&self) -> impl Iterator<Item = &SentFrame> + '_ {
+        self.inline.iter().flatten().chain(self.spill.iter())
+    }
+
+    /// Whether nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.inline[0].is_none()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_order_across_inline_and_spill() {
+        let mut f = SentFrames::default();
+        assert!(f.is_empty());
+        for i in 0..6 {
+            f.push(SentFrame::Ack { largest: i });
+        }
+        let got: Vec<_> = f.iter().copied().collect();
+        let want: Vec<_> = (0..6).map(|i| SentFrame::Ack { largest: i }).collect();
+        assert_eq!(got, want);
+        assert!(!f.is_empty());
+    }
+}

@@ -1,0 +1,348 @@
+//! Packet number spaces (RFC 9000 §12.3): keys, packet numbers, acknowledgements and the CRYPTO
+//! stream of each, plus the 1-RTT key phases (RFC 9001 §6).
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use crate::ack_tracker::AckTracker;
+use crate::error::{Error, Result};
+use crate::ranges::RangeSet;
+use crate::tls::{DirectionalKeys, HeaderProtectionKey, PacketKey, Secrets};
+
+/// How far beyond the read offset CRYPTO data may arrive before it is refused with
+/// CRYPTO_BUFFER_EXCEEDED (RFC 9000 §7.5 asks for at least 4096 bytes).
+pub const MAX_CRYPTO_BUFFER: u64 = 64 * 1024;
+
+/// The outgoing half of a CRYPTO stream: handshake bytes are few, so they are all kept until
+/// acknowledged.
+#[derive(Debug, Default)]
+pub struct CryptoSend {
+    data: Vec<u8>,
+    /// Offset of `data[0]` in the stream.
+    base: u64,
+    /// Bytes below this were sent at least once.
+    sent: u64,
+    /// Ranges to send again after a loss.
+    lost: Vec<(u64, u64)>,
+    acked: RangeSetOrEmpty,
+}
+
+/// Acknowledged ranges of the crypto stream (only ever a few).
+#[derive(Debug, Default)]
+struct RangeSetOrEmpty(Option<RangeSet>);
+
+impl RangeSetOrEmpty {
+    fn insert(&mut self, r: std::ops::Range<u64>) {
+        self.0.get_or_insert_with(|| RangeSet::new(64)).insert(r);
+    }
+
+    fn covers(&self, start: u64, end: u64) -> bool {
+        self.0.as_ref().is_some_and(|s| {
+            s.iter()
+                .any(|range| range.start <= start && range.end >= end)
+        })
+    }
+}
+
+impl CryptoSend {
+    /// Appends handshake bytes from TLS.
+    pub fn push(&mut self, data: &[u8]) {
+        self.data.extend_from_slice(data);
+    }
+
+    /// Whether there is something to send.
+    pub fn has_pending(&self) -> bool {
+        !self.lost.is_empty() || self.sent < self.end()
+    }
+
+    fn end(&self) -> u64 {
+        self.base + self.data.len() as u64
+    }
+
+    /// The next chunk to send, at most `max` bytes: lost ranges first, then new data.
+    /// Returns the offset and the bytes.
+    pub fn next_chunk(&mut self, max: usize) -> Option<(u64, &[u8])> {
+        if max == 0 {
+            return None;
+        }
+        while let Some(&(start, end)) = self.lost.first() {
+            if self.acked.covers(start, end) || end <= self.base {
+                self.lost.remove(0);
+                continue;
+            }
+            let start = start.max(self.base);
+            let len = ((end - start) as usize).min(max);
+            if len as u64 == end - start {
+                self.lost.remove(0);
+            } else {
+                self.lost[0].0 = start + len as u64;
+            }
+            let from = (start - self.base) as usize;
+            return Some((start, &self.data[from..from + len]));
+        }
+        if self.sent >= self.end() {
+            return None;
+        }
+        let start = self.sent;
+        let len = ((self.end() - start) as usize).min(max);
+        self.sent += len as u64;
+        let from = (start - self.base) as usize;
+        Some((start, &self.data[from..from + len]))
+    }
+
+    /// A packet carrying `[offset, offset + len)` was lost.
+    pub fn on_lost(&mut self, offset: u64, len: u64) {
+        if len > 0 && !self.acked.covers(offset, offset + len) {
+            self.lost.push((offset, offset + len));
+            self.lost.sort_unstable();
+        }
+    }
+
+    /// A packet carrying `[offset, offset + len)` was acknowledged.
+    pub fn on_acked(&mut self, offset: u64, len: u64) {
+        if len > 0 {
+            self.acked.insert(offset..offset + len);
+        }
+    }
+
+    /// Everything sent so far must go out again (Retry, or a PTO probe with no new data).
+    pub fn resend_all_unacked(&mut self) {
+        if self.sent > self.base {
+            self.on_lost(self.base, self.sent - self.base);
+        }
+    }
+}
+
+/// The incoming half of a CRYPTO stream: reassembles data for TLS, within a bound.
+#[derive(Debug, Default)]
+pub struct CryptoRecv {
+    /// Out-of-order chunks by offset.
+    pending: BTreeMap<u64, Vec<u8>>,
+    /// Bytes below this were handed to TLS.
+    read: u64,
+    buffered: u64,
+}
+
+impl CryptoRecv {
+    /// Accepts a CRYPTO frame's data. Data beyond the buffer bound is refused
+    /// (CRYPTO_BUFFER_EXCEEDED, RFC 9000 §7.5).
+    pub fn write(&mut self, offset: u64, data: &[u8]) -> Result<()> {
+        let end = offset
+            .checked_add(data.len() as u64)
+            .ok_or(Error::InvalidFrame)?;
+        if end <= self.read {
+            return Ok(());
+        }
+        if end - self.read > MAX_CRYPTO_BUFFER
+            || self.buffered + data.len() as u64 > MAX_CRYPTO_BUFFER
+        {
+            return Err(Error::CryptoBufferExceeded);
+        }
+        // Keep only the part not yet delivered; overlaps with pending chunks are resolved when
+        // reading (the earliest copy wins).
+        let skip = self.read.saturating_sub(offset) as usize;
+        let start = offset.max(self.read);
+        if self
+            .pending
+            .get(&start)
+            .is_some_and(|c| c.len() >= data.len() - skip)
+        {
+            return Ok(());
+        }
+        self.buffered += (data.len() - skip) as u64;
+        if let Some(old) = self.pending.insert(start, data[skip..].to_vec()) {
+            self.buffered -= old.len() as u64;
+        }
+        Ok(())
+    }
+
+    /// Hands the contiguous data at the read offset to `f`, chunk by chunk.
+    pub fn read(&mut self, mut f: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
+        while let Some((&offset, _)) = self.pending.first_key_value() {
+            if offset > self.read {
+                break;
+            }
+            let Some((offset, chunk)) = self.pending.pop_first() else {
+                break;
+            };
+            self.buffered -= chunk.len() as u64;
+            let skip = (self.read - offset) as usize;
+            if skip >= chunk.len() {
+                continue;
+            }
+            self.read += (chunk.len() - skip) as u64;
+            f(&chunk[skip..])?;
+        }
+        Ok(())
+    }
+}
+
+/// One packet number space.
+#[derive(Default)]
+pub struct PacketSpace {
+    /// Keys to remove protection from received packets (Initial and Handshake spaces).
+    pub open: Option<DirectionalKeys>,
+    /// Keys to protect sent packets (Initial and Handshake spaces).
+    pub seal: Option<DirectionalKeys>,
+    /// The next packet number to send.
+    pub next_pn: u64,
+    /// Receive-side acknowledgement state.
+    pub acks: AckTracker,
+    /// Outgoing CRYPTO data.
+    pub crypto_send: CryptoSend,
+    /// Incoming CRYPTO data.
+    pub crypto_recv: CryptoRecv,
+    /// Keys were discarded: nothing is sent or received in this space any more.
+    pub discarded: bool,
+    /// An ack-eliciting probe must be sent in this space (PTO).
+    pub probes: usize,
+}
+
+impl PacketSpace {
+    /// Drops the keys and all state (RFC 9001 §4.9).
+    pub fn discard(&mut self) {
+        self.open = None;
+        self.seal = None;
+        self.crypto_send = CryptoSend::default();
+        self.crypto_recv = CryptoRecv::default();
+        self.acks = AckTracker::new();
+        self.probes = 0;
+        self.discarded = true;
+    }
+}
+
+/// The 1-RTT keys and their phases (RFC 9001 §6).
+pub struct OneRttKeys {
+    /// Header protection for received packets (constant across key updates).
+    pub hp_open: Box<dyn HeaderProtectionKey>,
+    /// Header protection for sent packets.
+    pub hp_seal: Box<dyn HeaderProtectionKey>,
+    /// Packet key for received packets of the current phase.
+    pub open: Box<dyn PacketKey>,
+    /// Packet key for sent packets of the current phase.
+    pub seal: Box<dyn PacketKey>,
+    /// The current key phase bit.
+    pub key_phase: bool,
+    /// Secrets that derive the next phase's keys.
+    pub secrets: Secrets,
+    /// The next phase's keys, derived ahead so that a peer's update can be recognised.
+    pub next: Option<(Box<dyn PacketKey>, Box<dyn PacketKey>)>,
+    /// The previous phase's receive key, kept for reordered packets until this time.
+    pub prev_open: Option<(Box<dyn PacketKey>, Instant)>,
+    /// The first packet number we sent in the current phase; a new update may only start once
+    /// it is acknowledged (RFC 9001 §6.5).
+    pub first_sent_in_phase: Option<u64>,
+    /// The first packet number received in the current phase (older ones use `prev_open`).
+    pub first_recv_in_phase: Option<u64>,
+    /// Packets sealed with the current key (confidentiality limit, RFC 9001 §6.6).
+    pub sealed_in_phase: u64,
+}
+
+impl OneRttKeys {
+    /// The keys of phase 0, with the secrets for the next phases.
+    pub fn new(keys: crate::tls::Keys, mut secrets: Secrets) -> Self {
+        let next = secrets.next_packet_keys();
+        OneRttKeys {
+            hp_open: keys.remote.header,
+            hp_seal: keys.local.header,
+            open: keys.remote.packet,
+            seal: keys.local.packet,
+            key_phase: false,
+            secrets,
+            next: Some((next.local, next.remote)),
+            prev_open: None,
+            first_sent_in_phase: None,
+            first_recv_in_phase: None,
+            sealed_in_phase: 0,
+        }
+    }
+
+    /// Moves to the next key phase: the next keys become current, the current receive key is
+    /// kept for reordered packets until `keep_prev_until`.
+    pub fn update(&mut self, keep_prev_until: Instant) {
+        let (local, remote) = match self.next.take() {
+            Some(keys) => keys,
+            None => {
+                let k = self.secrets.next_packet_keys();
+                (k.local, k.remote)
+            }
+        };
+        let old_open = std::mem::replace(&mut self.open, remote);
+        self.seal = local;
+        self.prev_open = Some((old_open, keep_prev_until));
+        self.key_phase = !self.key_phase;
+        self.first_sent_in_phase = None;
+        self.first_recv_in_phase = None;
+        self.sealed_in_phase = 0;
+        let next = self.secrets.next_packet_keys();
+        self.next = Some((next.local, next.remote));
+    }
+
+    /// Drops the previous phase's key once its time is up.
+    pub fn expire_prev(&mut self, now: Instant) {
+        if self
+            .prev_open
+            .as_ref()
+            .is_some_and(|(_, until)| *until <= now)
+        {
+            self.prev_open = None;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crypto_send_resends_lost_ranges_first() {
+        let mut s = CryptoSend::default();
+        s.push(&[1; 100]);
+        assert_eq!(s.next_chunk(60).map(|(o, d)| (o, d.len())), Some((0, 60)));
+        assert_eq!(s.next_chunk(60).map(|(o, d)| (o, d.len())), Some((60, 40)));
+        assert!(!s.has_pending());
+        s.on_lost(0, 60);
+        s.on_acked(60, 40);
+        assert!(s.has_pending());
+        assert_eq!(s.next_chunk(50).map(|(o, d)| (o, d.len())), Some((0, 50)));
+        assert_eq!(s.next_chunk(50).map(|(o, d)| (o, d.len())), Some((50, 10)));
+        assert_eq!(s.next_chunk(50), None);
+        // A loss of something already acknowledged is not resent.
+        s.on_lost(60, 40);
+        assert!(!s.has_pending());
+    }
+
+    #[test]
+    fn crypto_recv_reassembles_out_of_order() {
+        let mut r = CryptoRecv::default();
+        r.write(5, b"world").unwrap();
+        let mut got = Vec::new();
+        r.read(|d| {
+            got.extend_from_slice(d);
+            Ok(())
+        })
+        .unwrap();
+        assert!(got.is_empty());
+        r.write(0, b"hello").unwrap();
+        r.write(3, b"loworl").unwrap();
+        r.read(|d| {
+            got.extend_from_slice(d);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(got, b"helloworld");
+        // Old data is ignored.
+        r.write(0, b"hello").unwrap();
+    }
+
+    #[test]
+    fn crypto_recv_is_bounded() {
+        let mut r = CryptoRecv::default();
+        assert_eq!(
+            r.write(MAX_CRYPTO_BUFFER, b"x"),
+            Err(Error::CryptoBufferExceeded)
+        );
+        assert!(r.write(MAX_CRYPTO_BUFFER - 1, b"x").is_ok());
+        assert_eq!(r.write(u64::MAX - 1, b"xx"), Err(Error::InvalidFrame));
+    }
+}

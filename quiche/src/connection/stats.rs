@@ -1,0 +1,91 @@
+//! Counters a connection exposes through `stats()` and `path_stats()`.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// Statistics about a connection. The leading fields follow quiche's order, so the C struct
+/// `quiche_stats` can mirror them.
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    /// Packets received (successfully decrypted).
+    pub recv: usize,
+    /// Packets sent.
+    pub sent: usize,
+    /// Packets declared lost.
+    pub lost: usize,
+    /// Packets that carried retransmitted data or frames.
+    pub retrans: usize,
+    /// Bytes sent (UDP payload bytes).
+    pub sent_bytes: u64,
+    /// Bytes received (UDP payload bytes).
+    pub recv_bytes: u64,
+    /// Bytes of the packets declared lost.
+    pub lost_bytes: u64,
+    /// Stream bytes sent again after a loss.
+    pub stream_retrans_bytes: u64,
+    /// Number of network paths the connection has used.
+    pub paths_count: usize,
+    /// Packets declared lost because 3 later packets were acknowledged (RFC 9002 §6.1.1).
+    pub lost_by_packet_threshold: usize,
+    /// Packets declared lost because they were outstanding longer than 9/8 RTT (§6.1.2).
+    pub lost_by_time_threshold: usize,
+    /// Packets declared lost and later acknowledged after all.
+    pub spurious_lost: usize,
+    /// Probe timeouts that fired.
+    pub pto_count: usize,
+    /// Probe packets sent because of PTO.
+    pub pto_probes_sent: usize,
+    /// Times persistent congestion collapsed the window.
+    pub persistent_congestion: usize,
+    /// Datagrams or packets dropped on receipt (undecryptable, duplicate, malformed ...).
+    pub dropped: usize,
+    /// Packets received with a key phase the connection had not used before (peer key updates).
+    pub peer_key_updates: usize,
+}
+
+/// Statistics about the path of a connection.
+#[derive(Clone, Debug)]
+pub struct PathStats {
+    /// The local address of the path.
+    pub local_addr: SocketAddr,
+    /// The peer address of the path.
+    pub peer_addr: SocketAddr,
+    /// Whether the peer's address is validated (ends the anti-amplification limit).
+    pub validated: bool,
+    /// Packets received on the path.
+    pub recv: usize,
+    /// Packets sent on the path.
+    pub sent: usize,
+    /// Packets declared lost on the path.
+    pub lost: usize,
+    /// Packets carrying retransmitted data.
+    pub retrans: usize,
+    /// Smoothed round-trip time.
+    pub rtt: Duration,
+    /// Minimum round-trip time seen.
+    pub min_rtt: Option<Duration>,
+    /// Latest round-trip time sample.
+    pub latest_rtt: Duration,
+    /// Round-trip time variation.
+    pub rttvar: Duration,
+    /// Congestion window in bytes.
+    pub cwnd: usize,
+    /// Slow-start threshold in bytes, once set.
+    pub ssthresh: Option<usize>,
+    /// Bytes sent and not yet acknowledged or declared lost.
+    pub bytes_in_flight: usize,
+    /// Pacing rate in bytes per second, if pacing.
+    pub pacing_rate: Option<u64>,
+    /// The congestion controller's state, by its qlog name.
+    pub cc_state: &'static str,
+    /// Bytes sent on the path.
+    pub sent_bytes: u64,
+    /// Bytes received on the path.
+    pub recv_bytes: u64,
+    /// Bytes declared lost on the path.
+    pub lost_bytes: u64,
+    /// Stream bytes retransmitted on the path.
+    pub stream_retrans_bytes: u64,
+    /// The maximum UDP payload size used on the path.
+    pub pmtu: usize,
+}
