@@ -1185,6 +1185,7 @@ pub fn parse_all(payload: &[u8], pkt: Type) -> FrameIter<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::Rng;
 
     const ALL_PKTS: [Type; 6] = [
         Type::Initial,
@@ -1194,22 +1195,6 @@ mod tests {
         Type::Retry,
         Type::VersionNegotiation,
     ];
-
-    /// xorshift64*: a tiny deterministic PRNG for the randomized tests.
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-        }
-
-        fn below(&mut self, n: u64) -> u64 {
-            self.next() % n
-        }
-    }
 
     fn encode(f: &Frame) -> Vec<u8> {
         let mut buf = vec![0xee; f.wire_len()];

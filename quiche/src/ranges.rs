@@ -278,23 +278,8 @@ impl ExactSizeIterator for Iter<'_> {}
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::Rng;
     use std::collections::BTreeSet;
-
-    /// xorshift64*: a tiny deterministic PRNG for the property tests.
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-        }
-
-        fn below(&mut self, n: u64) -> u64 {
-            self.next() % n
-        }
-    }
 
     fn collect(s: &RangeSet) -> Vec<Range<u64>> {
         s.iter().collect()

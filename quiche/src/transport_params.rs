@@ -737,28 +737,9 @@ impl TransportParams {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::Rng;
 
     const E: Error = Error::InvalidTransportParam;
-
-    /// xorshift64*: a tiny deterministic PRNG for the randomized tests.
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-        }
-
-        fn below(&mut self, n: u64) -> u64 {
-            self.next() % n
-        }
-
-        fn bytes(&mut self, len: usize) -> Vec<u8> {
-            (0..len).map(|_| self.next() as u8).collect()
-        }
-    }
 
     fn varint(v: u64) -> Vec<u8> {
         let mut buf = [0; 8];

@@ -4,6 +4,7 @@ use super::*;
 use crate::crypto::tests::{hex, RFC_DCID};
 use crate::crypto::{derive_keys, initial_keys, Algorithm, DirectionalKeys};
 use crate::error::Error;
+use crate::testing::Rng;
 
 /// The CRYPTO frame of the client Initial in RFC 9001 Appendix A.2.
 const A2_CRYPTO_FRAME: &str = "
@@ -85,28 +86,6 @@ const A5_PACKET: &str = "4cfe4189655e5cd55c41f69080575d7999c25a5bfb";
 
 /// The server connection ID of RFC 9001 Appendix A.3 and A.4.
 const SERVER_CID: &str = "f067a5502a4262b5";
-
-/// xorshift64*: deterministic pseudo-random input for robustness tests.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: u64) -> usize {
-        (self.next() % n) as usize
-    }
-
-    fn fill(&mut self, buf: &mut [u8]) {
-        for b in buf {
-            *b = self.next() as u8;
-        }
-    }
-}
 
 /// Builds a protected packet: `hdr` (with its packet number fields set), then `payload`
 /// padded with zeros (PADDING frames) to `padded_len`.
@@ -564,13 +543,13 @@ fn every_prefix_of_the_rfc_initial_fails_cleanly() {
 fn steer_to_long_header(pkt: &mut [u8], rng: &mut Rng) {
     let len = pkt.len();
     pkt[0] |= 0xc0;
-    if rng.below(2) == 0 {
+    if rng.below_usize(2) == 0 {
         pkt[0] &= 0xcf;
     }
     pkt[1..5].copy_from_slice(&QUIC_V1.to_be_bytes());
     let mut off = 5;
     for _ in 0..2 {
-        let cid_len = rng.below(9);
+        let cid_len = rng.below_usize(9);
         if let Some(b) = pkt.get_mut(off) {
             *b = cid_len as u8;
         }
@@ -583,7 +562,7 @@ fn steer_to_long_header(pkt: &mut [u8], rng: &mut Rng) {
         off += 1;
     }
     if off + 2 <= len {
-        let length = rng.below((len - off - 2 + 8) as u64) as u16;
+        let length = rng.below_usize(len - off - 2 + 8) as u16;
         pkt[off..off + 2].copy_from_slice(&(0x4000 | length).to_be_bytes());
     }
 }
@@ -597,20 +576,20 @@ fn random_input_never_panics() {
     let mut unprotected = 0;
 
     for i in 0..300_000 {
-        let len = if rng.below(16) == 0 {
-            rng.below(1400)
+        let len = if rng.below_usize(16) == 0 {
+            rng.below_usize(1400)
         } else {
-            rng.below(96)
+            rng.below_usize(96)
         };
         let pkt = &mut buf[..len];
         rng.fill(pkt);
 
         // Steer half the inputs into v1 long headers with short connection IDs, to get past
         // the first checks.
-        if len > 7 && rng.below(2) == 0 {
+        if len > 7 && rng.below_usize(2) == 0 {
             steer_to_long_header(pkt, &mut rng);
         }
-        let dcid_len = rng.below(21);
+        let dcid_len = rng.below_usize(21);
 
         let _ = Header::parse(pkt, dcid_len);
         let _ = packet_len(pkt, dcid_len);
@@ -650,10 +629,10 @@ fn random_datagrams_split_without_panicking() {
     let mut rng = Rng(42);
     let mut buf = vec![0u8; 600];
     for _ in 0..100_000 {
-        let len = rng.below(600);
+        let len = rng.below_usize(600);
         let dgram = &mut buf[..len];
         rng.fill(dgram);
-        if len > 8 && rng.below(2) == 0 {
+        if len > 8 && rng.below_usize(2) == 0 {
             dgram[0] |= 0xc0;
             dgram[1..5].copy_from_slice(&QUIC_V1.to_be_bytes());
             dgram[5] %= 4;
@@ -662,7 +641,7 @@ fn random_datagrams_split_without_panicking() {
 
         let mut total = 0;
         let mut count = 0;
-        for pkt in coalesced(dgram, rng.below(21)) {
+        for pkt in coalesced(dgram, rng.below_usize(21)) {
             count += 1;
             match pkt {
                 Ok(pkt) => {

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::*;
 use crate::cc::CcState;
+use crate::testing::Rng;
 
 fn ms(v: u64) -> Duration {
     Duration::from_millis(v)
@@ -584,26 +585,6 @@ fn stats_count_sent_and_lost() {
     assert_eq!(s.congestion_events, 1);
 }
 
-/// xorshift64*: a tiny deterministic PRNG.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-}
-
 /// What the naive model knows about a sent packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Fate {
@@ -730,11 +711,11 @@ fn run_random_acks(seed: u64) {
         h.now += us(rng.below(4000));
         // Send a few packets, sometimes skipping a number.
         for _ in 0..rng.below(4) {
-            if rng.chance(3) {
+            if rng.percent(3) {
                 pn += 1;
             }
-            let ack_eliciting = rng.chance(85);
-            let in_flight = ack_eliciting || rng.chance(30);
+            let ack_eliciting = rng.percent(85);
+            let in_flight = ack_eliciting || rng.percent(30);
             let size = 40 + rng.below(1300) as usize;
             let pkt = SentPacket::new(pn, h.now, size, ack_eliciting, in_flight, pn);
             h.r.on_packet_sent(pkt, APP, h.now).unwrap();
@@ -746,12 +727,12 @@ fn run_random_acks(seed: u64) {
                     in_flight,
                 },
             );
-            if rng.chance(80) {
+            if rng.percent(80) {
                 received.insert(pn, ());
             }
             pn += 1;
         }
-        if rng.chance(40) && !received.is_empty() {
+        if rng.percent(40) && !received.is_empty() {
             let max_ranges = 1 + rng.below(24) as usize;
             let ranges = ack_ranges(&received, max_ranges);
             let delay = us(rng.below(30_000));

@@ -4,6 +4,7 @@
 use std::time::{Duration, Instant};
 
 use super::*;
+use crate::testing::Rng;
 
 /// The origin of a test's manual clock; later instants are derived by adding durations.
 #[allow(clippy::disallowed_methods)]
@@ -907,18 +908,6 @@ fn peer_params_raise_existing_streams() {
         .set_peer_transport_params(500, 800, 900, 4, 4)
         .unwrap();
     assert_eq!(client.stream_capacity(0), Ok(100));
-}
-
-/// xorshift64* for the lossy exchange.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % n.max(1)
-    }
 }
 
 enum InFlight {
