@@ -24,11 +24,16 @@ pub mod testing;
 pub mod tls;
 pub mod transport_params;
 
+pub use crate::cc::{CcFactory, CongestionControl, CongestionControlAlgorithm};
 pub use crate::config::Config;
+pub use crate::connection::{
+    accept, connect, Connection, ConnectionError, PathStats, RecvInfo, SendInfo, Stats,
+};
 pub use crate::error::{Error, Result, WireErrorCode};
 pub use crate::packet::{
     negotiate_version, retry, version_is_supported, ConnectionId, Header, Type, MAX_CONN_ID_LEN,
 };
+pub use crate::stream::Shutdown;
 
 /// The QUIC version this library speaks: QUIC v1 (RFC 9000).
 pub const PROTOCOL_VERSION: u32 = 0x0000_0001;

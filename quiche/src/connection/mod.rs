@@ -1,12 +1,659 @@
-//! The connection: lifecycle, packet number spaces, what sent packets carried, and statistics.
+//! The QUIC connection: the public API and the coordination of TLS, packet spaces, recovery and
+//! streams. The receive pipeline is in `recv.rs`, the send pipeline in `send.rs`, the effects of
+//! each frame in `frames.rs`, and the handshake glue in `handshake.rs`.
 //!
-//! The `Connection` type that coordinates these pieces with TLS, recovery and streams is being
-//! built on top of them (the "Connection core" issue).
+//! Everything takes `now` from the caller. The methods without `_at` (`recv`, `send`,
+//! `timeout`, `on_timeout`) are quiche-compatible wrappers and the only places that read the
+//! clock.
 
+mod frames;
+mod handshake;
+mod recv;
+mod send;
 pub mod sent;
 pub mod spaces;
 pub mod state;
 pub mod stats;
+#[cfg(test)]
+mod tests;
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::flow_control::FlowControl;
+use crate::packet::{ConnectionId, Epoch};
+use crate::recovery::{AckOutcome, Recovery, RecoveryConfig};
+use crate::stream::{Shutdown, StreamConfig, StreamIter, StreamMap};
+use crate::tls::{DirectionalKeys, Handshake};
+use crate::transport_params::TransportParams;
+
+use self::sent::SentFrames;
+use self::spaces::{OneRttKeys, PacketSpace};
+use self::state::Lifecycle;
 
 pub use self::state::ConnectionError;
 pub use self::stats::{PathStats, Stats};
+
+/// Information about a received datagram.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecvInfo {
+    /// The address the datagram came from.
+    pub from: SocketAddr,
+    /// The address it was received on.
+    pub to: SocketAddr,
+}
+
+/// Information about a datagram to send.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SendInfo {
+    /// The local address to send from.
+    pub from: SocketAddr,
+    /// The address to send to.
+    pub to: SocketAddr,
+    /// When to send it: pacing asks the application to hold the datagram until then.
+    pub at: Instant,
+}
+
+/// The anti-amplification factor of RFC 9000 §8.1.
+const AMPLIFICATION_FACTOR: u64 = 3;
+
+/// A QUIC connection.
+pub struct Connection {
+    is_server: bool,
+    version: u32,
+
+    /// The connection ID we chose; the peer addresses packets to it.
+    scid: ConnectionId<'static>,
+    /// The connection ID we address packets to.
+    dcid: ConnectionId<'static>,
+    /// The Destination Connection ID of the client's first Initial (derives Initial keys and
+    /// must come back in the server's `original_destination_connection_id`).
+    odcid: ConnectionId<'static>,
+    /// Whether the client has learnt the server's connection ID from its first packet.
+    dcid_from_peer: bool,
+
+    local: SocketAddr,
+    peer: SocketAddr,
+
+    tls: Handshake,
+    local_tp: TransportParams,
+    peer_tp: Option<TransportParams>,
+
+    spaces: [PacketSpace; 3],
+    one_rtt: Option<OneRttKeys>,
+    /// 0-RTT keys: the client seals with them, the server opens with them.
+    zero_rtt: Option<DirectionalKeys>,
+
+    recovery: Recovery<SentFrames>,
+    ack_outcome: AckOutcome<SentFrames>,
+    /// Records of sent packets reused to avoid an allocation per packet.
+    frames_pool: Vec<SentFrames>,
+
+    streams: StreamMap,
+    /// Connection-level receive window (MAX_DATA we advertise).
+    rx_fc: FlowControl,
+    /// Sum of the highest offsets received on all streams (checked against our MAX_DATA).
+    rx_data: u64,
+    /// Stream bytes the application committed for sending.
+    tx_data: u64,
+    /// The peer's MAX_DATA.
+    tx_max_data: u64,
+    max_data_pending: bool,
+    data_blocked_sent_at: Option<u64>,
+
+    lifecycle: Lifecycle,
+    handshake_complete: bool,
+    handshake_confirmed: bool,
+    handshake_done_pending: bool,
+    /// Whether the peer's address is validated (servers: ends the amplification limit).
+    address_validated: bool,
+    recv_bytes: u64,
+    sent_bytes: u64,
+    /// Anti-deadlock probe asked for by recovery (clients, RFC 9002 §6.2.2.1).
+    anti_deadlock_probe: bool,
+    path_response: Option<[u8; 8]>,
+    /// 1-RTT packets that arrived before the keys to open them (servers before the handshake
+    /// completes); replayed once the keys are usable. Bounded.
+    undecryptable: Vec<(Vec<u8>, RecvInfo)>,
+
+    max_send_udp_payload_size: usize,
+    /// The peer's ACK delay exponent, for decoding its ACK frames.
+    peer_ack_delay_exponent: u64,
+    last_now: Option<Instant>,
+    stats: Stats,
+}
+
+/// Creates a new client-side connection.
+pub fn connect(
+    server_name: Option<&str>,
+    scid: &ConnectionId,
+    local: SocketAddr,
+    peer: SocketAddr,
+    config: &mut Config,
+) -> Result<Connection> {
+    let mut odcid = [0u8; 16];
+    ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut odcid)
+        .map_err(|_| Error::CryptoFail)?;
+    Connection::new(
+        false,
+        server_name,
+        scid,
+        Some(&ConnectionId::from_ref(&odcid)),
+        local,
+        peer,
+        config,
+    )
+}
+
+/// Creates a new server-side connection. `odcid` is the original Destination Connection ID
+/// when the client's Initial arrived after a Retry (its token validated the address).
+pub fn accept(
+    scid: &ConnectionId,
+    odcid: Option<&ConnectionId>,
+    local: SocketAddr,
+    peer: SocketAddr,
+    config: &mut Config,
+) -> Result<Connection> {
+    Connection::new(true, None, scid, odcid, local, peer, config)
+}
+
+impl Connection {
+    fn new(
+        is_server: bool,
+        server_name: Option<&str>,
+        scid: &ConnectionId,
+        odcid: Option<&ConnectionId>,
+        local: SocketAddr,
+        peer: SocketAddr,
+        config: &mut Config,
+    ) -> Result<Connection> {
+        if scid.len() > crate::MAX_CONN_ID_LEN {
+            return Err(Error::InvalidState);
+        }
+        let mut local_tp = config.local_transport_params.clone();
+        local_tp.initial_source_connection_id = Some(scid.clone().into_owned());
+        // A server that sent a Retry echoes both connection IDs (RFC 9000 §7.3); without a
+        // Retry it learns the original DCID from the client's first Initial.
+        if let (true, Some(odcid)) = (is_server, odcid) {
+            local_tp.original_destination_connection_id = Some(odcid.clone().into_owned());
+            local_tp.retry_source_connection_id = Some(scid.clone().into_owned());
+        }
+
+        let tls = if is_server {
+            // The transport parameters are set once the client's DCID is known.
+            Handshake::new_server(&mut config.tls, Vec::new())?
+        } else {
+            Handshake::new_client(&mut config.tls, server_name, local_tp.encode_to_vec(false)?)?
+        };
+
+        let max_datagram = config.max_send_udp_payload_size;
+        let recovery_config = RecoveryConfig {
+            max_ack_delay: Duration::from_millis(25),
+            initial_rtt: crate::recovery::INITIAL_RTT,
+            is_server,
+            cc_algorithm: config.cc_algorithm,
+            cc: config.cc_config(max_datagram),
+        };
+        let recovery = match &config.cc_factory {
+            Some(factory) => Recovery::with_controller(
+                &recovery_config,
+                crate::cc::Controller::from_factory(factory.as_ref(), &recovery_config.cc),
+            ),
+            None => Recovery::new(&recovery_config),
+        };
+
+        let streams = StreamMap::new(
+            is_server,
+            StreamConfig {
+                initial_max_streams_bidi: local_tp.initial_max_streams_bidi,
+                initial_max_streams_uni: local_tp.initial_max_streams_uni,
+                initial_max_stream_data_bidi_local: local_tp.initial_max_stream_data_bidi_local,
+                initial_max_stream_data_bidi_remote: local_tp.initial_max_stream_data_bidi_remote,
+                initial_max_stream_data_uni: local_tp.initial_max_stream_data_uni,
+                max_stream_window: config.max_stream_window,
+                ..StreamConfig::default()
+            },
+        );
+        let mut rx_fc = FlowControl::new(local_tp.initial_max_data, config.max_connection_window);
+        rx_fc.ensure_window_lower_bound(streams.largest_recv_window().saturating_mul(3) / 2);
+
+        let idle = (local_tp.max_idle_timeout > 0)
+            .then(|| Duration::from_millis(local_tp.max_idle_timeout));
+
+        let odcid = odcid.map(|c| c.clone().into_owned()).unwrap_or_default();
+        let mut conn = Connection {
+            is_server,
+            version: config.version,
+            scid: scid.clone().into_owned(),
+            dcid: odcid.clone(),
+            odcid,
+            dcid_from_peer: false,
+            local,
+            peer,
+            tls,
+            local_tp,
+            peer_tp: None,
+            spaces: Default::default(),
+            one_rtt: None,
+            zero_rtt: None,
+            recovery,
+            ack_outcome: AckOutcome::new(),
+            frames_pool: Vec::new(),
+            streams,
+            rx_fc,
+            rx_data: 0,
+            tx_data: 0,
+            tx_max_data: 0,
+            max_data_pending: false,
+            data_blocked_sent_at: None,
+            lifecycle: Lifecycle::new(idle),
+            handshake_complete: false,
+            handshake_confirmed: false,
+            handshake_done_pending: false,
+            address_validated: !is_server,
+            recv_bytes: 0,
+            sent_bytes: 0,
+            anti_deadlock_probe: false,
+            path_response: None,
+            undecryptable: Vec::new(),
+            max_send_udp_payload_size: max_datagram,
+            peer_ack_delay_exponent: 3,
+            last_now: None,
+            stats: Stats {
+                paths_count: 1,
+                ..Stats::default()
+            },
+        };
+
+        if !is_server {
+            conn.install_initial_keys()?;
+            conn.drive_handshake()?;
+        } else if conn.local_tp.original_destination_connection_id.is_some() {
+            // After a Retry the server knows everything its transport parameters need.
+            conn.set_server_transport_params()?;
+        }
+        Ok(conn)
+    }
+
+    /// Whether this is the server side.
+    pub fn is_server(&self) -> bool {
+        self.is_server
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // The clock-reading compatibility wrappers.
+
+    #[allow(clippy::disallowed_methods)]
+    fn wall_now() -> Instant {
+        Instant::now()
+    }
+
+    /// Processes a datagram received from the peer; returns the bytes consumed.
+    pub fn recv(&mut self, buf: &mut [u8], info: RecvInfo) -> Result<usize> {
+        self.recv_at(buf, info, Self::wall_now())
+    }
+
+    /// Writes one datagram to send into `out`; `Error::Done` when there is nothing to send.
+    pub fn send(&mut self, out: &mut [u8]) -> Result<(usize, SendInfo)> {
+        self.send_at(out, Self::wall_now())
+    }
+
+    /// How long until `on_timeout` must be called, if a timer is armed.
+    pub fn timeout(&self) -> Option<Duration> {
+        self.timeout_at(Self::wall_now())
+    }
+
+    /// Handles expired timers.
+    pub fn on_timeout(&mut self) {
+        self.on_timeout_at(Self::wall_now());
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Timers.
+
+    /// How long after `now` until `on_timeout_at` must be called, if a timer is armed.
+    pub fn timeout_at(&self, now: Instant) -> Option<Duration> {
+        self.timeout_instant()
+            .map(|t| t.saturating_duration_since(now))
+    }
+
+    /// The instant the next timer fires, if one is armed.
+    pub fn timeout_instant(&self) -> Option<Instant> {
+        if self.lifecycle.is_closed() {
+            return None;
+        }
+        let lifecycle = self.lifecycle.deadline();
+        if self.lifecycle.is_closing_or_draining() {
+            return lifecycle;
+        }
+        let acks = self.spaces.iter().filter_map(|s| s.acks.ack_deadline());
+        [lifecycle, self.recovery.loss_detection_timer()]
+            .into_iter()
+            .flatten()
+            .chain(acks)
+            .min()
+    }
+
+    /// Handles the timers due at `now`.
+    pub fn on_timeout_at(&mut self, now: Instant) {
+        self.last_now = Some(now);
+        self.lifecycle.on_timeout(now);
+        if self.lifecycle.is_closing_or_draining() {
+            return;
+        }
+        if let Some(keys) = self.one_rtt.as_mut() {
+            keys.expire_prev(now);
+        }
+        self.on_loss_detection_timeout(now);
+        // Delayed ACK deadlines need no action here: `send` sees them as due.
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Streams.
+
+    /// Writes data to a stream; returns how much was accepted (back-pressure: the rest must be
+    /// written again later), `Error::Done` if nothing fits.
+    pub fn stream_send(&mut self, stream_id: u64, buf: &[u8], fin: bool) -> Result<usize> {
+        if self.lifecycle.is_closing_or_draining() {
+            return Err(Error::InvalidState);
+        }
+        let capacity = self.tx_max_data.saturating_sub(self.tx_data);
+        let n = self.streams.stream_send(stream_id, buf, fin, capacity)?;
+        self.tx_data += n as u64;
+        Ok(n)
+    }
+
+    /// Reads data from a stream into `out`; returns the bytes read and whether the stream
+    /// ended. `Error::Done` when nothing is readable.
+    pub fn stream_recv(&mut self, stream_id: u64, out: &mut [u8]) -> Result<(usize, bool)> {
+        let now = self.last_now.unwrap_or_else(Self::wall_now);
+        let srtt = self.recovery.rtt().smoothed_rtt();
+        let result = self.streams.stream_recv(stream_id, out, now, srtt);
+        let read = match &result {
+            Ok((n, _)) => *n as u64,
+            Err(_) => 0,
+        };
+        let consumed = read + self.streams.take_recv_discarded();
+        self.on_consumed(consumed, now);
+        result
+    }
+
+    /// Sets a stream's priority (RFC 9218: urgency 0..=7, lower first; incremental streams of
+    /// one urgency share bandwidth round-robin).
+    pub fn stream_priority(
+        &mut self,
+        stream_id: u64,
+        urgency: u8,
+        incremental: bool,
+    ) -> Result<()> {
+        self.streams
+            .stream_priority(stream_id, urgency, incremental)
+    }
+
+    /// Shuts down reading (STOP_SENDING) or writing (RESET_STREAM) of a stream.
+    pub fn stream_shutdown(&mut self, stream_id: u64, direction: Shutdown, err: u64) -> Result<()> {
+        self.streams.stream_shutdown(stream_id, direction, err)?;
+        let reclaimed = self.streams.take_send_reclaimed();
+        self.tx_data = self.tx_data.saturating_sub(reclaimed);
+        let now = self.last_now.unwrap_or_else(Self::wall_now);
+        let discarded = self.streams.take_recv_discarded();
+        self.on_consumed(discarded, now);
+        Ok(())
+    }
+
+    /// How many bytes `stream_send` would accept on the stream now.
+    pub fn stream_capacity(&self, stream_id: u64) -> Result<usize> {
+        let stream = self.streams.stream_capacity(stream_id)?;
+        let conn = self.tx_max_data.saturating_sub(self.tx_data);
+        Ok(stream.min(conn).try_into().unwrap_or(usize::MAX))
+    }
+
+    /// Whether the stream has data to read (or an end to report).
+    pub fn stream_readable(&self, stream_id: u64) -> bool {
+        self.streams.stream_readable(stream_id)
+    }
+
+    /// Whether all of the stream's data was read, including its end.
+    pub fn stream_finished(&self, stream_id: u64) -> bool {
+        self.streams.stream_finished(stream_id)
+    }
+
+    /// Whether `len` bytes can be written to the stream now.
+    pub fn stream_writable(&self, stream_id: u64, len: usize) -> Result<bool> {
+        Ok(self.streams.stream_writable(stream_id, len)?
+            && self.tx_max_data.saturating_sub(self.tx_data) >= len as u64)
+    }
+
+    /// The streams with data to read.
+    pub fn readable(&self) -> StreamIter {
+        self.streams.readable()
+    }
+
+    /// The streams that accept data.
+    pub fn writable(&self) -> StreamIter {
+        self.streams.writable()
+    }
+
+    /// How many more bidirectional streams we may open.
+    pub fn peer_streams_left_bidi(&self) -> u64 {
+        self.streams.peer_streams_left_bidi()
+    }
+
+    /// How many more unidirectional streams we may open.
+    pub fn peer_streams_left_uni(&self) -> u64 {
+        self.streams.peer_streams_left_uni()
+    }
+
+    /// The application read or discarded `n` bytes: credit the connection window.
+    fn on_consumed(&mut self, n: u64, now: Instant) {
+        if n == 0 {
+            return;
+        }
+        self.rx_fc.add_consumed(n);
+        if self.rx_fc.should_update_max_data() {
+            self.rx_fc
+                .autotune_window(now, self.recovery.rtt().smoothed_rtt());
+            self.rx_fc.ensure_window_lower_bound(
+                self.streams.largest_recv_window().saturating_mul(3) / 2,
+            );
+            self.max_data_pending = true;
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Closing.
+
+    /// Closes the connection with the given error and reason (an application close when `app`).
+    pub fn close(&mut self, app: bool, err: u64, reason: &[u8]) -> Result<()> {
+        if self.lifecycle.is_closing_or_draining() {
+            return Err(Error::Done);
+        }
+        let error = ConnectionError {
+            is_app: app,
+            error_code: err,
+            reason: reason.to_vec(),
+        };
+        let now = self.last_now.unwrap_or_else(Self::wall_now);
+        self.close_with(error, now);
+        Ok(())
+    }
+
+    /// Starts closing with `error`: CONNECTION_CLOSE goes out in every space we have keys for,
+    /// or nothing does and the connection ends if there are none (a server that never heard
+    /// from the client).
+    fn close_with(&mut self, error: ConnectionError, now: Instant) {
+        if self.spaces.iter().all(|s| s.seal.is_none()) && self.one_rtt.is_none() {
+            self.lifecycle.close_immediately(Some(error));
+            return;
+        }
+        let pto = self.recovery.pto();
+        self.lifecycle.close(error, now, pto);
+    }
+
+    /// Closes because of a protocol error detected locally.
+    fn close_on_error(&mut self, err: Error, frame_type: u64, now: Instant) {
+        let _ = frame_type;
+        self.close_with(
+            ConnectionError {
+                is_app: false,
+                error_code: err.to_wire(),
+                reason: Vec::new(),
+            },
+            now,
+        );
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // State queries.
+
+    /// Whether the handshake completed.
+    pub fn is_established(&self) -> bool {
+        self.handshake_complete && !self.lifecycle.is_closing_or_draining()
+    }
+
+    /// Whether the connection is sending or accepting 0-RTT data.
+    pub fn is_in_early_data(&self) -> bool {
+        !self.handshake_complete && self.zero_rtt.is_some()
+    }
+
+    /// Whether the connection resumed an earlier session.
+    pub fn is_resumed(&self) -> bool {
+        self.tls.is_resumed()
+    }
+
+    /// Whether the connection is draining (the peer closed it).
+    pub fn is_draining(&self) -> bool {
+        self.lifecycle.is_draining()
+    }
+
+    /// Whether the connection is closed and can be freed.
+    pub fn is_closed(&self) -> bool {
+        self.lifecycle.is_closed()
+    }
+
+    /// Whether the idle timeout closed the connection.
+    pub fn is_timed_out(&self) -> bool {
+        self.lifecycle.is_timed_out()
+    }
+
+    /// The error the peer closed the connection with.
+    pub fn peer_error(&self) -> Option<&ConnectionError> {
+        self.lifecycle.peer_error()
+    }
+
+    /// The error we closed the connection with.
+    pub fn local_error(&self) -> Option<&ConnectionError> {
+        self.lifecycle.local_error()
+    }
+
+    /// The negotiated ALPN protocol (empty before the handshake chose one).
+    pub fn application_proto(&self) -> &[u8] {
+        self.tls.alpn().unwrap_or(&[])
+    }
+
+    /// The server name the client asked for (SNI).
+    pub fn server_name(&self) -> Option<&str> {
+        self.tls.server_name()
+    }
+
+    /// A string identifying the connection in logs: our connection ID in hex.
+    pub fn trace_id(&self) -> String {
+        format!("{:?}", self.scid)
+    }
+
+    /// Our connection ID.
+    pub fn source_id(&self) -> ConnectionId<'_> {
+        ConnectionId::from_ref(&self.scid)
+    }
+
+    /// The peer's connection ID.
+    pub fn destination_id(&self) -> ConnectionId<'_> {
+        ConnectionId::from_ref(&self.dcid)
+    }
+
+    /// The session to resume later with `set_session` (see `tls::Handshake::session` for what
+    /// rustls allows: valid within this process and config).
+    pub fn session(&self) -> Option<Vec<u8>> {
+        self.tls.session()
+    }
+
+    /// Resumes a session saved by `session` (client, before the first `send`).
+    pub fn set_session(&mut self, session: &[u8]) -> Result<()> {
+        self.tls.set_session(session)
+    }
+
+    /// Writes TLS secrets in the NSS key log format to `writer` (needs `Config::log_keys`).
+    pub fn set_keylog(&mut self, writer: Box<dyn std::io::Write + Send>) -> Result<()> {
+        self.tls.set_keylog(writer)
+    }
+
+    /// The largest UDP payload this connection sends.
+    pub fn max_send_udp_payload_size(&self) -> usize {
+        self.max_send_udp_payload_size
+    }
+
+    /// How many bytes the application may send in one burst (GSO batch) now.
+    pub fn send_quantum(&self) -> usize {
+        use crate::cc::CongestionControl;
+        self.recovery.controller().send_quantum()
+    }
+
+    /// Connection statistics.
+    pub fn stats(&self) -> Stats {
+        let r = self.recovery.stats();
+        Stats {
+            lost: r.lost_packets as usize,
+            lost_bytes: r.lost_bytes,
+            lost_by_packet_threshold: r.lost_by_packet_threshold as usize,
+            lost_by_time_threshold: r.lost_by_time_threshold as usize,
+            spurious_lost: r.spurious_losses as usize,
+            pto_count: r.pto_count as usize,
+            pto_probes_sent: r.probes_sent as usize,
+            persistent_congestion: r.persistent_congestion as usize,
+            ..self.stats.clone()
+        }
+    }
+
+    /// Statistics of the connection's path.
+    pub fn path_stats(&self) -> PathStats {
+        use crate::cc::CongestionControl;
+        let stats = self.stats();
+        let rtt = self.recovery.rtt();
+        let cc = self.recovery.controller();
+        PathStats {
+            local_addr: self.local,
+            peer_addr: self.peer,
+            validated: self.address_validated,
+            recv: stats.recv,
+            sent: stats.sent,
+            lost: stats.lost,
+            retrans: stats.retrans,
+            rtt: rtt.smoothed_rtt(),
+            min_rtt: rtt.stats().has_sample().then(|| rtt.min_rtt()),
+            latest_rtt: rtt.latest_rtt(),
+            rttvar: rtt.rttvar(),
+            cwnd: self.recovery.cwnd(),
+            ssthresh: cc.ssthresh(),
+            bytes_in_flight: self.recovery.bytes_in_flight(),
+            pacing_rate: cc.pacing_rate(),
+            cc_state: cc.state().as_str(),
+            sent_bytes: stats.sent_bytes,
+            recv_bytes: stats.recv_bytes,
+            lost_bytes: stats.lost_bytes,
+            stream_retrans_bytes: stats.stream_retrans_bytes,
+            pmtu: self.max_send_udp_payload_size,
+        }
+    }
+
+    /// The peer's transport parameters, once received.
+    pub fn peer_transport_params(&self) -> Option<&TransportParams> {
+        self.peer_tp.as_ref()
+    }
+
+    /// The space of `epoch`.
+    fn space(&mut self, epoch: Epoch) -> &mut PacketSpace {
+        &mut self.spaces[epoch.index()]
+    }
+}

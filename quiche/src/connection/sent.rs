@@ -1,6 +1,8 @@
 //! What each sent packet carried, so that a loss resends the information rather than the packet
 //! (RFC 9000 §13.3) and an acknowledgement releases what it covers.
 
+use crate::stream::ControlFrame;
+
 /// One frame's worth of information in a sent packet, kept only as far as a loss or an
 /// acknowledgement needs it (stream bytes are re-read from the send buffer, not copied here).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,46 +30,13 @@ pub enum SentFrame {
         /// Whether the frame carried FIN.
         fin: bool,
     },
-    /// RESET_STREAM.
-    ResetStream {
-        /// Stream ID.
-        stream_id: u64,
-        /// Application error code.
-        error_code: u64,
-        /// Final size.
-        final_size: u64,
-    },
-    /// STOP_SENDING.
-    StopSending {
-        /// Stream ID.
-        stream_id: u64,
-        /// Application error code.
-        error_code: u64,
-    },
+    /// A stream-level control frame (RESET_STREAM, STOP_SENDING, MAX_STREAM_DATA, MAX_STREAMS,
+    /// STREAM_DATA_BLOCKED, STREAMS_BLOCKED): the stream map decides what a loss means.
+    Control(ControlFrame),
     /// MAX_DATA (the current value is resent, not the old one).
     MaxData,
-    /// MAX_STREAM_DATA for a stream.
-    MaxStreamData {
-        /// Stream ID.
-        stream_id: u64,
-    },
-    /// MAX_STREAMS.
-    MaxStreams {
-        /// Bidirectional or unidirectional.
-        bidi: bool,
-    },
     /// DATA_BLOCKED.
     DataBlocked,
-    /// STREAM_DATA_BLOCKED.
-    StreamDataBlocked {
-        /// Stream ID.
-        stream_id: u64,
-    },
-    /// STREAMS_BLOCKED.
-    StreamsBlocked {
-        /// Bidirectional or unidirectional.
-        bidi: bool,
-    },
     /// HANDSHAKE_DONE.
     HandshakeDone,
     /// PING, or another frame whose loss needs no repair (PADDING, DATAGRAM, PATH_RESPONSE,
@@ -100,6 +69,13 @@ impl SentFrames {
     /// The recorded frames, in the order they were written.
     pub fn iter(&self) -> impl Iterator<Item = &SentFrame> + '_ {
         self.inline.iter().flatten().chain(self.spill.iter())
+    }
+
+    /// Empties the record for reuse, keeping its allocation.
+    pub fn clear(&mut self) {
+        self.inline = [None; INLINE];
+        self.spill.clear();
+        self.retransmission = false;
     }
 
     /// Whether nothing was recorded.

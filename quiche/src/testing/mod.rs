@@ -1,6 +1,10 @@
-//! Test support: a pcap writer for dissecting what connections exchanged.
+//! Test support: an in-memory pipe joining a client and a server on a virtual clock through a
+//! modelled link, a pcap writer for dissecting what they exchanged, and a seeded PRNG.
 
 pub mod pcap;
+pub mod pipe;
+
+pub use self::pipe::{Direction, LinkConfig, LinkStats, Pipe, Verdict};
 
 use std::time::Instant;
 

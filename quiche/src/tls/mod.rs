@@ -93,6 +93,12 @@ enum State {
         name: ServerName<'static>,
         params: Vec<u8>,
     },
+    /// A server waiting for its transport parameters: they echo the client's original
+    /// Destination Connection ID, known only once its first Initial arrives (RFC 9000 §7.3).
+    ServerPending {
+        config: Arc<rustls::ServerConfig>,
+        params: Vec<u8>,
+    },
     /// Boxed: a rustls connection is over a kilobyte and lives as long as the connection.
     Running(Box<rustls::quic::Connection>),
     /// rustls refused to create the connection.
@@ -188,11 +194,11 @@ impl Handshake {
             own.key_log = keylog.clone();
             config = Arc::new(own);
         }
-        let conn =
-            rustls::quic::ServerConnection::new(config, QUIC_VERSION, local_transport_params)
-                .map_err(rustls_err)?;
         Ok(Handshake {
-            state: State::Running(Box::new(conn.into())),
+            state: State::ServerPending {
+                config,
+                params: local_transport_params,
+            },
             client_server_name: None,
             write_epoch: Epoch::Initial,
             have_handshake_keys: false,
@@ -204,25 +210,48 @@ impl Handshake {
         })
     }
 
-    /// Builds a pending client's ClientHello.
+    /// Replaces the encoded transport parameters before the handshake starts (a server sets
+    /// them once the client's first Initial is known). `InvalidState` once rustls has them.
+    pub fn set_transport_params(&mut self, local_transport_params: Vec<u8>) -> Result<()> {
+        match &mut self.state {
+            State::ClientPending { params, .. } | State::ServerPending { params, .. } => {
+                *params = local_transport_params;
+                Ok(())
+            }
+            _ => Err(Error::InvalidState),
+        }
+    }
+
+    /// Builds a pending client's ClientHello, or a pending server's connection.
     fn start(&mut self) -> Result<()> {
         if let Some(e) = self.error {
             return Err(e);
         }
-        if !matches!(self.state, State::ClientPending { .. }) {
+        if !matches!(
+            self.state,
+            State::ClientPending { .. } | State::ServerPending { .. }
+        ) {
             return Ok(());
         }
-        let State::ClientPending {
-            config,
-            name,
-            params,
-        } = std::mem::replace(&mut self.state, State::Failed)
-        else {
-            return Ok(());
+        let created = match std::mem::replace(&mut self.state, State::Failed) {
+            State::ClientPending {
+                config,
+                name,
+                params,
+            } => rustls::quic::ClientConnection::new(config, QUIC_VERSION, name, params)
+                .map(rustls::quic::Connection::from),
+            State::ServerPending { config, params } => {
+                rustls::quic::ServerConnection::new(config, QUIC_VERSION, params)
+                    .map(rustls::quic::Connection::from)
+            }
+            other => {
+                self.state = other;
+                return Ok(());
+            }
         };
-        match rustls::quic::ClientConnection::new(config, QUIC_VERSION, name, params) {
+        match created {
             Ok(conn) => {
-                self.state = State::Running(Box::new(conn.into()));
+                self.state = State::Running(Box::new(conn));
                 self.drain();
                 Ok(())
             }
@@ -398,6 +427,9 @@ impl Handshake {
     pub fn reject_early_data(&mut self) -> Result<()> {
         if self.have_handshake_keys || self.error.is_some() {
             return Err(Error::InvalidState);
+        }
+        if matches!(self.state, State::ServerPending { .. }) {
+            self.start()?;
         }
         match &mut self.state {
             State::Running(conn) => match conn.as_mut() {

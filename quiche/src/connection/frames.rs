@@ -1,0 +1,278 @@
+//! The effect of each received frame, and what an acknowledgement or a loss of a sent frame
+//! means.
+
+use std::time::{Duration, Instant};
+
+use super::sent::{SentFrame, SentFrames};
+use super::{Connection, ConnectionError};
+use crate::error::{Error, Result};
+use crate::frame::{AckRanges, Frame};
+use crate::packet::Epoch;
+use crate::recovery::TimeoutAction;
+
+/// The ACK Delay exponent of Initial and Handshake packets, whatever the transport parameters
+/// say (they may not be known yet).
+const HANDSHAKE_ACK_DELAY_EXPONENT: u64 = 3;
+
+impl Connection {
+    /// Applies one received frame of `epoch`.
+    pub(super) fn process_frame(&mut self, frame: Frame, epoch: Epoch, now: Instant) -> Result<()> {
+        match frame {
+            Frame::Padding { .. } | Frame::Ping => {}
+            Frame::ACK {
+                ack_delay, ranges, ..
+            } => self.on_ack_frame(epoch, ack_delay, &ranges, now)?,
+            Frame::Crypto { offset, data } => {
+                self.spaces[epoch.index()].crypto_recv.write(offset, data)?;
+                self.feed_tls(now)?;
+            }
+            Frame::NewToken { .. } => {
+                // Only servers send NEW_TOKEN (RFC 9000 §19.7). Clients may keep the token for
+                // a later connection; we do not use tokens yet.
+                if self.is_server {
+                    return Err(Error::ProtocolViolation);
+                }
+            }
+            Frame::Stream {
+                stream_id,
+                offset,
+                data,
+                fin,
+            } => {
+                let new = self.streams.on_stream_frame(stream_id, offset, data, fin)?;
+                self.on_peer_data(new)?;
+            }
+            Frame::ResetStream {
+                stream_id,
+                error_code,
+                final_size,
+            } => {
+                let new = self
+                    .streams
+                    .on_reset_stream(stream_id, error_code, final_size)?;
+                self.on_peer_data(new)?;
+            }
+            Frame::StopSending {
+                stream_id,
+                error_code,
+            } => self.streams.on_stop_sending(stream_id, error_code)?,
+            Frame::MaxData { max } => self.tx_max_data = self.tx_max_data.max(max),
+            Frame::MaxStreamData { stream_id, max } => {
+                self.streams.on_max_stream_data(stream_id, max)?
+            }
+            Frame::MaxStreamsBidi { max } => self.streams.on_max_streams(true, max)?,
+            Frame::MaxStreamsUni { max } => self.streams.on_max_streams(false, max)?,
+            Frame::DataBlocked { .. } => {
+                // The peer is blocked by our window: make sure an update is on its way.
+                self.max_data_pending |= self.rx_fc.should_update_max_data();
+            }
+            Frame::StreamDataBlocked { stream_id, limit } => {
+                self.streams.on_stream_data_blocked(stream_id, limit)?
+            }
+            Frame::StreamsBlockedBidi { limit } => self.streams.on_streams_blocked(true, limit)?,
+            Frame::StreamsBlockedUni { limit } => self.streams.on_streams_blocked(false, limit)?,
+            Frame::NewConnectionId { .. } => {
+                // An endpoint that uses a zero-length connection ID cannot be given others
+                // (RFC 9000 §19.15). Otherwise we keep using the current ID for now.
+                if self.dcid.is_empty() {
+                    return Err(Error::ProtocolViolation);
+                }
+            }
+            Frame::RetireConnectionId { seq_num } => {
+                // We have issued only sequence number 0 (RFC 9000 §19.16).
+                if seq_num > 0 {
+                    return Err(Error::ProtocolViolation);
+                }
+            }
+            Frame::PathChallenge { data } => self.path_response = Some(data),
+            Frame::PathResponse { .. } => {
+                // We send no PATH_CHALLENGE, so no response can match: ignore it.
+            }
+            Frame::ConnectionClose {
+                error_code, reason, ..
+            } => self.on_peer_close(false, error_code, reason, now),
+            Frame::ApplicationClose { error_code, reason } => {
+                self.on_peer_close(true, error_code, reason, now)
+            }
+            Frame::HandshakeDone => {
+                if self.is_server {
+                    return Err(Error::ProtocolViolation);
+                }
+                self.on_handshake_confirmed(now);
+            }
+            Frame::Datagram { .. } => {
+                // Receiving DATAGRAM without having advertised support is a protocol
+                // violation (RFC 9221 §3).
+                if self.local_tp.max_datagram_frame_size.is_none() {
+                    return Err(Error::ProtocolViolation);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Counts new stream bytes from the peer against our MAX_DATA (RFC 9000 §4.1).
+    fn on_peer_data(&mut self, new: u64) -> Result<()> {
+        self.rx_data = self.rx_data.saturating_add(new);
+        if self.rx_data > self.rx_fc.max_data() {
+            return Err(Error::FlowControl);
+        }
+        Ok(())
+    }
+
+    fn on_peer_close(&mut self, is_app: bool, error_code: u64, reason: &[u8], now: Instant) {
+        let error = ConnectionError {
+            is_app,
+            error_code,
+            reason: reason.to_vec(),
+        };
+        let pto = self.recovery.pto();
+        self.lifecycle.on_peer_close(Some(error), now, pto);
+    }
+
+    /// Hands contiguous CRYPTO data to TLS, epoch by epoch as TLS advances (it accepts data
+    /// only in its current read epoch).
+    fn feed_tls(&mut self, now: Instant) -> Result<()> {
+        loop {
+            let epoch = self.tls.read_epoch();
+            let tls = &mut self.tls;
+            let result = self.spaces[epoch.index()]
+                .crypto_recv
+                .read(|chunk| tls.provide_data(epoch, chunk));
+            if let Err(e) = result {
+                self.close_on_tls_error(e, now);
+                return Err(e);
+            }
+            if self.tls.read_epoch() == epoch {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Processes an ACK frame: recovery finds what was acknowledged and what is lost.
+    fn on_ack_frame(
+        &mut self,
+        epoch: Epoch,
+        raw_delay: u64,
+        ranges: &AckRanges,
+        now: Instant,
+    ) -> Result<()> {
+        let exponent = if epoch == Epoch::Application {
+            self.peer_ack_delay_exponent
+        } else {
+            HANDSHAKE_ACK_DELAY_EXPONENT
+        };
+        let micros = raw_delay
+            .checked_shl(exponent as u32)
+            .filter(|v| v >> exponent == raw_delay)
+            .unwrap_or(u64::MAX);
+        let delay = Duration::from_micros(micros);
+
+        let mut outcome = std::mem::take(&mut self.ack_outcome);
+        let result = self.recovery.on_ack_received(
+            epoch,
+            ranges.iter(),
+            delay,
+            now,
+            self.handshake_confirmed,
+            &mut outcome,
+        );
+        self.settle(epoch, &mut outcome);
+        self.ack_outcome = outcome;
+        result
+    }
+
+    /// Applies the acknowledgements and losses recovery reported.
+    fn settle(&mut self, epoch: Epoch, outcome: &mut crate::recovery::AckOutcome<SentFrames>) {
+        for pkt in outcome.acked.drain(..) {
+            self.on_frames_acked(epoch, &pkt.payload);
+            self.recycle(pkt.payload);
+        }
+        for pkt in outcome.lost.drain(..) {
+            self.on_frames_lost(epoch, &pkt.payload);
+            self.recycle(pkt.payload);
+        }
+    }
+
+    fn recycle(&mut self, mut frames: SentFrames) {
+        if self.frames_pool.len() < 1024 {
+            frames.clear();
+            self.frames_pool.push(frames);
+        }
+    }
+
+    fn on_frames_acked(&mut self, epoch: Epoch, frames: &SentFrames) {
+        for frame in frames.iter() {
+            match *frame {
+                SentFrame::Ack { largest } => {
+                    self.spaces[epoch.index()].acks.on_ack_frame_acked(largest)
+                }
+                SentFrame::Crypto { offset, len } => {
+                    self.spaces[epoch.index()].crypto_send.on_acked(offset, len)
+                }
+                SentFrame::Stream {
+                    stream_id,
+                    offset,
+                    len,
+                    fin,
+                } => self.streams.on_data_acked(stream_id, offset, len, fin),
+                SentFrame::Control(cf) => self.streams.on_control_frame_acked(&cf),
+                SentFrame::HandshakeDone => self.handshake_done_pending = false,
+                SentFrame::MaxData | SentFrame::DataBlocked | SentFrame::Other => {}
+            }
+        }
+    }
+
+    fn on_frames_lost(&mut self, epoch: Epoch, frames: &SentFrames) {
+        if self.spaces[epoch.index()].discarded {
+            return;
+        }
+        for frame in frames.iter() {
+            match *frame {
+                SentFrame::Ack { .. } | SentFrame::Other => {}
+                SentFrame::Crypto { offset, len } => {
+                    self.spaces[epoch.index()].crypto_send.on_lost(offset, len)
+                }
+                SentFrame::Stream {
+                    stream_id,
+                    offset,
+                    len,
+                    fin,
+                } => {
+                    self.stats.stream_retrans_bytes += len;
+                    self.streams.on_data_lost(stream_id, offset, len, fin);
+                }
+                SentFrame::Control(cf) => self.streams.on_control_frame_lost(&cf),
+                SentFrame::MaxData => self.max_data_pending = true,
+                SentFrame::DataBlocked => self.data_blocked_sent_at = None,
+                SentFrame::HandshakeDone => {
+                    if !self.handshake_confirmed || self.is_server {
+                        self.handshake_done_pending = true;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Handles the loss detection timer (RFC 9002 §6.2, Appendix A.9).
+    pub(super) fn on_loss_detection_timeout(&mut self, now: Instant) {
+        let mut outcome = std::mem::take(&mut self.ack_outcome);
+        match self.recovery.on_loss_detection_timeout(now, &mut outcome) {
+            TimeoutAction::None => {}
+            TimeoutAction::Lost { epoch } => self.settle(epoch, &mut outcome),
+            TimeoutAction::Probe { epoch, .. } => {
+                self.settle(epoch, &mut outcome);
+                // A probe should carry data the peer has not acknowledged (RFC 9002 §6.2.4):
+                // in the handshake spaces, the unacknowledged CRYPTO data.
+                if epoch != Epoch::Application {
+                    let space = &mut self.spaces[epoch.index()];
+                    if !space.crypto_send.has_pending() {
+                        space.crypto_send.resend_all_unacked();
+                    }
+                }
+            }
+            TimeoutAction::AntiDeadlock => self.anti_deadlock_probe = true,
+        }
+        self.ack_outcome = outcome;
+    }
+}

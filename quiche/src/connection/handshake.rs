@@ -1,0 +1,170 @@
+//! The handshake glue: Initial keys, TLS output into CRYPTO streams, key installation,
+//! transport parameters, and the moments keys are discarded (RFC 9001 §4.9).
+
+use std::time::{Duration, Instant};
+
+use super::spaces::OneRttKeys;
+use super::Connection;
+use crate::error::{Error, Result};
+use crate::packet::{ConnectionId, Epoch};
+use crate::tls::HandshakeEvent;
+use crate::transport_params::{ExpectedCids, TransportParams};
+
+impl Connection {
+    /// Derives the Initial keys from the client's first Destination Connection ID.
+    pub(super) fn install_initial_keys(&mut self) -> Result<()> {
+        let (open, seal) = crate::crypto::initial_keys(&self.odcid, self.is_server)?;
+        let space = self.space(Epoch::Initial);
+        space.open = Some(open);
+        space.seal = Some(seal);
+        Ok(())
+    }
+
+    /// The server learnt the client's original DCID: its transport parameters can be set.
+    pub(super) fn set_server_transport_params(&mut self) -> Result<()> {
+        if self.local_tp.original_destination_connection_id.is_none() {
+            self.local_tp.original_destination_connection_id = Some(self.odcid.clone());
+        }
+        let encoded = self.local_tp.encode_to_vec(true)?;
+        self.tls.set_transport_params(encoded)
+    }
+
+    /// Moves everything TLS has to say into the CRYPTO streams and key slots, and notices the
+    /// end of the handshake.
+    pub(super) fn drive_handshake(&mut self) -> Result<()> {
+        while let Some(event) = self.tls.next_event()? {
+            match event {
+                HandshakeEvent::Data { epoch, data } => {
+                    self.space(epoch).crypto_send.push(&data);
+                }
+                HandshakeEvent::HandshakeKeys(keys) => {
+                    let space = self.space(Epoch::Handshake);
+                    space.open = Some(keys.remote);
+                    space.seal = Some(keys.local);
+                }
+                HandshakeEvent::OneRttKeys { keys, next } => {
+                    self.one_rtt = Some(OneRttKeys::new(keys, next));
+                }
+            }
+        }
+
+        if self.zero_rtt.is_none() && !self.handshake_complete {
+            // Client: keys for early data once a resumable session was set up. Server: once
+            // the ClientHello accepted early data.
+            self.zero_rtt = self.tls.zero_rtt_keys();
+        }
+
+        if self.peer_tp.is_none() {
+            if let Some(raw) = self.tls.peer_transport_params() {
+                let raw = raw.to_vec();
+                self.apply_peer_transport_params(&raw)?;
+            }
+        }
+
+        if !self.handshake_complete && !self.tls.is_handshaking() {
+            self.on_handshake_complete()?;
+        }
+        Ok(())
+    }
+
+    /// Validates and applies the peer's transport parameters (RFC 9000 §7.3, §18).
+    fn apply_peer_transport_params(&mut self, raw: &[u8]) -> Result<()> {
+        let tp = TransportParams::decode(raw, !self.is_server)?;
+        if self.is_server {
+            tp.validate_connection_ids(&ExpectedCids {
+                initial_source: &self.dcid,
+                original_destination: None,
+                retry_source: None,
+            })?;
+        } else {
+            tp.validate_connection_ids(&ExpectedCids {
+                initial_source: &self.dcid,
+                original_destination: Some(&self.odcid),
+                retry_source: None,
+            })?;
+        }
+
+        self.lifecycle.on_peer_idle_timeout(
+            (tp.max_idle_timeout > 0).then(|| Duration::from_millis(tp.max_idle_timeout)),
+        );
+        self.tx_max_data = self.tx_max_data.max(tp.initial_max_data);
+        self.streams.set_peer_transport_params(
+            tp.initial_max_stream_data_bidi_local,
+            tp.initial_max_stream_data_bidi_remote,
+            tp.initial_max_stream_data_uni,
+            tp.initial_max_streams_bidi,
+            tp.initial_max_streams_uni,
+        )?;
+        self.peer_ack_delay_exponent = tp.ack_delay_exponent;
+        self.recovery
+            .set_max_ack_delay(Duration::from_millis(tp.max_ack_delay));
+        let peer_max = usize::try_from(tp.max_udp_payload_size).unwrap_or(usize::MAX);
+        self.max_send_udp_payload_size = self.max_send_udp_payload_size.min(peer_max);
+        self.peer_tp = Some(tp);
+        Ok(())
+    }
+
+    fn on_handshake_complete(&mut self) -> Result<()> {
+        if self.peer_tp.is_none() {
+            return Err(Error::InvalidTransportParam);
+        }
+        self.handshake_complete = true;
+        self.lifecycle.on_established();
+        // 0-RTT keys are done with once 1-RTT keys are in use (RFC 9001 §4.9.3); a server keeps
+        // them briefly for reordered 0-RTT packets, which we simply drop.
+        self.zero_rtt = None;
+        if self.is_server {
+            // The server's handshake is confirmed as soon as it completes (RFC 9001 §4.1.2).
+            self.handshake_done_pending = true;
+            let now = self.last_now.unwrap_or_else(Self::wall_now);
+            self.on_handshake_confirmed(now);
+        }
+        Ok(())
+    }
+
+    /// The handshake is confirmed: Handshake keys go (RFC 9001 §4.9.2).
+    pub(super) fn on_handshake_confirmed(&mut self, now: Instant) {
+        if self.handshake_confirmed {
+            return;
+        }
+        self.handshake_confirmed = true;
+        self.recovery.on_handshake_confirmed(now);
+        self.discard_epoch(Epoch::Handshake, now);
+        // No Initial packet can matter any more either.
+        self.discard_epoch(Epoch::Initial, now);
+    }
+
+    /// Drops the keys and recovery state of `epoch`.
+    pub(super) fn discard_epoch(&mut self, epoch: Epoch, now: Instant) {
+        if self.spaces[epoch.index()].discarded {
+            return;
+        }
+        self.spaces[epoch.index()].discard();
+        self.recovery.discard_epoch(epoch, now);
+    }
+
+    /// A client learns the server's connection ID from the first packet it receives
+    /// (RFC 9000 §7.2).
+    pub(super) fn learn_peer_cid(&mut self, scid: &[u8]) {
+        if !self.is_server && !self.dcid_from_peer {
+            self.dcid = ConnectionId::from_vec(scid.to_vec());
+            self.dcid_from_peer = true;
+        }
+    }
+
+    /// A server learns the client's connection IDs from its first Initial.
+    pub(super) fn on_first_client_initial(&mut self, dcid: &[u8], scid: &[u8]) -> Result<()> {
+        self.dcid = ConnectionId::from_vec(scid.to_vec());
+        self.dcid_from_peer = true;
+        if self.local_tp.original_destination_connection_id.is_none() {
+            self.odcid = ConnectionId::from_vec(dcid.to_vec());
+        }
+        // Initial keys always come from the DCID of the Initial packets the client sends now
+        // (after a Retry, the one the server chose).
+        let (open, seal) = crate::crypto::initial_keys(dcid, true)?;
+        let space = self.space(Epoch::Initial);
+        space.open = Some(open);
+        space.seal = Some(seal);
+        self.set_server_transport_params()
+    }
+}

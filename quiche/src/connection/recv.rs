@@ -1,0 +1,344 @@
+//! The receive pipeline: datagram → packets → header protection → decryption → frames.
+
+use std::time::Instant;
+
+use super::{Connection, ConnectionError, RecvInfo};
+use crate::config::MIN_UDP_PAYLOAD_SIZE;
+use crate::error::{Error, Result};
+use crate::frame::parse_all;
+use crate::packet::{decrypt_hdr, decrypt_pkt, Epoch, HeaderLayout, Type};
+use crate::tls::{HeaderProtectionKey, PacketKey};
+
+/// Packets kept while the keys to open them are not yet available (RFC 9001 §5.7).
+const MAX_UNDECRYPTABLE: usize = 16;
+
+/// What became of one packet of a datagram.
+enum Fate {
+    /// Processed or dropped on its own; the next coalesced packet starts after this many bytes.
+    Next(usize),
+    /// The rest of the datagram cannot be parsed.
+    StopDatagram,
+}
+
+impl Connection {
+    /// Processes a datagram received at `now`; returns the bytes consumed.
+    pub fn recv_at(&mut self, buf: &mut [u8], info: RecvInfo, now: Instant) -> Result<usize> {
+        let len = buf.len();
+        if len == 0 {
+            return Err(Error::BufferTooShort);
+        }
+        self.last_now = Some(now);
+        if self.lifecycle.is_closed() {
+            return Err(Error::Done);
+        }
+        if self.lifecycle.is_draining() {
+            // Nothing is processed or answered while draining (RFC 9000 §10.2.2).
+            return Ok(len);
+        }
+
+        // A server drops client Initial datagrams smaller than 1200 bytes (RFC 9000 §14.1):
+        // answering them would let an attacker amplify.
+        let first = buf[0];
+        let is_initial = first & 0x80 != 0 && (first & 0x30) >> 4 == 0;
+        if self.is_server && is_initial && len < MIN_UDP_PAYLOAD_SIZE {
+            self.stats.dropped += 1;
+            return Err(Error::InvalidPacket);
+        }
+
+        self.recv_bytes += len as u64;
+        self.stats.recv_bytes += len as u64;
+
+        let mut off = 0;
+        while off < len {
+            match self.recv_packet(&mut buf[off..], info, now)? {
+                Fate::Next(n) => off += n.max(1),
+                Fate::StopDatagram => {
+                    self.stats.dropped += 1;
+                    break;
+                }
+            }
+        }
+
+        self.replay_undecryptable(now)?;
+        Ok(len)
+    }
+
+    /// Handles the packet at the start of `b`.
+    fn recv_packet(&mut self, b: &mut [u8], info: RecvInfo, now: Instant) -> Result<Fate> {
+        let mut hdr = match HeaderLayout::parse(b, self.scid.len()) {
+            Ok(hdr) => hdr,
+            Err(_) => return Ok(Fate::StopDatagram),
+        };
+        let packet_len = hdr.packet_len;
+
+        match hdr.ty {
+            Type::VersionNegotiation => {
+                self.on_version_negotiation(b, &hdr)?;
+                return Ok(Fate::StopDatagram);
+            }
+            // Retry is handled with the rest of address validation (Retry issue); without it
+            // a Retry is dropped and the handshake times out.
+            Type::Retry => return Ok(Fate::StopDatagram),
+            _ => {}
+        }
+
+        if self.lifecycle.is_closing_or_draining() {
+            // Closing: answer with CONNECTION_CLOSE, process nothing (RFC 9000 §10.2.1).
+            self.lifecycle.on_packet_while_closing();
+            return Ok(Fate::Next(packet_len));
+        }
+
+        let dcid = hdr.dcid.get(b);
+        let dcid_ok = dcid == &self.scid[..]
+            || (self.is_server
+                && matches!(hdr.ty, Type::Initial | Type::ZeroRTT)
+                && (!self.dcid_from_peer || dcid == &self.odcid[..]));
+        if !dcid_ok {
+            return Ok(Fate::Next(packet_len));
+        }
+
+        let epoch = match hdr.ty {
+            Type::Initial => Epoch::Initial,
+            Type::Handshake => Epoch::Handshake,
+            _ => Epoch::Application,
+        };
+        if self.spaces[epoch.index()].discarded {
+            return Ok(Fate::Next(packet_len));
+        }
+
+        if self.is_server && !self.dcid_from_peer {
+            if hdr.ty != Type::Initial {
+                return Ok(Fate::Next(packet_len));
+            }
+            let (dcid, scid) = (hdr.dcid.get(b).to_vec(), hdr.scid.get(b).to_vec());
+            self.on_first_client_initial(&dcid, &scid)?;
+        }
+
+        if !self.keys_ready(hdr.ty) {
+            if matches!(hdr.ty, Type::Short | Type::Handshake)
+                && self.undecryptable.len() < MAX_UNDECRYPTABLE
+            {
+                let packet = b.get(..packet_len).unwrap_or(b).to_vec();
+                self.undecryptable.push((packet, info));
+            }
+            return Ok(Fate::Next(packet_len));
+        }
+
+        let largest = self.spaces[epoch.index()]
+            .acks
+            .largest_received()
+            .unwrap_or(0);
+        let ty = hdr.ty;
+        if decrypt_hdr(b, &mut hdr, self.hp_open(ty)?, largest).is_err() {
+            self.stats.dropped += 1;
+            return Ok(Fate::Next(packet_len));
+        }
+        let pn = hdr.pkt_num;
+
+        let key_update = match self.open_payload(b, &hdr, now) {
+            Ok(key_update) => key_update,
+            Err(Error::CryptoFail) => {
+                self.stats.dropped += 1;
+                return Ok(Fate::Next(packet_len));
+            }
+            Err(e) => {
+                self.close_on_error(e, 0, now);
+                return Err(e);
+            }
+        };
+
+        if self.spaces[epoch.index()].acks.is_duplicate(pn) {
+            self.stats.dropped += 1;
+            return Ok(Fate::Next(packet_len));
+        }
+        if key_update {
+            self.on_peer_key_update(now);
+        }
+        if let Some(keys) = self.one_rtt.as_mut().filter(|_| hdr.ty == Type::Short) {
+            keys.first_recv_in_phase = Some(keys.first_recv_in_phase.map_or(pn, |p| p.min(pn)));
+        }
+
+        if !self.is_server && matches!(hdr.ty, Type::Initial | Type::Handshake) {
+            let scid = hdr.scid.get(b).to_vec();
+            self.learn_peer_cid(&scid);
+        }
+
+        let payload = hdr_payload(b, &hdr);
+        let mut ack_eliciting = false;
+        for frame in parse_all(payload, hdr.ty) {
+            let frame = match frame {
+                Ok(frame) => frame,
+                Err(e) => {
+                    self.close_on_error(e, 0, now);
+                    return Err(e);
+                }
+            };
+            ack_eliciting |= frame.is_ack_eliciting();
+            if let Err(e) = self.process_frame(frame, epoch, now) {
+                self.close_on_error(e, 0, now);
+                return Err(e);
+            }
+            if self.lifecycle.is_draining() {
+                break;
+            }
+        }
+
+        let max_ack_delay = std::time::Duration::from_millis(self.local_tp.max_ack_delay);
+        self.spaces[epoch.index()]
+            .acks
+            .on_packet_received(pn, ack_eliciting, now, max_ack_delay);
+        self.stats.recv += 1;
+        self.lifecycle.on_packet_received(now, self.recovery.pto());
+
+        // A Handshake packet from the client proves it owns its address (RFC 9000 §8.1), and
+        // the server no longer needs Initial packets (RFC 9001 §4.9.1).
+        if self.is_server && hdr.ty == Type::Handshake {
+            self.address_validated = true;
+            self.recovery.set_amplification_limited(false, now);
+            self.discard_epoch(Epoch::Initial, now);
+        }
+
+        if let Err(e) = self.drive_handshake() {
+            self.close_on_tls_error(e, now);
+            return Err(e);
+        }
+        Ok(Fate::Next(packet_len))
+    }
+
+    /// Whether the keys that open packets of type `ty` are usable.
+    fn keys_ready(&self, ty: Type) -> bool {
+        match ty {
+            Type::Initial => self.spaces[0].open.is_some(),
+            Type::Handshake => self.spaces[1].open.is_some(),
+            Type::ZeroRTT => self.is_server && self.zero_rtt.is_some(),
+            // A server must not process 1-RTT packets before the handshake completes
+            // (RFC 9001 §5.7), although it has the keys earlier.
+            Type::Short => self.one_rtt.is_some() && (!self.is_server || self.handshake_complete),
+            _ => false,
+        }
+    }
+
+    fn hp_open(&self, ty: Type) -> Result<&dyn HeaderProtectionKey> {
+        let key = match ty {
+            Type::Initial => self.spaces[0].open.as_ref().map(|k| &*k.header),
+            Type::Handshake => self.spaces[1].open.as_ref().map(|k| &*k.header),
+            Type::ZeroRTT => self.zero_rtt.as_ref().map(|k| &*k.header),
+            Type::Short => self.one_rtt.as_ref().map(|k| &*k.hp_open),
+            _ => None,
+        };
+        key.ok_or(Error::InvalidState)
+    }
+
+    /// Decrypts the payload in place. For 1-RTT packets picks the key by key phase (RFC 9001
+    /// §6.3): the current key, the previous one for reordered packets, or the next one when
+    /// the peer updated keys; returns whether it was the next one.
+    fn open_payload(&mut self, b: &mut [u8], hdr: &HeaderLayout, _now: Instant) -> Result<bool> {
+        let key: &dyn PacketKey = match hdr.ty {
+            Type::Initial => {
+                &*self.spaces[0]
+                    .open
+                    .as_ref()
+                    .ok_or(Error::InvalidState)?
+                    .packet
+            }
+            Type::Handshake => {
+                &*self.spaces[1]
+                    .open
+                    .as_ref()
+                    .ok_or(Error::InvalidState)?
+                    .packet
+            }
+            Type::ZeroRTT => &*self.zero_rtt.as_ref().ok_or(Error::InvalidState)?.packet,
+            Type::Short => {
+                let keys = self.one_rtt.as_ref().ok_or(Error::InvalidState)?;
+                if hdr.key_phase == keys.key_phase {
+                    &*keys.open
+                } else if let Some((prev, _)) = keys
+                    .prev_open
+                    .as_ref()
+                    .filter(|_| keys.first_recv_in_phase.is_some_and(|f| hdr.pkt_num < f))
+                {
+                    &**prev
+                } else {
+                    let next = &*keys.next.as_ref().ok_or(Error::CryptoFail)?.1;
+                    decrypt_pkt(b, hdr, next)?;
+                    return Ok(true);
+                }
+            }
+            _ => return Err(Error::InvalidPacket),
+        };
+        decrypt_pkt(b, hdr, key)?;
+        Ok(false)
+    }
+
+    /// The peer moved to the next key phase: follow it (RFC 9001 §6.2).
+    fn on_peer_key_update(&mut self, now: Instant) {
+        let keep_prev = now + self.recovery.pto() * 3;
+        if let Some(keys) = self.one_rtt.as_mut() {
+            keys.update(keep_prev);
+            self.stats.peer_key_updates += 1;
+        }
+    }
+
+    /// A Version Negotiation packet: a client whose version the server does not support
+    /// gives up (RFC 9000 §6.2); anything else ignores it.
+    fn on_version_negotiation(&mut self, b: &[u8], hdr: &HeaderLayout) -> Result<()> {
+        if self.is_server || self.dcid_from_peer || self.stats.recv > 0 {
+            return Ok(());
+        }
+        let Ok(header) = hdr.header(b) else {
+            return Ok(());
+        };
+        let versions = header.versions.unwrap_or_default();
+        if versions.contains(&self.version) {
+            // A VN listing our own version is bogus: ignore it.
+            return Ok(());
+        }
+        self.lifecycle.close_immediately(Some(ConnectionError {
+            is_app: false,
+            error_code: 0,
+            reason: b"version negotiation: no common version".to_vec(),
+        }));
+        Err(Error::UnknownVersion)
+    }
+
+    /// Closes after a TLS failure, with the TLS alert as CRYPTO_ERROR.
+    pub(super) fn close_on_tls_error(&mut self, e: Error, now: Instant) {
+        let e = match (e, self.tls.alert()) {
+            (Error::TlsFail, Some(alert)) => Error::TlsAlert(alert),
+            (e, _) => e,
+        };
+        self.close_on_error(e, 0, now);
+    }
+
+    /// Processes packets that arrived before their keys, now that keys may be ready.
+    fn replay_undecryptable(&mut self, now: Instant) -> Result<()> {
+        if self.undecryptable.is_empty() {
+            return Ok(());
+        }
+        let pending = std::mem::take(&mut self.undecryptable);
+        let mut still = Vec::new();
+        for (mut packet, info) in pending {
+            let ty = match HeaderLayout::parse(&packet, self.scid.len()) {
+                Ok(hdr) => hdr.ty,
+                Err(_) => continue,
+            };
+            if !self.keys_ready(ty) {
+                still.push((packet, info));
+                continue;
+            }
+            self.recv_packet(&mut packet, info, now)?;
+        }
+        still.append(&mut self.undecryptable);
+        still.truncate(MAX_UNDECRYPTABLE);
+        self.undecryptable = still;
+        Ok(())
+    }
+}
+
+/// The decrypted payload of a packet, without the AEAD tag.
+fn hdr_payload<'a>(b: &'a [u8], hdr: &HeaderLayout) -> &'a [u8] {
+    let start = hdr.payload_offset();
+    let end = hdr.packet_len.saturating_sub(crate::crypto::TAG_LEN);
+    b.get(start..end).unwrap_or(&[])
+}

@@ -1,0 +1,588 @@
+//! The send pipeline: which packet number spaces have something to say, packet assembly with
+//! frames written straight into the output buffer, coalescing, padding, sealing in place.
+
+use std::time::Instant;
+
+use octets::OctetsMut;
+
+use super::sent::{SentFrame, SentFrames};
+use super::{Connection, SendInfo, AMPLIFICATION_FACTOR};
+use crate::config::MIN_UDP_PAYLOAD_SIZE;
+use crate::error::{Error, Result};
+use crate::frame::{self, Frame};
+use crate::packet::{encode_pkt_num_len, encrypt_pkt, ConnectionId, Epoch, Header, Type};
+use crate::recovery::SentPacket;
+use crate::stream::ControlFrame;
+use crate::tls::{HeaderProtectionKey, PacketKey};
+
+/// Smallest room worth starting a packet in: header, a few frame bytes and the AEAD tag.
+const MIN_PACKET_ROOM: usize = 64;
+
+/// The ACK Delay exponent we use in Initial and Handshake packets (RFC 9000 §19.3).
+const HANDSHAKE_ACK_DELAY_EXPONENT: u64 = 3;
+
+/// What `write_packet` produced.
+struct Written {
+    len: usize,
+    ack_eliciting: bool,
+}
+
+impl Connection {
+    /// Writes one datagram to send at `now` into `out`.
+    pub fn send_at(&mut self, out: &mut [u8], now: Instant) -> Result<(usize, SendInfo)> {
+        if out.is_empty() {
+            return Err(Error::BufferTooShort);
+        }
+        self.last_now = Some(now);
+        if self.lifecycle.is_closed() || self.lifecycle.is_draining() {
+            return Err(Error::Done);
+        }
+
+        let mut limit = out.len().min(self.max_send_udp_payload_size);
+        if !self.address_validated {
+            // Anti-amplification: at most three times what the client sent (RFC 9000 §8.1).
+            let allowance =
+                (self.recv_bytes * AMPLIFICATION_FACTOR).saturating_sub(self.sent_bytes);
+            let allowance = usize::try_from(allowance).unwrap_or(usize::MAX);
+            self.recovery
+                .set_amplification_limited(allowance < limit, now);
+            limit = limit.min(allowance);
+        }
+        if limit < MIN_PACKET_ROOM {
+            return Err(Error::Done);
+        }
+
+        let mut written = 0;
+        let mut has_initial = false;
+        let mut has_eliciting_initial = false;
+        let epochs = [Epoch::Initial, Epoch::Handshake, Epoch::Application];
+        for (i, &epoch) in epochs.iter().enumerate() {
+            if !self.has_pending(epoch, now) {
+                continue;
+            }
+            if limit - written < MIN_PACKET_ROOM {
+                break;
+            }
+            let is_last = !epochs[i + 1..].iter().any(|&e| self.has_pending(e, now));
+            // Datagrams carrying Initial packets are padded to 1200 bytes: all of the client's,
+            // and the server's ack-eliciting ones (RFC 9000 §14.1).
+            let pad_to = if is_last && (has_initial || epoch == Epoch::Initial) {
+                MIN_UDP_PAYLOAD_SIZE.min(limit)
+            } else {
+                0
+            };
+            let pad_to = if self.is_server && !has_eliciting_initial && epoch != Epoch::Initial {
+                0
+            } else {
+                pad_to
+            };
+            match self.write_packet(epoch, &mut out[written..limit], written, pad_to, now) {
+                Ok(w) => {
+                    written += w.len;
+                    if epoch == Epoch::Initial {
+                        has_initial = true;
+                        has_eliciting_initial |= w.ack_eliciting;
+                    }
+                    // A client discards its Initial keys once it sends a Handshake packet
+                    // (RFC 9001 §4.9.1).
+                    if epoch == Epoch::Handshake && !self.is_server {
+                        self.discard_epoch(Epoch::Initial, now);
+                    }
+                }
+                Err(Error::Done) => continue,
+                Err(e) => return Err(e),
+            }
+            // A short header packet has no Length: it must end the datagram.
+            if epoch == Epoch::Application {
+                break;
+            }
+        }
+
+        if written == 0 {
+            return Err(Error::Done);
+        }
+        if self.lifecycle.close_pending() {
+            self.lifecycle.on_close_sent();
+        }
+        self.sent_bytes += written as u64;
+        self.stats.sent_bytes += written as u64;
+        let info = SendInfo {
+            from: self.local,
+            to: self.peer,
+            at: now,
+        };
+        Ok((written, info))
+    }
+
+    /// The keys to seal packets of `epoch` with, as the packet type they make.
+    fn sealing_type(&self, epoch: Epoch) -> Option<Type> {
+        match epoch {
+            Epoch::Initial => self.spaces[0].seal.as_ref().map(|_| Type::Initial),
+            Epoch::Handshake => self.spaces[1].seal.as_ref().map(|_| Type::Handshake),
+            Epoch::Application => {
+                if self.one_rtt.is_some() {
+                    Some(Type::Short)
+                } else if !self.is_server && self.zero_rtt.is_some() {
+                    Some(Type::ZeroRTT)
+                } else {
+                    None
+                }
+            }
+        }
+    }
+
+    fn is_probing(&self, epoch: Epoch) -> bool {
+        self.recovery.pending_probes(epoch) > 0
+            || (self.anti_deadlock_probe && epoch == self.anti_deadlock_epoch())
+    }
+
+    /// The space of a client's anti-deadlock probe (RFC 9002 §6.2.2.1).
+    fn anti_deadlock_epoch(&self) -> Epoch {
+        if self.spaces[Epoch::Handshake.index()].seal.is_some() {
+            Epoch::Handshake
+        } else {
+            Epoch::Initial
+        }
+    }
+
+    /// Whether a packet of `epoch` has something to carry now.
+    fn has_pending(&self, epoch: Epoch, now: Instant) -> bool {
+        let space = &self.spaces[epoch.index()];
+        let Some(ty) = self.sealing_type(epoch) else {
+            return false;
+        };
+        if space.discarded {
+            return false;
+        }
+        if self.lifecycle.close_pending() {
+            return true;
+        }
+        if self.lifecycle.is_closing_or_draining() {
+            return false;
+        }
+        if ty != Type::ZeroRTT && space.acks.should_send_ack(now) {
+            return true;
+        }
+        if self.is_probing(epoch) {
+            return true;
+        }
+        if self.recovery.cwnd_available() == 0 {
+            return false;
+        }
+        if space.crypto_send.has_pending() {
+            return true;
+        }
+        epoch == Epoch::Application && self.app_has_pending(ty)
+    }
+
+    fn app_has_pending(&self, ty: Type) -> bool {
+        let one_rtt = ty == Type::Short;
+        (one_rtt && (self.handshake_done_pending && self.is_server || self.path_response.is_some()))
+            || self.max_data_pending
+            || self.streams.has_control_frames()
+            || (self.streams.has_data_to_send() && self.tx_max_data > 0)
+    }
+
+    /// Builds and seals one packet of `epoch` in `buf`. `datagram_off` is how much of the
+    /// datagram precedes it; the packet is padded so the datagram reaches `pad_to` bytes.
+    fn write_packet(
+        &mut self,
+        epoch: Epoch,
+        buf: &mut [u8],
+        datagram_off: usize,
+        pad_to: usize,
+        now: Instant,
+    ) -> Result<Written> {
+        let ty = self.sealing_type(epoch).ok_or(Error::Done)?;
+        let pn = self.spaces[epoch.index()].next_pn;
+        let pn_len = encode_pkt_num_len(pn, self.recovery.largest_acked(epoch));
+        let tag_len = crate::crypto::TAG_LEN;
+
+        let pn_offset = {
+            let key_phase = self.one_rtt.as_ref().is_some_and(|k| k.key_phase);
+            let mut hdr = match ty {
+                Type::Short => Header::new_short(ConnectionId::from_ref(&self.dcid), key_phase),
+                _ => Header::new_long(
+                    ty,
+                    self.version,
+                    ConnectionId::from_ref(&self.dcid),
+                    ConnectionId::from_ref(&self.scid),
+                    (ty == Type::Initial).then_some(&[][..]),
+                ),
+            };
+            hdr.pkt_num = pn;
+            hdr.pkt_num_len = pn_len;
+            let mut b = OctetsMut::with_slice(buf);
+            hdr.to_bytes(&mut b).map_err(|_| Error::Done)?
+        };
+        let hdr_len = pn_offset + pn_len;
+        if buf.len() < hdr_len + tag_len + 4 {
+            return Err(Error::Done);
+        }
+        let payload_cap = buf.len() - hdr_len - tag_len;
+
+        let mut frames = self.frames_pool.pop().unwrap_or_default();
+        let (payload_len, ack_eliciting) = {
+            let payload = &mut buf[hdr_len..hdr_len + payload_cap];
+            self.write_frames(epoch, ty, payload, &mut frames, now)?
+        };
+
+        // Pad for the header protection sample (RFC 9001 §5.4.2) and the datagram minimum.
+        let min_payload = 4usize.saturating_sub(pn_len);
+        let for_datagram = pad_to.saturating_sub(datagram_off + hdr_len + tag_len);
+        let padded_len = payload_len
+            .max(min_payload)
+            .max(for_datagram)
+            .min(payload_cap);
+        if payload_len == 0 && padded_len == 0 {
+            self.frames_pool.push(frames);
+            return Err(Error::Done);
+        }
+        buf[hdr_len + payload_len..hdr_len + padded_len].fill(0);
+        let padded = padded_len > payload_len;
+
+        let (hp, key) = self.seal_keys(ty)?;
+        let len = encrypt_pkt(buf, pn, pn_offset, pn_len, padded_len, hp, key)?;
+
+        self.spaces[epoch.index()].next_pn += 1;
+        if let Some(keys) = self.one_rtt.as_mut().filter(|_| ty == Type::Short) {
+            keys.first_sent_in_phase.get_or_insert(pn);
+            keys.sealed_in_phase += 1;
+        }
+        let in_flight = ack_eliciting || padded;
+        if frames.retransmission {
+            self.stats.retrans += 1;
+        }
+        self.recovery.on_packet_sent(
+            SentPacket::new(pn, now, len, ack_eliciting, in_flight, frames),
+            epoch,
+            now,
+        )?;
+        if ack_eliciting {
+            self.lifecycle
+                .on_ack_eliciting_sent(now, self.recovery.pto());
+            if self.anti_deadlock_probe && epoch == self.anti_deadlock_epoch() {
+                self.anti_deadlock_probe = false;
+            }
+        }
+        self.stats.sent += 1;
+        Ok(Written { len, ack_eliciting })
+    }
+
+    fn seal_keys(&self, ty: Type) -> Result<(&dyn HeaderProtectionKey, &dyn PacketKey)> {
+        let keys = match ty {
+            Type::Initial => self.spaces[0].seal.as_ref(),
+            Type::Handshake => self.spaces[1].seal.as_ref(),
+            Type::ZeroRTT => self.zero_rtt.as_ref(),
+            Type::Short => {
+                let k = self.one_rtt.as_ref().ok_or(Error::InvalidState)?;
+                return Ok((&*k.hp_seal, &*k.seal));
+            }
+            _ => None,
+        };
+        let keys = keys.ok_or(Error::InvalidState)?;
+        Ok((&*keys.header, &*keys.packet))
+    }
+
+    /// Writes the frames of one packet into `payload`; returns the bytes written and whether
+    /// the packet is ack-eliciting.
+    fn write_frames(
+        &mut self,
+        epoch: Epoch,
+        ty: Type,
+        payload: &mut [u8],
+        frames: &mut SentFrames,
+        now: Instant,
+    ) -> Result<(usize, bool)> {
+        let cap = payload.len();
+        let mut b = OctetsMut::with_slice(payload);
+        let space = &mut self.spaces[epoch.index()];
+
+        // ACK first: it is never limited by the congestion window. 0-RTT packets cannot carry
+        // one (RFC 9000 §12.4).
+        if ty != Type::ZeroRTT && space.acks.can_piggyback() {
+            let exponent = if epoch == Epoch::Application {
+                self.local_tp.ack_delay_exponent
+            } else {
+                HANDSHAKE_ACK_DELAY_EXPONENT
+            };
+            let delay = space.acks.ack_delay(now).as_micros() as u64 >> exponent;
+            let ecn = space.acks.ecn_counts().map(|c| frame::EcnCounts {
+                ect0: c.ect0,
+                ect1: c.ect1,
+                ecn_ce: c.ce,
+            });
+            let max_len = b.cap();
+            if let Ok(n) =
+                frame::encode_ack(space.acks.ranges(), delay, ecn.as_ref(), max_len, &mut b)
+            {
+                if n > 0 {
+                    if let Some(largest) = space.acks.largest_received() {
+                        frames.push(SentFrame::Ack { largest });
+                    }
+                    space.acks.on_ack_sent();
+                }
+            }
+        }
+
+        if self.lifecycle.close_pending() {
+            self.write_close(epoch, &mut b, frames)?;
+            return Ok((b.off(), false));
+        }
+
+        let probing = self.is_probing(epoch);
+        if !probing && self.recovery.cwnd_available() == 0 {
+            return Ok((b.off(), false));
+        }
+        // The congestion window bounds ack-eliciting bytes (probes may exceed it, RFC 9002
+        // §7.5): leave the packet shorter rather than overshoot.
+        let room_limit = if probing {
+            cap
+        } else {
+            let overhead = cap.saturating_sub(b.cap()) + 64;
+            (self.recovery.cwnd_available() + overhead).min(cap)
+        };
+        let mut eliciting = false;
+
+        if epoch == Epoch::Application && ty == Type::Short {
+            eliciting |= self.write_app_control(&mut b, frames)?;
+        } else if epoch == Epoch::Application {
+            eliciting |= self.write_stream_control(&mut b, frames)?;
+        }
+
+        eliciting |= self.write_crypto(epoch, &mut b, room_limit, frames)?;
+
+        if epoch == Epoch::Application {
+            eliciting |= self.write_streams(&mut b, room_limit, frames)?;
+        }
+
+        if probing && !eliciting && b.cap() > 0 {
+            b.put_u8(0x01)?; // PING
+            frames.push(SentFrame::Other);
+            eliciting = true;
+        }
+        Ok((b.off(), eliciting))
+    }
+
+    /// CONNECTION_CLOSE. In Initial and Handshake packets an application close becomes a
+    /// transport close with APPLICATION_ERROR and no reason (RFC 9000 §10.2.3).
+    fn write_close(
+        &mut self,
+        epoch: Epoch,
+        b: &mut OctetsMut,
+        frames: &mut SentFrames,
+    ) -> Result<()> {
+        let Some(err) = self.lifecycle.local_error() else {
+            return Ok(());
+        };
+        let frame = if err.is_app && epoch == Epoch::Application {
+            Frame::ApplicationClose {
+                error_code: err.error_code,
+                reason: &err.reason,
+            }
+        } else if err.is_app {
+            Frame::ConnectionClose {
+                error_code: crate::WireErrorCode::ApplicationError as u64,
+                frame_type: 0,
+                reason: &[],
+            }
+        } else {
+            Frame::ConnectionClose {
+                error_code: err.error_code,
+                frame_type: 0,
+                reason: &err.reason,
+            }
+        };
+        if frame.wire_len() <= b.cap() {
+            frame.to_bytes(b)?;
+            frames.push(SentFrame::Other);
+        }
+        Ok(())
+    }
+
+    /// HANDSHAKE_DONE, PATH_RESPONSE, MAX_DATA, DATA_BLOCKED and stream control frames.
+    fn write_app_control(&mut self, b: &mut OctetsMut, frames: &mut SentFrames) -> Result<bool> {
+        let mut eliciting = false;
+        if self.is_server && self.handshake_done_pending && b.cap() >= 1 {
+            b.put_u8(0x1e)?;
+            frames.push(SentFrame::HandshakeDone);
+            self.handshake_done_pending = false;
+            eliciting = true;
+        }
+        if let Some(data) = self.path_response {
+            let frame = Frame::PathResponse { data };
+            if frame.wire_len() <= b.cap() {
+                frame.to_bytes(b)?;
+                frames.push(SentFrame::Other);
+                self.path_response = None;
+                eliciting = true;
+            }
+        }
+        eliciting |= self.write_stream_control(b, frames)?;
+        Ok(eliciting)
+    }
+
+    /// MAX_DATA, DATA_BLOCKED and the stream map's control frames (allowed in 0-RTT too).
+    fn write_stream_control(&mut self, b: &mut OctetsMut, frames: &mut SentFrames) -> Result<bool> {
+        let mut eliciting = false;
+        let now = self.last_now;
+        if self.max_data_pending {
+            if let Some(now) = now {
+                self.rx_fc.update_max_data(now);
+            }
+            let frame = Frame::MaxData {
+                max: self.rx_fc.max_data(),
+            };
+            if frame.wire_len() <= b.cap() {
+                frame.to_bytes(b)?;
+                frames.push(SentFrame::MaxData);
+                self.max_data_pending = false;
+                eliciting = true;
+            }
+        }
+        if self.tx_data >= self.tx_max_data
+            && self.streams.has_data_to_send()
+            && self.data_blocked_sent_at != Some(self.tx_max_data)
+        {
+            let frame = Frame::DataBlocked {
+                limit: self.tx_max_data,
+            };
+            if frame.wire_len() <= b.cap() {
+                frame.to_bytes(b)?;
+                frames.push(SentFrame::DataBlocked);
+                self.data_blocked_sent_at = Some(self.tx_max_data);
+                eliciting = true;
+            }
+        }
+        while let Some(cf) = self.streams.next_control_frame() {
+            let frame = control_frame(&cf);
+            if frame.wire_len() > b.cap() {
+                break;
+            }
+            frame.to_bytes(b)?;
+            self.streams.on_control_frame_sent(&cf);
+            frames.push(SentFrame::Control(cf));
+            eliciting = true;
+        }
+        Ok(eliciting)
+    }
+
+    /// CRYPTO frames: lost data first, then new data.
+    fn write_crypto(
+        &mut self,
+        epoch: Epoch,
+        b: &mut OctetsMut,
+        room_limit: usize,
+        frames: &mut SentFrames,
+    ) -> Result<bool> {
+        let mut eliciting = false;
+        let start = b.off();
+        loop {
+            let used = b.off() - start;
+            let room = b.cap().min(room_limit.saturating_sub(used));
+            // Type byte, offset (up to 8 bytes) and a 2-byte length.
+            let max_data = room.saturating_sub(1 + 8 + 2);
+            if max_data == 0 {
+                break;
+            }
+            let Some((offset, data)) = self.spaces[epoch.index()].crypto_send.next_chunk(max_data)
+            else {
+                break;
+            };
+            frame::encode_crypto_header(offset, data.len(), b)?;
+            b.put_bytes(data)?;
+            frames.push(SentFrame::Crypto {
+                offset,
+                len: data.len() as u64,
+            });
+            eliciting = true;
+        }
+        Ok(eliciting)
+    }
+
+    /// STREAM frames in priority order, data copied from the send buffers straight into the
+    /// packet.
+    fn write_streams(
+        &mut self,
+        b: &mut OctetsMut,
+        room_limit: usize,
+        frames: &mut SentFrames,
+    ) -> Result<bool> {
+        let mut eliciting = false;
+        let start = b.off();
+        while let Some(id) = self.streams.next_stream_to_send() {
+            let used = b.off() - start;
+            let room = b.cap().min(room_limit.saturating_sub(used));
+            let Some((offset, ready)) = self.streams.peek_emit(id) else {
+                break;
+            };
+            let want = usize::try_from(ready).unwrap_or(usize::MAX).min(room);
+            let hdr_max = frame::stream_header_len(id, offset, want);
+            if room <= hdr_max {
+                break;
+            }
+            let (emitted, hdr_len) = {
+                let rest = b.as_mut();
+                let data_area = &mut rest[hdr_max..room];
+                let emitted = match self.streams.emit(id, data_area) {
+                    Ok(e) => e,
+                    Err(Error::Done) => break,
+                    Err(e) => return Err(e),
+                };
+                let hdr_len = frame::stream_header_len(id, emitted.offset, emitted.len);
+                if hdr_len < hdr_max {
+                    // The header came out shorter than reserved: close the gap.
+                    rest.copy_within(hdr_max..hdr_max + emitted.len, hdr_len);
+                }
+                (emitted, hdr_len)
+            };
+            frame::encode_stream_header(id, emitted.offset, emitted.len, emitted.fin, b)?;
+            debug_assert_eq!(
+                hdr_len,
+                frame::stream_header_len(id, emitted.offset, emitted.len)
+            );
+            b.skip(emitted.len)?;
+            frames.push(SentFrame::Stream {
+                stream_id: id,
+                offset: emitted.offset,
+                len: emitted.len as u64,
+                fin: emitted.fin,
+            });
+            eliciting = true;
+            if emitted.len == 0 && !emitted.fin {
+                break;
+            }
+        }
+        Ok(eliciting)
+    }
+}
+
+/// The wire frame for a stream-map control frame.
+fn control_frame(cf: &ControlFrame) -> Frame<'static> {
+    match *cf {
+        ControlFrame::ResetStream {
+            stream_id,
+            error_code,
+            final_size,
+        } => Frame::ResetStream {
+            stream_id,
+            error_code,
+            final_size,
+        },
+        ControlFrame::StopSending {
+            stream_id,
+            error_code,
+        } => Frame::StopSending {
+            stream_id,
+            error_code,
+        },
+        ControlFrame::MaxStreamData { stream_id, max } => Frame::MaxStreamData { stream_id, max },
+        ControlFrame::StreamDataBlocked { stream_id, limit } => {
+            Frame::StreamDataBlocked { stream_id, limit }
+        }
+        ControlFrame::MaxStreams { bidi: true, max } => Frame::MaxStreamsBidi { max },
+        ControlFrame::MaxStreams { bidi: false, max } => Frame::MaxStreamsUni { max },
+        ControlFrame::StreamsBlocked { bidi: true, limit } => Frame::StreamsBlockedBidi { limit },
+        ControlFrame::StreamsBlocked { bidi: false, limit } => Frame::StreamsBlockedUni { limit },
+    }
+}

@@ -1,0 +1,429 @@
+//! Connection-level tests on the in-memory pipe.
+
+use std::time::Duration;
+
+use crate::testing::{Direction, LinkConfig, Pipe, Verdict};
+use crate::{Config, Error, Shutdown};
+
+fn cert_path(name: &str) -> String {
+    format!("{}/tests/certs/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn base_config() -> Config {
+    let mut c = Config::new(crate::PROTOCOL_VERSION).unwrap();
+    c.set_application_protos(&[b"hq-interop"]).unwrap();
+    c.set_max_idle_timeout(30_000);
+    c.set_initial_max_data(16 << 20);
+    c.set_initial_max_stream_data_bidi_local(8 << 20);
+    c.set_initial_max_stream_data_bidi_remote(8 << 20);
+    c.set_initial_max_stream_data_uni(8 << 20);
+    c.set_initial_max_streams_bidi(100);
+    c.set_initial_max_streams_uni(100);
+    c
+}
+
+pub(crate) fn client_config() -> Config {
+    let mut c = base_config();
+    c.verify_peer(false);
+    c
+}
+
+pub(crate) fn server_config() -> Config {
+    let mut c = base_config();
+    c.load_cert_chain_from_pem_file(&cert_path("cert.crt"))
+        .unwrap();
+    c.load_priv_key_from_pem_file(&cert_path("cert.key"))
+        .unwrap();
+    c
+}
+
+#[test]
+fn handshake_without_verification() {
+    let mut pipe = Pipe::new(&mut client_config(), &mut server_config()).unwrap();
+    pipe.handshake().unwrap();
+    assert_eq!(pipe.client.application_proto(), b"hq-interop");
+    assert_eq!(pipe.server.application_proto(), b"hq-interop");
+    // The client's handshake is confirmed by HANDSHAKE_DONE shortly after.
+    pipe.run_until(Duration::from_secs(5), |p| p.client.handshake_confirmed)
+        .unwrap();
+    assert!(pipe.client.spaces[0].discarded && pipe.client.spaces[1].discarded);
+    assert!(pipe.server.spaces[0].discarded && pipe.server.spaces[1].discarded);
+}
+
+#[test]
+fn handshake_with_verification() {
+    let mut client = base_config();
+    client
+        .load_verify_locations_from_file(&cert_path("rootca.crt"))
+        .unwrap();
+    client.verify_peer(true);
+    let mut pipe = Pipe::new(&mut client, &mut server_config()).unwrap();
+    pipe.handshake().unwrap();
+}
+
+#[test]
+fn untrusted_certificate_fails_the_handshake() {
+    let mut client = base_config();
+    client
+        .load_verify_locations_from_file(&cert_path("other-rootca.crt"))
+        .unwrap();
+    client.verify_peer(true);
+    let mut pipe = Pipe::new(&mut client, &mut server_config()).unwrap();
+    assert!(pipe.handshake().is_err());
+    // The client closes with CRYPTO_ERROR carrying unknown_ca (48): 0x100 + 48.
+    let err = pipe.client.local_error().expect("client closed");
+    assert_eq!(err.error_code, 0x130);
+    pipe.run_until(Duration::from_secs(5), |p| p.server.peer_error().is_some())
+        .unwrap();
+    assert_eq!(pipe.server.peer_error().unwrap().error_code, 0x130);
+}
+
+#[test]
+fn alpn_mismatch_fails_cleanly_on_both_sides() {
+    let mut server = server_config();
+    server.set_application_protos(&[b"h3"]).unwrap();
+    let mut pipe = Pipe::new(&mut client_config(), &mut server).unwrap();
+    assert!(pipe.handshake().is_err());
+    // no_application_protocol (120) as CRYPTO_ERROR: 0x178 (RFC 9001 §8.1).
+    assert_eq!(pipe.server.local_error().unwrap().error_code, 0x178);
+    pipe.run_until(Duration::from_secs(5), |p| p.client.peer_error().is_some())
+        .unwrap();
+    assert_eq!(pipe.client.peer_error().unwrap().error_code, 0x178);
+    assert!(!pipe.client.is_established() && !pipe.server.is_established());
+}
+
+/// Deterministic pseudo-random payload.
+fn payload(len: usize, seed: u64) -> Vec<u8> {
+    let mut rng = crate::testing::Rng(seed | 1);
+    rng.bytes(len)
+}
+
+fn sha256(data: &[u8]) -> Vec<u8> {
+    ring::digest::digest(&ring::digest::SHA256, data)
+        .as_ref()
+        .to_vec()
+}
+
+/// Sends `data` from the client to the server on stream 0 and returns what the server read,
+/// failing after `limit` of virtual time.
+fn upload(pipe: &mut Pipe, data: &[u8], limit: Duration) -> Vec<u8> {
+    let mut sent = 0;
+    let mut received = Vec::with_capacity(data.len());
+    let mut buf = vec![0u8; 65536];
+    let mut fin = false;
+    let deadline = pipe.now + limit;
+    while !fin {
+        assert!(
+            pipe.now < deadline,
+            "transfer did not finish in {limit:?}: {sent} sent, {} received",
+            received.len()
+        );
+        if sent < data.len() {
+            match pipe.client.stream_send(0, &data[sent..], true) {
+                Ok(n) => sent += n,
+                Err(Error::Done) => {}
+                Err(e) => panic!("stream_send: {e:?}"),
+            }
+        }
+        for id in pipe.server.readable().collect::<Vec<_>>() {
+            loop {
+                match pipe.server.stream_recv(id, &mut buf) {
+                    Ok((n, f)) => {
+                        received.extend_from_slice(&buf[..n]);
+                        fin |= f;
+                    }
+                    Err(Error::Done) => break,
+                    Err(e) => panic!("stream_recv: {e:?}"),
+                }
+            }
+        }
+        if !pipe.step().unwrap() {
+            break;
+        }
+    }
+    received
+}
+
+fn lossy_pipe(loss: f64, reorder: f64, seed: u64) -> Pipe {
+    let link = LinkConfig {
+        delay: Duration::from_millis(10),
+        rate_bps: Some(100_000_000),
+        queue_bytes: Some(1_000_000),
+        loss,
+        reorder,
+        ..LinkConfig::default()
+    };
+    let mut pipe = Pipe::with_links(
+        &mut client_config(),
+        &mut server_config(),
+        link.clone(),
+        link,
+        seed,
+    )
+    .unwrap();
+    pipe.handshake().unwrap();
+    pipe
+}
+
+fn transfer_intact(loss: f64, reorder: f64, seed: u64) -> Pipe {
+    let data = payload(10 << 20, seed);
+    let mut pipe = lossy_pipe(loss, reorder, seed);
+    let got = upload(&mut pipe, &data, Duration::from_secs(600));
+    assert_eq!(got.len(), data.len());
+    assert_eq!(sha256(&got), sha256(&data));
+    // Let the last acknowledgements arrive.
+    pipe.run_until(Duration::from_secs(10), |p| {
+        p.client.path_stats().bytes_in_flight == 0
+    })
+    .unwrap();
+    // Every loss the sender declared was a datagram the link dropped, unless later proven
+    // spurious (acknowledged after all) or dropped by the receiver as a late duplicate.
+    let stats = pipe.client.stats();
+    let link = pipe.link_stats(Direction::ToServer);
+    let dropped = (link.dropped_random + link.dropped_queue) as usize + pipe.server.stats().dropped;
+    assert!(
+        stats.lost - stats.spurious_lost <= dropped,
+        "lost {} spurious {} dropped {dropped}",
+        stats.lost,
+        stats.spurious_lost
+    );
+    pipe
+}
+
+#[test]
+fn transfer_10mib_no_loss() {
+    let pipe = transfer_intact(0.0, 0.0, 1);
+    assert_eq!(pipe.link_stats(Direction::ToServer).dropped_random, 0);
+}
+
+#[test]
+fn transfer_10mib_5_percent_loss() {
+    let pipe = transfer_intact(0.05, 0.0, 2);
+    let stats = pipe.client.stats();
+    assert!(stats.lost > 0);
+    assert!(stats.lost_by_packet_threshold > 0, "{stats:?}");
+}
+
+#[test]
+fn transfer_10mib_20_percent_loss() {
+    let pipe = transfer_intact(0.20, 0.0, 3);
+    assert!(pipe.client.stats().lost > 0);
+}
+
+#[test]
+fn transfer_10mib_with_reordering() {
+    transfer_intact(0.0, 0.05, 4);
+}
+
+/// After the handshake, drops client datagrams whose index is in `drop`.
+fn drop_client_datagrams(pipe: &mut Pipe, drop: Vec<u64>) {
+    let base = pipe.link_stats(Direction::ToServer).sent;
+    pipe.hook = Some(Box::new(move |d| {
+        if d.direction == Direction::ToServer && drop.contains(&(d.index - base)) {
+            Verdict::Drop
+        } else {
+            Verdict::Deliver
+        }
+    }));
+}
+
+#[test]
+fn time_threshold_detects_loss_with_too_few_later_packets() {
+    let mut pipe = lossy_pipe(0.0, 0.0, 5);
+    pipe.run_until(Duration::from_secs(5), |p| p.client.handshake_confirmed)
+        .unwrap();
+    // Three packets of data; the first is dropped. Only two later packets can be
+    // acknowledged, fewer than the packet threshold of 3, so only the time threshold can
+    // declare it lost (RFC 9002 §6.1.2).
+    drop_client_datagrams(&mut pipe, vec![0]);
+    let data = payload(3000, 5);
+    let got = upload(&mut pipe, &data, Duration::from_secs(30));
+    assert_eq!(got, data);
+    let stats = pipe.client.stats();
+    assert_eq!(stats.lost_by_packet_threshold, 0, "{stats:?}");
+    assert!(stats.lost_by_time_threshold >= 1, "{stats:?}");
+}
+
+#[test]
+fn tail_loss_is_recovered_by_pto_probes() {
+    let mut pipe = lossy_pipe(0.0, 0.0, 6);
+    pipe.run_until(Duration::from_secs(5), |p| p.client.handshake_confirmed)
+        .unwrap();
+    // The only data packet is lost: nothing later can reveal it, so the PTO must fire and a
+    // probe carry the data again (RFC 9002 §6.2).
+    drop_client_datagrams(&mut pipe, vec![0]);
+    let data = payload(500, 6);
+    let got = upload(&mut pipe, &data, Duration::from_secs(30));
+    assert_eq!(got, data);
+    let stats = pipe.client.stats();
+    assert!(stats.pto_count >= 1, "{stats:?}");
+    assert!(stats.pto_probes_sent >= 1, "{stats:?}");
+}
+
+#[test]
+fn idle_timeout_closes_both_sides() {
+    let mut client = client_config();
+    client.set_max_idle_timeout(1_000);
+    let mut pipe = Pipe::new(&mut client, &mut server_config()).unwrap();
+    pipe.handshake().unwrap();
+    let start = pipe.now;
+    pipe.run_until(Duration::from_secs(10), |p| {
+        p.client.is_closed() && p.server.is_closed()
+    })
+    .unwrap();
+    assert!(pipe.client.is_timed_out() && pipe.server.is_timed_out());
+    // The smaller of both idle timeouts (1 s, not the server's 30 s) applied.
+    assert!(
+        pipe.now - start < Duration::from_secs(3),
+        "{:?}",
+        pipe.now - start
+    );
+    assert!(pipe.client.peer_error().is_none() && pipe.server.peer_error().is_none());
+}
+
+#[test]
+fn application_close_from_client_reaches_server() {
+    let mut pipe = Pipe::new(&mut client_config(), &mut server_config()).unwrap();
+    pipe.handshake().unwrap();
+    pipe.client.close(true, 42, b"bye").unwrap();
+    assert_eq!(pipe.client.close(true, 43, b"again"), Err(Error::Done));
+    pipe.run_until(Duration::from_secs(5), |p| p.server.is_draining())
+        .unwrap();
+    let err = pipe.server.peer_error().unwrap();
+    assert!(err.is_app);
+    assert_eq!(err.error_code, 42);
+    assert_eq!(err.reason, b"bye");
+    // Both sides end after their closing/draining periods.
+    pipe.run_until(Duration::from_secs(10), |p| {
+        p.client.is_closed() && p.server.is_closed()
+    })
+    .unwrap();
+    assert!(!pipe.client.is_timed_out());
+}
+
+#[test]
+fn transport_close_from_server_reaches_client() {
+    let mut pipe = Pipe::new(&mut client_config(), &mut server_config()).unwrap();
+    pipe.handshake().unwrap();
+    pipe.server
+        .close(false, 0x0a, b"protocol violation")
+        .unwrap();
+    pipe.run_until(Duration::from_secs(5), |p| p.client.peer_error().is_some())
+        .unwrap();
+    let err = pipe.client.peer_error().unwrap();
+    assert!(!err.is_app);
+    assert_eq!(err.error_code, 0x0a);
+    assert_eq!(err.reason, b"protocol violation");
+    assert!(pipe.client.is_draining());
+}
+
+#[test]
+fn stream_reset_is_seen_by_the_reader() {
+    let mut pipe = Pipe::new(&mut client_config(), &mut server_config()).unwrap();
+    pipe.handshake().unwrap();
+    assert_eq!(pipe.client.stream_send(0, b"hello", false), Ok(5));
+    pipe.run_until(Duration::from_secs(5), |p| p.server.stream_readable(0))
+        .unwrap();
+    pipe.client.stream_shutdown(0, Shutdown::Write, 7).unwrap();
+    let mut buf = [0u8; 16];
+    pipe.run_until(Duration::from_secs(5), |p| {
+        matches!(
+            p.server.stream_recv(0, &mut buf),
+            Err(Error::StreamReset(7))
+        )
+    })
+    .unwrap();
+}
+
+/// The client's first datagram, and a server connection that has not seen it.
+fn first_flight() -> (Vec<u8>, crate::Connection, crate::RecvInfo) {
+    let mut pipe = Pipe::new(&mut client_config(), &mut server_config()).unwrap();
+    let mut out = vec![0u8; 1500];
+    let (n, _) = pipe.client.send_at(&mut out, pipe.now).unwrap();
+    out.truncate(n);
+    let info = crate::RecvInfo {
+        from: pipe.client_addr,
+        to: pipe.server_addr,
+    };
+    (out, pipe.server, info)
+}
+
+#[test]
+fn client_initial_is_padded_to_1200_bytes() {
+    let (dgram, _, _) = first_flight();
+    assert!(dgram.len() >= 1200, "{}", dgram.len());
+}
+
+#[test]
+fn corrupted_initial_is_dropped_without_reply() {
+    let now = crate::testing::virtual_epoch();
+    let mut out = [0u8; 1500];
+    for pos in [0usize, 5, 30, 100, 600, 1199] {
+        let (mut dgram, mut server, info) = first_flight();
+        dgram[pos] ^= 0x41;
+        let _ = server.recv_at(&mut dgram, info, now);
+        assert_eq!(
+            server.send_at(&mut out, now),
+            Err(Error::Done),
+            "byte {pos}"
+        );
+        assert!(!server.is_closed() || pos == 0);
+    }
+}
+
+#[test]
+fn short_initial_datagram_is_dropped_by_the_server() {
+    let now = crate::testing::virtual_epoch();
+    let (mut dgram, mut server, info) = first_flight();
+    let mut short = dgram[..1000].to_vec();
+    assert_eq!(
+        server.recv_at(&mut short, info, now),
+        Err(Error::InvalidPacket)
+    );
+    let mut out = [0u8; 1500];
+    assert_eq!(server.send_at(&mut out, now), Err(Error::Done));
+    // The full datagram is still accepted afterwards.
+    assert!(server.recv_at(&mut dgram, info, now).is_ok());
+    assert!(server.send_at(&mut out, now).is_ok());
+}
+
+#[test]
+fn unknown_version_gets_version_negotiation() {
+    // What a server does with a packet of an unknown version: parse the version-independent
+    // header, see the version is unsupported, answer with Version Negotiation.
+    let (mut dgram, _, _) = first_flight();
+    dgram[1..5].copy_from_slice(&0x1a2a_3a4au32.to_be_bytes());
+    let hdr = crate::packet::Header::from_slice(&mut dgram, 16).unwrap();
+    assert!(!crate::version_is_supported(hdr.version));
+    let mut out = [0u8; 256];
+    let n = crate::negotiate_version(&hdr.scid, &hdr.dcid, &mut out).unwrap();
+    let vn = crate::packet::Header::from_slice(&mut out[..n], 16).unwrap();
+    assert_eq!(vn.ty, crate::Type::VersionNegotiation);
+    assert_eq!(&vn.dcid[..], &hdr.scid[..]);
+    assert_eq!(&vn.scid[..], &hdr.dcid[..]);
+    assert!(vn.versions.unwrap().contains(&crate::PROTOCOL_VERSION));
+}
+
+#[test]
+fn client_gives_up_on_version_negotiation_without_its_version() {
+    let mut pipe = Pipe::new(&mut client_config(), &mut server_config()).unwrap();
+    let mut out = vec![0u8; 1500];
+    let (n, _) = pipe.client.send_at(&mut out, pipe.now).unwrap();
+    let hdr = crate::packet::Header::from_slice(&mut out[..n], 16).unwrap();
+    // A Version Negotiation packet listing only versions we do not speak.
+    let mut vn = vec![0x80, 0, 0, 0, 0];
+    vn.push(hdr.scid.len() as u8);
+    vn.extend_from_slice(&hdr.scid);
+    vn.push(hdr.dcid.len() as u8);
+    vn.extend_from_slice(&hdr.dcid);
+    vn.extend_from_slice(&0xff00_001du32.to_be_bytes());
+    let info = crate::RecvInfo {
+        from: pipe.server_addr,
+        to: pipe.client_addr,
+    };
+    assert_eq!(
+        pipe.client.recv_at(&mut vn, info, pipe.now),
+        Err(Error::UnknownVersion)
+    );
+    assert!(pipe.client.is_closed());
+}

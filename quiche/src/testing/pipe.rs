@@ -1,0 +1,427 @@
+//! An in-memory pipe that connects a client and a server [`Connection`] on a
+//! virtual clock through a modelled link, and a pcap writer for dissecting what they exchanged.
+//!
+//! Everything here is deterministic: the clock only moves when the pipe moves it, and random
+//! loss, reordering and duplication come from a seeded generator.
+
+use super::{pcap, virtual_epoch, Rng};
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use crate::{Config, Connection, ConnectionId, Error, RecvInfo, Result};
+
+/// Which way a datagram travels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// From the client to the server.
+    ToServer,
+    /// From the server to the client.
+    ToClient,
+}
+
+/// What the pipe's hook decides for one datagram.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Deliver it as the link model says.
+    Deliver,
+    /// Drop it.
+    Drop,
+    /// Deliver it this much later than the link model says (reordering).
+    Delay(Duration),
+    /// Deliver it twice.
+    Duplicate,
+}
+
+/// A datagram as the hook sees it.
+#[derive(Debug)]
+pub struct DatagramInfo<'a> {
+    /// Which way it travels.
+    pub direction: Direction,
+    /// How many datagrams this side sent before it.
+    pub index: u64,
+    /// When it was sent.
+    pub sent_at: Instant,
+    /// Its bytes.
+    pub data: &'a [u8],
+}
+
+/// A decision made for each datagram before the link model applies.
+pub type Hook = Box<dyn FnMut(&DatagramInfo) -> Verdict>;
+
+/// The model of one direction of the link: a bottleneck with a drop-tail queue, a propagation
+/// delay, and random loss, reordering and duplication.
+#[derive(Clone, Debug)]
+pub struct LinkConfig {
+    /// One-way propagation delay.
+    pub delay: Duration,
+    /// Bottleneck rate in bits per second; `None` is infinitely fast.
+    pub rate_bps: Option<u64>,
+    /// Bytes the bottleneck queue holds before it drops arrivals; `None` is unbounded.
+    pub queue_bytes: Option<usize>,
+    /// Probability that a datagram is lost at random.
+    pub loss: f64,
+    /// Probability that a datagram is delayed by `reorder_delay` (arrives after later ones).
+    pub reorder: f64,
+    /// The extra delay of reordered datagrams.
+    pub reorder_delay: Duration,
+    /// Probability that a datagram is delivered twice.
+    pub duplicate: f64,
+}
+
+impl Default for LinkConfig {
+    fn default() -> Self {
+        LinkConfig {
+            delay: Duration::from_millis(10),
+            rate_bps: None,
+            queue_bytes: None,
+            loss: 0.0,
+            reorder: 0.0,
+            reorder_delay: Duration::from_millis(5),
+            duplicate: 0.0,
+        }
+    }
+}
+
+/// Counters of what the link did.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LinkStats {
+    /// Datagrams offered to the link.
+    pub sent: u64,
+    /// Datagrams delivered (duplicates count twice).
+    pub delivered: u64,
+    /// Datagrams lost at random or by the hook.
+    pub dropped_random: u64,
+    /// Datagrams dropped because the bottleneck queue was full.
+    pub dropped_queue: u64,
+    /// Bytes offered to the link.
+    pub bytes: u64,
+}
+
+struct InFlight {
+    arrival: Instant,
+    seq: u64,
+    direction: Direction,
+    data: Vec<u8>,
+}
+
+impl PartialEq for InFlight {
+    fn eq(&self, other: &Self) -> bool {
+        (self.arrival, self.seq) == (other.arrival, other.seq)
+    }
+}
+impl Eq for InFlight {}
+impl PartialOrd for InFlight {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for InFlight {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (self.arrival, self.seq).cmp(&(other.arrival, other.seq))
+    }
+}
+
+struct Link {
+    config: LinkConfig,
+    /// When the bottleneck finishes serialising what it has accepted so far.
+    busy_until: Option<Instant>,
+    sent_index: u64,
+    stats: LinkStats,
+}
+
+impl Link {
+    fn new(config: LinkConfig) -> Self {
+        Link {
+            config,
+            busy_until: None,
+            sent_index: 0,
+            stats: LinkStats::default(),
+        }
+    }
+
+    /// When a datagram of `len` bytes offered at `now` reaches the far end, or `None` when the
+    /// drop-tail queue is full.
+    fn schedule(&mut self, now: Instant, len: usize) -> Option<Instant> {
+        let Some(rate) = self.config.rate_bps else {
+            return Some(now + self.config.delay);
+        };
+        let start = self.busy_until.map_or(now, |b| b.max(now));
+        if let Some(limit) = self.config.queue_bytes {
+            let backlog = start.saturating_duration_since(now).as_secs_f64() * rate as f64 / 8.0;
+            if backlog + len as f64 > limit as f64 {
+                return None;
+            }
+        }
+        let serialisation = Duration::from_secs_f64(len as f64 * 8.0 / rate as f64);
+        let done = start + serialisation;
+        self.busy_until = Some(done);
+        Some(done + self.config.delay)
+    }
+}
+
+/// A client and a server connection joined by a modelled link on a virtual clock.
+pub struct Pipe {
+    /// The client side.
+    pub client: Connection,
+    /// The server side.
+    pub server: Connection,
+    /// The virtual time now.
+    pub now: Instant,
+    /// The client's address.
+    pub client_addr: SocketAddr,
+    /// The server's address.
+    pub server_addr: SocketAddr,
+    /// Decides the fate of individual datagrams before the link model applies.
+    pub hook: Option<Hook>,
+    /// Records every datagram that enters the link, for tshark.
+    pub pcap: Option<pcap::PcapWriter<Box<dyn std::io::Write>>>,
+    start: Instant,
+    links: [Link; 2],
+    in_flight: BinaryHeap<Reverse<InFlight>>,
+    seq: u64,
+    rng: Rng,
+    buf: Vec<u8>,
+}
+
+impl Pipe {
+    /// A pipe whose connections use the given configurations and a symmetric link.
+    pub fn new(client_config: &mut Config, server_config: &mut Config) -> Result<Pipe> {
+        Self::with_links(
+            client_config,
+            server_config,
+            LinkConfig::default(),
+            LinkConfig::default(),
+            1,
+        )
+    }
+
+    /// A pipe with a link model per direction and a seed for its randomness.
+    pub fn with_links(
+        client_config: &mut Config,
+        server_config: &mut Config,
+        to_server: LinkConfig,
+        to_client: LinkConfig,
+        seed: u64,
+    ) -> Result<Pipe> {
+        let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+        let client_addr: SocketAddr = "127.0.0.1:4321".parse().map_err(|_| Error::InvalidState)?;
+        let server_addr: SocketAddr = "127.0.0.1:443".parse().map_err(|_| Error::InvalidState)?;
+        let now = virtual_epoch();
+
+        let mut client_scid = [0u8; 16];
+        rng.fill(&mut client_scid);
+        let mut server_scid = [0u8; 16];
+        rng.fill(&mut server_scid);
+
+        let client = crate::connect(
+            Some("localhost"),
+            &ConnectionId::from_ref(&client_scid),
+            client_addr,
+            server_addr,
+            client_config,
+        )?;
+        let server = crate::accept(
+            &ConnectionId::from_ref(&server_scid),
+            None,
+            server_addr,
+            client_addr,
+            server_config,
+        )?;
+
+        Ok(Pipe {
+            client,
+            server,
+            now,
+            client_addr,
+            server_addr,
+            hook: None,
+            pcap: None,
+            start: now,
+            links: [Link::new(to_server), Link::new(to_client)],
+            in_flight: BinaryHeap::new(),
+            seq: 0,
+            rng,
+            buf: vec![0; 65535],
+        })
+    }
+
+    /// Virtual time elapsed since the pipe was created.
+    pub fn elapsed(&self) -> Duration {
+        self.now - self.start
+    }
+
+    /// Counters of the link in one direction.
+    pub fn link_stats(&self, direction: Direction) -> LinkStats {
+        self.links[direction as usize].stats
+    }
+
+    /// Lets both sides send everything they can now, putting the datagrams on the link.
+    pub fn flush(&mut self) -> Result<()> {
+        for direction in [Direction::ToServer, Direction::ToClient] {
+            loop {
+                let conn = match direction {
+                    Direction::ToServer => &mut self.client,
+                    Direction::ToClient => &mut self.server,
+                };
+                let (len, info) = match conn.send_at(&mut self.buf, self.now) {
+                    Ok(v) => v,
+                    Err(Error::Done) => break,
+                    Err(e) => return Err(e),
+                };
+                // Pacing: a datagram leaves no earlier than the time the sender asked for.
+                let leave = info.at.max(self.now);
+                let data = self.buf[..len].to_vec();
+                self.offer(direction, leave, data);
+                if leave > self.now {
+                    // The sender is pacing: give the other side its turn and come back later.
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn offer(&mut self, direction: Direction, at: Instant, data: Vec<u8>) {
+        let link = &mut self.links[direction as usize];
+        let index = link.sent_index;
+        link.sent_index += 1;
+        link.stats.sent += 1;
+        link.stats.bytes += data.len() as u64;
+
+        if let Some(pcap) = self.pcap.as_mut() {
+            let (from, to) = match direction {
+                Direction::ToServer => (self.client_addr, self.server_addr),
+                Direction::ToClient => (self.server_addr, self.client_addr),
+            };
+            // A capture that fails to write only loses the capture, never the transfer.
+            let _ = pcap.write_datagram(at - self.start, from, to, &data);
+        }
+
+        let verdict = match self.hook.as_mut() {
+            Some(hook) => hook(&DatagramInfo {
+                direction,
+                index,
+                sent_at: at,
+                data: &data,
+            }),
+            None => Verdict::Deliver,
+        };
+        let link = &mut self.links[direction as usize];
+        if verdict == Verdict::Drop || self.rng.chance(link.config.loss) {
+            link.stats.dropped_random += 1;
+            return;
+        }
+        let Some(mut arrival) = link.schedule(at, data.len()) else {
+            link.stats.dropped_queue += 1;
+            return;
+        };
+        if let Verdict::Delay(extra) = verdict {
+            arrival += extra;
+        } else if self.rng.chance(link.config.reorder) {
+            arrival += link.config.reorder_delay;
+        }
+        let copies = if verdict == Verdict::Duplicate || self.rng.chance(link.config.duplicate) {
+            2
+        } else {
+            1
+        };
+        for _ in 0..copies {
+            self.seq += 1;
+            self.in_flight.push(Reverse(InFlight {
+                arrival,
+                seq: self.seq,
+                direction,
+                data: data.clone(),
+            }));
+        }
+    }
+
+    /// Delivers every datagram that has arrived by now. Errors from `recv` of a single datagram
+    /// are the receiver's business (it drops the datagram or closes); they are not returned.
+    pub fn deliver(&mut self) {
+        while let Some(Reverse(head)) = self.in_flight.peek() {
+            if head.arrival > self.now {
+                break;
+            }
+            let Some(Reverse(mut dgram)) = self.in_flight.pop() else {
+                break;
+            };
+            let link = &mut self.links[dgram.direction as usize];
+            link.stats.delivered += 1;
+            let (conn, info) = match dgram.direction {
+                Direction::ToServer => (
+                    &mut self.server,
+                    RecvInfo {
+                        from: self.client_addr,
+                        to: self.server_addr,
+                    },
+                ),
+                Direction::ToClient => (
+                    &mut self.client,
+                    RecvInfo {
+                        from: self.server_addr,
+                        to: self.client_addr,
+                    },
+                ),
+            };
+            let _ = conn.recv_at(&mut dgram.data, info, self.now);
+        }
+    }
+
+    /// The next moment something happens: a datagram arrives or a timer fires.
+    fn next_event(&self) -> Option<Instant> {
+        let arrival = self.in_flight.peek().map(|Reverse(d)| d.arrival);
+        let timers = [self.client.timeout_instant(), self.server.timeout_instant()];
+        arrival
+            .into_iter()
+            .chain(timers.into_iter().flatten())
+            .min()
+    }
+
+    /// Runs one step: both sides send, arrivals are delivered, the clock jumps to the next
+    /// event and due timers fire. Returns false when nothing is left to happen.
+    pub fn step(&mut self) -> Result<bool> {
+        self.flush()?;
+        self.deliver();
+        self.flush()?;
+        let Some(next) = self.next_event() else {
+            return Ok(false);
+        };
+        if next > self.now {
+            self.now = next;
+        }
+        self.deliver();
+        if self.client.timeout_instant().is_some_and(|t| t <= self.now) {
+            self.client.on_timeout_at(self.now);
+        }
+        if self.server.timeout_instant().is_some_and(|t| t <= self.now) {
+            self.server.on_timeout_at(self.now);
+        }
+        Ok(true)
+    }
+
+    /// Steps until `done` holds, failing after `limit` of virtual time.
+    pub fn run_until(
+        &mut self,
+        limit: Duration,
+        mut done: impl FnMut(&mut Pipe) -> bool,
+    ) -> Result<()> {
+        let deadline = self.now + limit;
+        while !done(self) {
+            if self.now > deadline || !self.step()? {
+                return Err(Error::Done);
+            }
+        }
+        Ok(())
+    }
+
+    /// Completes the handshake on both sides.
+    pub fn handshake(&mut self) -> Result<()> {
+        self.run_until(Duration::from_secs(30), |p| {
+            p.client.is_established() && p.server.is_established()
+        })
+    }
+}
