@@ -223,7 +223,7 @@ impl Connection {
         }
     }
 
-    fn on_frames_lost(&mut self, epoch: Epoch, frames: &SentFrames) {
+    pub(super) fn on_frames_lost(&mut self, epoch: Epoch, frames: &SentFrames) {
         if self.spaces[epoch.index()].discarded {
             return;
         }

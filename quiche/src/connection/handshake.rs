@@ -80,7 +80,7 @@ impl Connection {
             tp.validate_connection_ids(&ExpectedCids {
                 initial_source: &self.dcid,
                 original_destination: Some(&self.odcid),
-                retry_source: None,
+                retry_source: self.retry_scid.as_deref(),
             })?;
         }
 
@@ -166,5 +166,54 @@ impl Connection {
         space.open = Some(open);
         space.seal = Some(seal);
         self.set_server_transport_params()
+    }
+}
+
+impl Connection {
+    /// A client received a Retry (RFC 9000 §17.2.5.2): check it, then start over towards the
+    /// connection ID the server chose, with its token, keeping packet numbers.
+    pub(super) fn on_retry(&mut self, b: &[u8], hdr: &crate::packet::HeaderLayout) -> Result<()> {
+        // Only one Retry, and only before anything else came from the server.
+        if self.is_server || self.retry_scid.is_some() || self.dcid_from_peer || self.stats.recv > 0
+        {
+            return Ok(());
+        }
+        let packet = b.get(..hdr.packet_len).ok_or(Error::InvalidPacket)?;
+        if crate::packet::verify_retry_integrity(packet, &self.odcid).is_err() {
+            self.stats.dropped += 1;
+            return Ok(());
+        }
+        let token = hdr.token.map(|t| t.get(b)).unwrap_or(&[]);
+        if token.is_empty() {
+            self.stats.dropped += 1;
+            return Ok(());
+        }
+        let scid = ConnectionId::from_vec(hdr.scid.get(b).to_vec());
+        self.token = Some(token.to_vec());
+        self.dcid = scid.clone();
+        self.retry_scid = Some(scid);
+
+        // New Initial keys from the server's chosen connection ID (RFC 9001 §5.2).
+        let (open, seal) = crate::crypto::initial_keys(&self.dcid, false)?;
+        let space = self.space(Epoch::Initial);
+        space.open = Some(open);
+        space.seal = Some(seal);
+
+        // Loss recovery starts afresh (RFC 9002 §6.3), but what was sent must be sent again:
+        // the ClientHello and any 0-RTT data.
+        for epoch in [Epoch::Initial, Epoch::Application] {
+            let sent: Vec<_> = self
+                .recovery
+                .sent_packets(epoch)
+                .iter()
+                .map(|p| p.payload.clone())
+                .collect();
+            for frames in &sent {
+                self.on_frames_lost(epoch, frames);
+            }
+        }
+        self.recovery = super::build_recovery(&self.recovery_config, self.cc_factory.as_deref());
+        self.space(Epoch::Initial).crypto_send.resend_all_unacked();
+        Ok(())
     }
 }

@@ -73,6 +73,11 @@ pub struct Connection {
     odcid: ConnectionId<'static>,
     /// Whether the client has learnt the server's connection ID from its first packet.
     dcid_from_peer: bool,
+    /// The token a client puts in its Initial packets (from a Retry).
+    token: Option<Vec<u8>>,
+    /// The Source Connection ID of the Retry the client processed, which the server's
+    /// `retry_source_connection_id` must match (RFC 9000 §7.3).
+    retry_scid: Option<ConnectionId<'static>>,
 
     local: SocketAddr,
     peer: SocketAddr,
@@ -87,6 +92,8 @@ pub struct Connection {
     zero_rtt: Option<DirectionalKeys>,
 
     recovery: Recovery<SentFrames>,
+    recovery_config: RecoveryConfig,
+    cc_factory: Option<std::sync::Arc<dyn crate::cc::CcFactory>>,
     ack_outcome: AckOutcome<SentFrames>,
     /// Records of sent packets reused to avoid an allocation per packet.
     frames_pool: Vec<SentFrames>,
@@ -123,6 +130,19 @@ pub struct Connection {
     peer_ack_delay_exponent: u64,
     last_now: Option<Instant>,
     stats: Stats,
+}
+
+/// Builds recovery with the configured controller.
+fn build_recovery(
+    cfg: &RecoveryConfig,
+    factory: Option<&dyn crate::cc::CcFactory>,
+) -> Recovery<SentFrames> {
+    match factory {
+        Some(factory) => {
+            Recovery::with_controller(cfg, crate::cc::Controller::from_factory(factory, &cfg.cc))
+        }
+        None => Recovery::new(cfg),
+    }
 }
 
 /// Creates a new client-side connection.
@@ -196,13 +216,7 @@ impl Connection {
             cc_algorithm: config.cc_algorithm,
             cc: config.cc_config(max_datagram),
         };
-        let recovery = match &config.cc_factory {
-            Some(factory) => Recovery::with_controller(
-                &recovery_config,
-                crate::cc::Controller::from_factory(factory.as_ref(), &recovery_config.cc),
-            ),
-            None => Recovery::new(&recovery_config),
-        };
+        let recovery = build_recovery(&recovery_config, config.cc_factory.as_deref());
 
         let streams = StreamMap::new(
             is_server,
@@ -222,6 +236,7 @@ impl Connection {
         let idle = (local_tp.max_idle_timeout > 0)
             .then(|| Duration::from_millis(local_tp.max_idle_timeout));
 
+        let validated_by_retry = is_server && odcid.is_some();
         let odcid = odcid.map(|c| c.clone().into_owned()).unwrap_or_default();
         let mut conn = Connection {
             is_server,
@@ -230,6 +245,8 @@ impl Connection {
             dcid: odcid.clone(),
             odcid,
             dcid_from_peer: false,
+            token: None,
+            retry_scid: None,
             local,
             peer,
             tls,
@@ -239,6 +256,8 @@ impl Connection {
             one_rtt: None,
             zero_rtt: None,
             recovery,
+            recovery_config,
+            cc_factory: config.cc_factory.clone(),
             ack_outcome: AckOutcome::new(),
             frames_pool: Vec::new(),
             streams,
@@ -252,7 +271,9 @@ impl Connection {
             handshake_complete: false,
             handshake_confirmed: false,
             handshake_done_pending: false,
-            address_validated: !is_server,
+            // A server accepting after a Retry has validated the address with the token
+            // (RFC 9000 §8.1.2).
+            address_validated: !is_server || validated_by_retry,
             recv_bytes: 0,
             sent_bytes: 0,
             anti_deadlock_probe: false,
@@ -459,6 +480,44 @@ impl Connection {
                 self.streams.largest_recv_window().saturating_mul(3) / 2,
             );
             self.max_data_pending = true;
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Key update.
+
+    /// Starts a key update (RFC 9001 §6): packets are sent with the next key phase from now
+    /// on. Only after the handshake is confirmed, and only once a packet sent with the current
+    /// keys was acknowledged (§6.5); `Error::Done` when that is not the case yet.
+    pub fn initiate_key_update(&mut self) -> Result<()> {
+        let now = self.last_now.unwrap_or_else(Self::wall_now);
+        self.initiate_key_update_at(now)
+    }
+
+    fn initiate_key_update_at(&mut self, now: Instant) -> Result<()> {
+        if !self.handshake_confirmed {
+            return Err(Error::InvalidState);
+        }
+        let largest_acked = self.recovery.largest_acked(Epoch::Application);
+        let keep_prev = now + self.recovery.pto() * 3;
+        let keys = self.one_rtt.as_mut().ok_or(Error::InvalidState)?;
+        match keys.first_sent_in_phase {
+            Some(first) if largest_acked.is_some_and(|l| l >= first) => {}
+            _ => return Err(Error::Done),
+        }
+        keys.update(keep_prev);
+        self.stats.local_key_updates += 1;
+        Ok(())
+    }
+
+    /// Updates keys before the AEAD confidentiality limit is reached (RFC 9001 §6.6).
+    pub(super) fn maybe_update_keys_for_limit(&mut self, now: Instant) {
+        let Some(keys) = self.one_rtt.as_ref() else {
+            return;
+        };
+        let limit = keys.seal.confidentiality_limit();
+        if keys.sealed_in_phase >= limit - limit / 4 {
+            let _ = self.initiate_key_update_at(now);
         }
     }
 

@@ -76,9 +76,10 @@ impl Connection {
                 self.on_version_negotiation(b, &hdr)?;
                 return Ok(Fate::StopDatagram);
             }
-            // Retry is handled with the rest of address validation (Retry issue); without it
-            // a Retry is dropped and the handshake times out.
-            Type::Retry => return Ok(Fate::StopDatagram),
+            Type::Retry => {
+                self.on_retry(b, &hdr)?;
+                return Ok(Fate::StopDatagram);
+            }
             _ => {}
         }
 
@@ -154,7 +155,12 @@ impl Connection {
         if key_update {
             self.on_peer_key_update(now);
         }
-        if let Some(keys) = self.one_rtt.as_mut().filter(|_| hdr.ty == Type::Short) {
+        // Only packets of the current phase mark where it began for the peer.
+        if let Some(keys) = self
+            .one_rtt
+            .as_mut()
+            .filter(|k| hdr.ty == Type::Short && hdr.key_phase == k.key_phase)
+        {
             keys.first_recv_in_phase = Some(keys.first_recv_in_phase.map_or(pn, |p| p.min(pn)));
         }
 
@@ -253,11 +259,11 @@ impl Connection {
                 let keys = self.one_rtt.as_ref().ok_or(Error::InvalidState)?;
                 if hdr.key_phase == keys.key_phase {
                     &*keys.open
-                } else if let Some((prev, _)) = keys
-                    .prev_open
-                    .as_ref()
-                    .filter(|_| keys.first_recv_in_phase.is_some_and(|f| hdr.pkt_num < f))
-                {
+                } else if let Some((prev, _)) = keys.prev_open.as_ref().filter(|_| {
+                    // The old phase: reordered packets from before the peer switched, or,
+                    // right after we initiated the update, everything until the peer follows.
+                    keys.first_recv_in_phase.is_none_or(|f| hdr.pkt_num < f)
+                }) {
                     &**prev
                 } else {
                     let next = &*keys.next.as_ref().ok_or(Error::CryptoFail)?.1;

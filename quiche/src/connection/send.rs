@@ -194,10 +194,14 @@ impl Connection {
         now: Instant,
     ) -> Result<Written> {
         let ty = self.sealing_type(epoch).ok_or(Error::Done)?;
+        if ty == Type::Short {
+            self.maybe_update_keys_for_limit(now);
+        }
         let pn = self.spaces[epoch.index()].next_pn;
         let pn_len = encode_pkt_num_len(pn, self.recovery.largest_acked(epoch));
         let tag_len = crate::crypto::TAG_LEN;
 
+        let token = self.token.take();
         let pn_offset = {
             let key_phase = self.one_rtt.as_ref().is_some_and(|k| k.key_phase);
             let mut hdr = match ty {
@@ -207,14 +211,16 @@ impl Connection {
                     self.version,
                     ConnectionId::from_ref(&self.dcid),
                     ConnectionId::from_ref(&self.scid),
-                    (ty == Type::Initial).then_some(&[][..]),
+                    (ty == Type::Initial).then_some(token.as_deref().unwrap_or(&[])),
                 ),
             };
             hdr.pkt_num = pn;
             hdr.pkt_num_len = pn_len;
             let mut b = OctetsMut::with_slice(buf);
-            hdr.to_bytes(&mut b).map_err(|_| Error::Done)?
+            hdr.to_bytes(&mut b).map_err(|_| Error::Done)
         };
+        self.token = token;
+        let pn_offset = pn_offset?;
         let hdr_len = pn_offset + pn_len;
         if buf.len() < hdr_len + tag_len + 4 {
             return Err(Error::Done);

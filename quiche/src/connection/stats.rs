@@ -39,8 +39,10 @@ pub struct Stats {
     pub persistent_congestion: usize,
     /// Datagrams or packets dropped on receipt (undecryptable, duplicate, malformed ...).
     pub dropped: usize,
-    /// Packets received with a key phase the connection had not used before (peer key updates).
+    /// Key updates the peer initiated.
     pub peer_key_updates: usize,
+    /// Key updates this endpoint initiated.
+    pub local_key_updates: usize,
 }
 
 /// Statistics about the path of a connection.

@@ -427,3 +427,168 @@ fn client_gives_up_on_version_negotiation_without_its_version() {
     );
     assert!(pipe.client.is_closed());
 }
+
+/// Plays the stateless server of a Retry: answers the client's first Initial with a Retry,
+/// then replaces the pipe's server by one accepted with the original DCID.
+fn handshake_through_retry(pipe: &mut Pipe, corrupt_tag: bool) -> Vec<u8> {
+    let mut out = vec![0u8; 1500];
+    let (n, _) = pipe.client.send_at(&mut out, pipe.now).unwrap();
+    let hdr = crate::packet::Header::from_slice(&mut out[..n], 16).unwrap();
+    let odcid = hdr.dcid.clone().into_owned();
+    let client_scid = hdr.scid.clone().into_owned();
+    let new_scid = crate::ConnectionId::from_vec(vec![0x77; 16]);
+    let token = b"address validation token".to_vec();
+    let mut retry = vec![0u8; 256];
+    let len = crate::retry(
+        &client_scid,
+        &odcid,
+        &new_scid,
+        &token,
+        crate::PROTOCOL_VERSION,
+        &mut retry,
+    )
+    .unwrap();
+    retry.truncate(len);
+    if corrupt_tag {
+        *retry.last_mut().unwrap() ^= 1;
+    }
+    let info = crate::RecvInfo {
+        from: pipe.server_addr,
+        to: pipe.client_addr,
+    };
+    pipe.client.recv_at(&mut retry, info, pipe.now).unwrap();
+    if corrupt_tag {
+        assert_eq!(
+            pipe.client.destination_id(),
+            odcid,
+            "a Retry with a bad tag is ignored"
+        );
+        assert_eq!(pipe.client.send_at(&mut out, pipe.now), Err(Error::Done));
+        return Vec::new();
+    }
+
+    // The client's next Initial carries the token, addressed to the new connection ID.
+    let (n, _) = pipe.client.send_at(&mut out, pipe.now).unwrap();
+    let next = crate::packet::Header::from_slice(&mut out[..n], 16).unwrap();
+    assert_eq!(&next.dcid[..], &new_scid[..]);
+    assert_eq!(next.token, Some(&token[..]));
+    assert!(n >= 1200);
+
+    pipe.server = crate::accept(
+        &new_scid,
+        Some(&odcid),
+        pipe.server_addr,
+        pipe.client_addr,
+        &mut server_config(),
+    )
+    .unwrap();
+    let info = crate::RecvInfo {
+        from: pipe.client_addr,
+        to: pipe.server_addr,
+    };
+    pipe.server.recv_at(&mut out[..n], info, pipe.now).unwrap();
+    out[..n].to_vec()
+}
+
+#[test]
+fn retry_then_handshake_validates_connection_ids() {
+    let mut pipe = Pipe::new(&mut client_config(), &mut server_config()).unwrap();
+    handshake_through_retry(&mut pipe, false);
+    pipe.handshake().unwrap();
+    // Both sides checked original_destination_connection_id and retry_source_connection_id
+    // (RFC 9000 §7.3), or the handshake would have failed.
+    let tp = pipe.client.peer_transport_params().unwrap();
+    assert_eq!(
+        tp.retry_source_connection_id.as_deref(),
+        Some(&[0x77u8; 16][..])
+    );
+    let data = payload(100_000, 9);
+    assert_eq!(upload(&mut pipe, &data, Duration::from_secs(30)), data);
+}
+
+#[test]
+fn retry_with_bad_integrity_tag_is_ignored() {
+    let mut pipe = Pipe::new(&mut client_config(), &mut server_config()).unwrap();
+    handshake_through_retry(&mut pipe, true);
+    // The original server still completes the handshake with the client.
+    pipe.handshake().unwrap();
+}
+
+#[test]
+fn key_updates_in_both_directions_during_a_transfer() {
+    let mut pipe = lossy_pipe(0.0, 0.0, 11);
+    pipe.run_until(Duration::from_secs(5), |p| p.client.handshake_confirmed)
+        .unwrap();
+    // Nothing acknowledged in the current phase yet is fine right after confirmation only if
+    // a 1-RTT packet was acknowledged; otherwise the call says Done.
+    let data = payload(4 << 20, 11);
+    let mut sent = 0;
+    let mut received = Vec::new();
+    let mut buf = vec![0u8; 65536];
+    let mut updates = (0, 0);
+    let deadline = pipe.now + Duration::from_secs(120);
+    while received.len() < data.len() {
+        assert!(pipe.now < deadline);
+        if sent < data.len() {
+            if let Ok(n) = pipe.client.stream_send(0, &data[sent..], true) {
+                sent += n;
+            }
+        }
+        // Alternate who initiates, roughly every 512 KiB received.
+        if received.len() > (updates.0 + updates.1 + 1) * (512 << 10) {
+            let (initiator, count) = if (updates.0 + updates.1) % 2 == 0 {
+                (&mut pipe.client, &mut updates.0)
+            } else {
+                (&mut pipe.server, &mut updates.1)
+            };
+            if initiator.initiate_key_update().is_ok() {
+                *count += 1;
+            }
+        }
+        while let Ok((n, _)) = pipe.server.stream_recv(0, &mut buf) {
+            received.extend_from_slice(&buf[..n]);
+        }
+        assert!(
+            pipe.step().unwrap(),
+            "stalled: sent {sent} received {} updates {updates:?}\nclient {:?}\nserver {:?}",
+            received.len(),
+            pipe.client.stats(),
+            pipe.server.stats()
+        );
+    }
+    assert_eq!(sha256(&received), sha256(&data));
+    assert!(updates.0 >= 2 && updates.1 >= 2, "{updates:?}");
+    assert_eq!(pipe.client.stats().local_key_updates, updates.0);
+    assert_eq!(pipe.server.stats().local_key_updates, updates.1);
+    // Both sides went through the same phases: each change was either initiated or followed
+    // (two updates initiated at once by both sides meet in the same phase, RFC 9001 §6.3).
+    let (c, s) = (pipe.client.stats(), pipe.server.stats());
+    assert_eq!(
+        c.local_key_updates + c.peer_key_updates,
+        s.local_key_updates + s.peer_key_updates,
+        "client {c:?} server {s:?}"
+    );
+    assert!(
+        c.peer_key_updates >= 1 && s.peer_key_updates >= 1,
+        "{c:?} {s:?}"
+    );
+}
+
+#[test]
+fn key_update_needs_confirmation_and_an_acknowledged_packet() {
+    let mut pipe = Pipe::new(&mut client_config(), &mut server_config()).unwrap();
+    assert_eq!(pipe.client.initiate_key_update(), Err(Error::InvalidState));
+    pipe.handshake().unwrap();
+    pipe.run_until(Duration::from_secs(5), |p| p.client.handshake_confirmed)
+        .unwrap();
+    assert_eq!(pipe.client.stream_send(0, b"x", false), Ok(1));
+    pipe.run_until(Duration::from_secs(5), |p| p.server.stream_readable(0))
+        .unwrap();
+    pipe.run_until(Duration::from_secs(5), |p| {
+        p.client.path_stats().bytes_in_flight == 0
+    })
+    .unwrap();
+    assert_eq!(pipe.client.initiate_key_update(), Ok(()));
+    // A second update must wait for a packet of the new phase to be acknowledged.
+    assert_eq!(pipe.client.initiate_key_update(), Err(Error::Done));
+}
