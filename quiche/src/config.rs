@@ -242,6 +242,8 @@ impl Config {
             max_datagram_size,
             initial_window_packets: self.initial_congestion_window_packets,
             hystart: self.hystart,
+            pacing: self.pacing,
+            ..CcConfig::default()
         }
     }
 

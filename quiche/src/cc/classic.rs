@@ -14,11 +14,13 @@
 //!   cubic function of the time since the reduction).
 //!
 //! Undo works for any composition: both strategies are `Clone`, and their state is saved next to
-//! the window at each reduction and put back when the reduction is undone.
+//! the window at each reduction and put back when the reduction is undone, provided the window
+//! is still below its value before the reduction (RFC 9438 §4.9.2; otherwise the current state
+//! stays). Counters ([`CcStats`]) live outside the saved state, so an undo never erases them.
 
 use std::time::Instant;
 
-use super::{AckBatch, CcConfig, CcState, CongestionControl, CongestionSignal, SentInfo};
+use super::{AckBatch, CcConfig, CcState, CcStats, CongestionControl, CongestionSignal, SentInfo};
 use crate::recovery::RttStats;
 
 /// The window state a [`SlowStart`] strategy or a [`WindowGrowth`] law works on.
@@ -150,6 +152,8 @@ pub struct Classic<S, G> {
     slow_start: S,
     growth: G,
     saved: Option<Saved<S, G>>,
+    /// Counters; not part of [`Saved`], so an undo does not erase history.
+    stats: CcStats,
 }
 
 impl<S: SlowStart, G: WindowGrowth> Classic<S, G> {
@@ -172,7 +176,18 @@ impl<S: SlowStart, G: WindowGrowth> Classic<S, G> {
             slow_start,
             growth,
             saved: None,
+            stats: CcStats::default(),
         }
+    }
+
+    /// The slow-start strategy.
+    pub fn slow_start(&self) -> &S {
+        &self.slow_start
+    }
+
+    /// The window-growth law.
+    pub fn growth(&self) -> &G {
+        &self.growth
     }
 
     /// The current window state.
@@ -196,14 +211,43 @@ impl<S: SlowStart, G: WindowGrowth> Classic<S, G> {
         });
     }
 
+    /// Records the first end of standard slow start.
+    fn note_first_exit(&mut self, now: Instant, cwnd: usize) {
+        if self.stats.first_slow_start_exit.is_none() {
+            self.stats.first_slow_start_exit = Some(now);
+            self.stats.first_slow_start_exit_cwnd = Some(cwnd);
+        }
+    }
+
+    /// Counts the phase change a slow-start strategy made on its own.
+    fn note_slow_start_change(&mut self, now: Instant, before: CcState, ssthresh_before: usize) {
+        let after = if self.slow_start.is_active(&self.win) {
+            self.slow_start.state()
+        } else {
+            CcState::CongestionAvoidance
+        };
+        if before == CcState::SlowStart && after != CcState::SlowStart {
+            // Plain slow start only ends by itself on reaching a finite threshold; leaving it
+            // with the threshold still infinite is a delay-based (HyStart++) exit.
+            if ssthresh_before == usize::MAX {
+                self.stats.slow_start_delay_exits += 1;
+                self.note_first_exit(now, self.win.cwnd);
+            }
+        } else if before == CcState::ConservativeSlowStart && after == CcState::SlowStart {
+            self.stats.css_resumed_slow_start += 1;
+        }
+    }
+
     /// Grows the window for one ACK frame outside recovery.
     fn grow(&mut self, now: Instant, ack: &AckBatch, rtt: &RttStats) {
         if self.slow_start.is_active(&self.win) {
             let ssthresh_before = self.win.ssthresh;
+            let state_before = self.slow_start.state();
             self.slow_start.on_ack(now, ack, rtt, &mut self.win);
             if self.win.ssthresh != ssthresh_before && !self.slow_start.is_active(&self.win) {
                 self.growth.on_slow_start_exit(now, &self.win);
             }
+            self.note_slow_start_change(now, state_before, ssthresh_before);
         } else {
             self.growth.on_ack(now, ack, rtt, &mut self.win);
         }
@@ -250,6 +294,12 @@ impl<S: SlowStart, G: WindowGrowth> CongestionControl for Classic<S, G> {
         }
         self.save();
         self.pristine = false;
+        if reduce && self.slow_start.is_active(&self.win) {
+            self.stats.slow_start_loss_exits += 1;
+            if self.win.ssthresh == usize::MAX {
+                self.note_first_exit(now, self.win.cwnd);
+            }
+        }
         if reduce {
             self.recovery_start = Some(now);
             self.in_recovery = true;
@@ -274,8 +324,13 @@ impl<S: SlowStart, G: WindowGrowth> CongestionControl for Classic<S, G> {
         let Some(saved) = self.saved.take() else {
             return;
         };
-        // Never shrink on undo: growth since the reduction is kept.
-        self.win.cwnd = self.win.cwnd.max(saved.win.cwnd);
+        // RFC 9438 §4.9.2: restore only while the window is still below what it was before the
+        // reduction; a window that already grew past it keeps the current state.
+        if self.win.cwnd >= saved.win.cwnd {
+            return;
+        }
+        self.stats.spurious_undos += 1;
+        self.win.cwnd = saved.win.cwnd;
         self.win.ssthresh = self.win.ssthresh.max(saved.win.ssthresh);
         self.recovery_start = saved.recovery_start;
         self.in_recovery = saved.in_recovery;
@@ -287,7 +342,7 @@ impl<S: SlowStart, G: WindowGrowth> CongestionControl for Classic<S, G> {
         let cfg = CcConfig {
             max_datagram_size,
             initial_window_packets: self.initial_window_packets,
-            hystart: false,
+            ..CcConfig::default()
         };
         self.win.mss = max_datagram_size;
         self.win.min_cwnd = cfg.minimum_window();
@@ -331,5 +386,9 @@ impl<S: SlowStart, G: WindowGrowth> CongestionControl for Classic<S, G> {
 
     fn name(&self) -> &'static str {
         G::NAME
+    }
+
+    fn stats(&self) -> CcStats {
+        self.stats
     }
 }

@@ -23,12 +23,19 @@ use crate::recovery::RttStats;
 use crate::{Error, Result};
 
 mod classic;
+mod cubic;
+mod hystart;
 mod reno;
 mod slow_start;
 #[cfg(test)]
 mod test_sender;
 
 pub use self::classic::{Classic, SlowStart, Window, WindowGrowth};
+pub use self::cubic::{cubic_k, w_cubic, Cubic, ALPHA_CUBIC, BETA_CUBIC};
+pub use self::hystart::{
+    HyStart, HystartVariant, CSS_GROWTH_DIVISOR, CSS_ROUNDS, LOW_CWND_PACKETS, MAX_RTT_THRESH,
+    MIN_RTT_THRESH, N_RTT_SAMPLE, UNPACED_L,
+};
 pub use self::reno::Reno;
 pub use self::slow_start::StandardSlowStart;
 
@@ -152,6 +159,30 @@ impl fmt::Display for CcState {
     }
 }
 
+/// How a controller's slow starts ended, for netsim and qlog.
+///
+/// Counted by the controller itself and never rolled back by an undo: they describe what
+/// happened, not the current window.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CcStats {
+    /// Times HyStart++ saw the RTT rise and left standard slow start (for Conservative or
+    /// Limited Slow Start). A Conservative Slow Start that falls back to slow start and detects
+    /// a rise again counts again.
+    pub slow_start_delay_exits: u64,
+    /// Times a congestion event (loss or ECN-CE) ended a slow-start phase: standard slow start,
+    /// Conservative Slow Start or Limited Slow Start.
+    pub slow_start_loss_exits: u64,
+    /// Times Conservative Slow Start found the RTT back below its baseline and resumed slow
+    /// start (RFC 9406 §4.2).
+    pub css_resumed_slow_start: u64,
+    /// When standard slow start first ended, by delay or by a congestion event.
+    pub first_slow_start_exit: Option<Instant>,
+    /// The window, in bytes, when standard slow start first ended (before any reduction).
+    pub first_slow_start_exit_cwnd: Option<usize>,
+    /// Reductions undone because their losses proved spurious.
+    pub spurious_undos: u64,
+}
+
 /// Configuration of a congestion controller.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CcConfig {
@@ -159,9 +190,13 @@ pub struct CcConfig {
     pub max_datagram_size: usize,
     /// The initial congestion window, in packets. See [`CcConfig::initial_window`].
     pub initial_window_packets: usize,
-    /// Whether slow start uses HyStart++ (RFC 9406). Reserved: HyStart++ is not built yet and
-    /// standard slow start is used whatever this says.
+    /// Whether slow start uses HyStart++ (RFC 9406) instead of standard slow start.
     pub hystart: bool,
+    /// Which HyStart++ variant runs when `hystart` is set.
+    pub hystart_variant: HystartVariant,
+    /// Whether the sender paces. HyStart++ caps the growth per ACK at
+    /// [`UNPACED_L`] datagrams only when it does not (RFC 9406 §4.3).
+    pub pacing: bool,
 }
 
 impl Default for CcConfig {
@@ -170,6 +205,8 @@ impl Default for CcConfig {
             max_datagram_size: DEFAULT_MAX_DATAGRAM_SIZE,
             initial_window_packets: DEFAULT_INITIAL_WINDOW_PACKETS,
             hystart: true,
+            hystart_variant: HystartVariant::Css,
+            pacing: true,
         }
     }
 }
@@ -272,6 +309,11 @@ pub trait CongestionControl: Send {
     /// The controller's state, for qlog.
     fn state(&self) -> CcState;
 
+    /// How the controller's slow starts ended. All zero by default.
+    fn stats(&self) -> CcStats {
+        CcStats::default()
+    }
+
     /// The algorithm's name, for logs and qlog.
     fn name(&self) -> &'static str;
 }
@@ -284,7 +326,7 @@ pub enum CongestionControlAlgorithm {
     /// NewReno (RFC 9002 §7).
     #[default]
     Reno = 0,
-    /// CUBIC (RFC 8312bis). Not built yet: [`Controller::new`] falls back to Reno.
+    /// CUBIC (RFC 8312 with RFC 9438's corrections).
     CUBIC = 1,
 }
 
@@ -318,19 +360,33 @@ pub trait CcFactory: Send + Sync {
 pub enum Controller {
     /// NewReno with standard slow start.
     Reno(Classic<StandardSlowStart, Reno>),
+    /// NewReno with HyStart++.
+    RenoHystart(Classic<HyStart, Reno>),
+    /// CUBIC with standard slow start.
+    Cubic(Classic<StandardSlowStart, Cubic>),
+    /// CUBIC with HyStart++.
+    CubicHystart(Classic<HyStart, Cubic>),
     /// A controller built by a [`CcFactory`].
     Custom(Box<dyn CongestionControl>),
 }
 
 impl Controller {
-    /// Creates a built-in controller.
-    ///
-    /// CUBIC is not built yet: asking for it gives Reno for now (never an error), so
-    /// configurations that select CUBIC keep working and pick it up once it lands.
+    /// Creates a built-in controller: the algorithm's window growth, with HyStart++ (in the
+    /// configured variant) or standard slow start as `cfg.hystart` says.
     pub fn new(algorithm: CongestionControlAlgorithm, cfg: &CcConfig) -> Self {
-        match algorithm {
-            CongestionControlAlgorithm::Reno | CongestionControlAlgorithm::CUBIC => {
+        use CongestionControlAlgorithm as A;
+        match (algorithm, cfg.hystart) {
+            (A::Reno, false) => {
                 Controller::Reno(Classic::new(cfg, StandardSlowStart, Reno::default()))
+            }
+            (A::Reno, true) => {
+                Controller::RenoHystart(Classic::new(cfg, HyStart::new(cfg), Reno::default()))
+            }
+            (A::CUBIC, false) => {
+                Controller::Cubic(Classic::new(cfg, StandardSlowStart, Cubic::default()))
+            }
+            (A::CUBIC, true) => {
+                Controller::CubicHystart(Classic::new(cfg, HyStart::new(cfg), Cubic::default()))
             }
         }
     }
@@ -357,6 +413,9 @@ macro_rules! dispatch {
     ($self:expr, $cc:ident => $call:expr) => {
         match $self {
             Controller::Reno($cc) => $call,
+            Controller::RenoHystart($cc) => $call,
+            Controller::Cubic($cc) => $call,
+            Controller::CubicHystart($cc) => $call,
             Controller::Custom($cc) => $call,
         }
     };
@@ -418,6 +477,10 @@ impl CongestionControl for Controller {
 
     fn name(&self) -> &'static str {
         dispatch!(self, cc => cc.name())
+    }
+
+    fn stats(&self) -> CcStats {
+        dispatch!(self, cc => cc.stats())
     }
 }
 
@@ -494,9 +557,30 @@ mod tests {
     }
 
     #[test]
-    fn cubic_falls_back_to_reno_for_now() {
-        let cc = Controller::new(CongestionControlAlgorithm::CUBIC, &CcConfig::default());
-        assert_eq!(cc.name(), "reno");
+    fn algorithm_and_hystart_choose_the_variant() {
+        let mut cfg = CcConfig::default();
+        for (algorithm, hystart, name) in [
+            (CongestionControlAlgorithm::Reno, false, "reno"),
+            (CongestionControlAlgorithm::Reno, true, "reno"),
+            (CongestionControlAlgorithm::CUBIC, false, "cubic"),
+            (CongestionControlAlgorithm::CUBIC, true, "cubic"),
+        ] {
+            cfg.hystart = hystart;
+            let cc = Controller::new(algorithm, &cfg);
+            assert_eq!(cc.name(), name);
+            let expected = match (algorithm, hystart) {
+                (CongestionControlAlgorithm::Reno, false) => matches!(cc, Controller::Reno(_)),
+                (CongestionControlAlgorithm::Reno, true) => {
+                    matches!(cc, Controller::RenoHystart(_))
+                }
+                (CongestionControlAlgorithm::CUBIC, false) => matches!(cc, Controller::Cubic(_)),
+                (CongestionControlAlgorithm::CUBIC, true) => {
+                    matches!(cc, Controller::CubicHystart(_))
+                }
+            };
+            assert!(expected, "{algorithm:?} hystart={hystart}: {cc:?}");
+            assert_eq!(cc.stats(), CcStats::default());
+        }
     }
 
     #[test]

@@ -58,8 +58,12 @@ mod tests {
     const MSS: usize = 1200;
     const RTT: Duration = Duration::from_millis(100);
 
+    /// Reno with standard slow start (HyStart++ has its own tests).
     fn sender() -> TestSender<Controller> {
-        let cfg = CcConfig::default();
+        let cfg = CcConfig {
+            hystart: false,
+            ..CcConfig::default()
+        };
         TestSender::new(
             Controller::new(CongestionControlAlgorithm::Reno, &cfg),
             MSS,

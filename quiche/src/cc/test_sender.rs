@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use super::{AckBatch, CongestionControl, CongestionKind, CongestionSignal, SentInfo};
 use crate::packet::Epoch;
+use crate::recovery::pacer::Pacer;
 use crate::recovery::{test_now, RttStats};
 
 /// One packet in flight: number, send time, size.
@@ -28,6 +29,8 @@ pub(crate) struct TestSender<C> {
     next_pkt_num: u64,
     in_flight: VecDeque<InFlight>,
     bytes_in_flight: usize,
+    /// Paces [`TestSender::run_paced`].
+    pacer: Pacer,
 }
 
 impl<C: CongestionControl> TestSender<C> {
@@ -50,6 +53,7 @@ impl<C: CongestionControl> TestSender<C> {
             next_pkt_num: 0,
             in_flight: VecDeque::new(),
             bytes_in_flight: 0,
+            pacer: Pacer::new(true, mss),
         }
     }
 
@@ -157,6 +161,50 @@ impl<C: CongestionControl> TestSender<C> {
         };
         let rtt = self.rtt;
         self.cc.on_congestion_event(self.now, &signal, &rtt)
+    }
+
+    /// One round trip whose packets take `rtt` to be acknowledged: fill the window, wait `rtt`,
+    /// acknowledge every packet (one frame each).
+    pub fn round_trip_rtt(&mut self, rtt: Duration) -> Vec<u64> {
+        let sent = self.send_window();
+        self.advance(rtt);
+        self.ack_each(&sent);
+        sent
+    }
+
+    /// The packets in flight, oldest first.
+    pub fn in_flight(&self) -> Vec<u64> {
+        self.in_flight.iter().map(|p| p.pkt_num).collect()
+    }
+
+    /// A paced, ACK-clocked transfer until `end`, in steps of `tick`: at each step every packet
+    /// sent one smoothed RTT ago or earlier is acknowledged (one frame each), then packets leave
+    /// as the window and the pacer allow, unless the sender is application-limited (then it
+    /// has nothing to send). The RTT should be a multiple of `tick`.
+    ///
+    /// The pacing rate is exactly `cwnd / srtt` with a burst of two ticks' worth, so that
+    /// acknowledgments arrive evenly over the round trip, as the CUBIC rules assume.
+    pub fn run_paced(&mut self, end: Instant, tick: Duration) {
+        while self.now < end {
+            self.advance(tick);
+            let rtt = self.rtt.smoothed_rtt;
+            while let Some(p) = self.in_flight.front().copied() {
+                if p.time_sent + rtt > self.now {
+                    break;
+                }
+                self.ack(&[p.pkt_num]);
+            }
+            while !self.app_limited
+                && self.bytes_in_flight + self.mss <= self.cc.cwnd()
+                && self.pacer.next_send_time(self.now) <= self.now
+            {
+                self.send();
+                let rate = (self.cc.cwnd() as f64 / rtt.as_secs_f64()) as u64;
+                let burst = (2.0 * rate as f64 * tick.as_secs_f64()) as usize;
+                let (now, mss) = (self.now, self.mss);
+                self.pacer.on_packet_sent_with(now, mss, Some(rate), burst);
+            }
+        }
     }
 
     /// One round trip: fill the window, wait an RTT, acknowledge every packet (one frame each).

@@ -24,6 +24,7 @@ use crate::packet::Epoch;
 use crate::{Error, Result};
 
 mod loss;
+pub mod pacer;
 mod pto;
 mod rtt;
 mod sent;
