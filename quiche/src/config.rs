@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::cc::{CcConfig, CcFactory, CongestionControlAlgorithm};
+use crate::cc::{CcConfig, CcFactory, CongestionControlAlgorithm, HystartVariant};
 use crate::error::{Error, Result};
 use crate::tls::TlsConfig;
 use crate::transport_params::TransportParams;
@@ -26,6 +26,7 @@ pub struct Config {
     pub(crate) cc_algorithm: CongestionControlAlgorithm,
     pub(crate) cc_factory: Option<Arc<dyn CcFactory>>,
     pub(crate) hystart: bool,
+    pub(crate) hystart_variant: HystartVariant,
     pub(crate) pacing: bool,
     pub(crate) initial_congestion_window_packets: usize,
     pub(crate) max_connection_window: u64,
@@ -53,6 +54,7 @@ impl Config {
             cc_algorithm: CongestionControlAlgorithm::CUBIC,
             cc_factory: None,
             hystart: true,
+            hystart_variant: HystartVariant::Css,
             pacing: true,
             initial_congestion_window_packets: 10,
             max_connection_window: DEFAULT_MAX_CONNECTION_WINDOW,
@@ -199,6 +201,12 @@ impl Config {
         self.hystart = v;
     }
 
+    /// Selects the HyStart++ variant: RFC 9406's Conservative Slow Start (the default) or the
+    /// earlier drafts' Limited Slow Start.
+    pub fn set_hystart_variant(&mut self, variant: HystartVariant) {
+        self.hystart_variant = variant;
+    }
+
     /// Enables or disables pacing (on by default).
     pub fn enable_pacing(&mut self, v: bool) {
         self.pacing = v;
@@ -243,7 +251,7 @@ impl Config {
             initial_window_packets: self.initial_congestion_window_packets,
             hystart: self.hystart,
             pacing: self.pacing,
-            ..CcConfig::default()
+            hystart_variant: self.hystart_variant,
         }
     }
 
