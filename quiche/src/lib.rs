@@ -17,6 +17,8 @@ pub mod error;
 pub mod flow_control;
 pub mod frame;
 pub mod packet;
+#[cfg(feature = "qlog")]
+pub mod qlog;
 pub mod ranges;
 pub mod recovery;
 pub mod stream;
