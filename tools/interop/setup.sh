@@ -2,7 +2,7 @@
 # Installs the interop peers into tools/interop/.build/ from the package registries only:
 #   aioquic   PyPI             -> .build/venv (a virtualenv)
 #   quic-go   Go module proxy  -> .build/bin/quic-go-peer  (quic-go-peer/go.mod + go.sum pin it)
-#   quinn     crates.io        -> .build/bin/quinn-peer    (quinn-peer/Cargo.toml pins it with =)
+#   quinn     Cargo registry   -> .build/bin/quinn-peer    (quinn-peer/Cargo.toml pins it with =)
 # Idempotent: a second run only checks and rebuilds what changed.
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -45,7 +45,7 @@ step "quic-go peer (Go module proxy)"
 )
 
 # ---- quinn
-step "quinn peer (crates.io)"
+step "quinn peer (Cargo registry)"
 cargo build --quiet --release \
     --manifest-path "$HERE/quinn-peer/Cargo.toml" \
     --target-dir "$BUILD/quinn-target"
