@@ -1,0 +1,327 @@
+#!/usr/bin/env python3
+"""HTTP/0.9 (ALPN hq-interop) interop peer on top of aioquic's public asyncio API.
+
+Command line (shared by every peer in tools/interop, see README.md):
+
+  aioquic_peer.py server --listen HOST:PORT --cert FILE --key FILE --root DIR
+                         [--retry] [--keylog FILE]
+  aioquic_peer.py client (--ca FILE | --no-verify) --out DIR [--case NAME]
+                         [--keylog FILE] URL...
+
+Exit status: 0 on success, 1 on failure, 127 (and the line "unsupported") for a
+test case this peer does not implement. The last line printed is always
+"bytes=N secs=S mbps=M".
+"""
+
+import argparse
+import asyncio
+import os
+import signal
+import ssl
+import sys
+import time
+from urllib.parse import urlsplit
+
+from aioquic.asyncio import QuicConnectionProtocol, connect, serve
+from aioquic.quic import events
+from aioquic.quic.configuration import QuicConfiguration
+from aioquic.tls import CipherSuite
+
+ALPN = ["hq-interop"]
+CASES = {
+    "handshake",
+    "transfer",
+    "multiplexing",
+    "retry",
+    "resumption",
+    "zerortt",
+    "chacha20",
+    "keyupdate",
+}
+# A request line is tiny; anything longer is a broken or hostile client.
+MAX_REQUEST = 64 * 1024
+# The largest test file is a few MiB; refuse to buffer unbounded responses.
+MAX_RESPONSE = 256 * 1024 * 1024
+UNSUPPORTED = 127
+
+
+def log(*parts):
+    print("aioquic:", *parts, file=sys.stderr, flush=True)
+
+
+def summary(nbytes, secs):
+    secs = max(secs, 1e-9)
+    print(f"bytes={nbytes} secs={secs:.3f} mbps={nbytes * 8 / secs / 1e6:.2f}", flush=True)
+
+
+# ---------------------------------------------------------------- server
+
+
+class ServerStats:
+    def __init__(self):
+        self.bytes = 0
+        self.first = None
+        self.last = None
+
+
+def resolve(root, request):
+    """Map an HTTP/0.9 request to a file under root, or None."""
+    line = request.split(b"\n", 1)[0].strip()
+    if not line.startswith(b"GET "):
+        return None
+    path = line[4:].strip().decode("utf-8", "replace")
+    path = urlsplit(path).path.lstrip("/")
+    full = os.path.realpath(os.path.join(root, path))
+    if not full.startswith(os.path.realpath(root) + os.sep) or not os.path.isfile(full):
+        return None
+    return full
+
+
+async def serve_stream(reader, writer, root, stats):
+    if stats.first is None:
+        stats.first = time.monotonic()
+    request = b""
+    while len(request) <= MAX_REQUEST:
+        chunk = await reader.read(4096)
+        if not chunk:
+            break
+        request += chunk
+    path = resolve(root, request)
+    if path is None:
+        log("bad request", request[:200])
+        writer.write_eof()
+        return
+    with open(path, "rb") as f:
+        body = f.read()
+    writer.write(body)
+    writer.write_eof()
+    stats.bytes += len(body)
+
+
+async def run_server(args):
+    host, _, port = args.listen.rpartition(":")
+    config = QuicConfiguration(is_client=False, alpn_protocols=ALPN)
+    config.load_cert_chain(args.cert, args.key)
+    if args.keylog:
+        config.secrets_log_file = open(args.keylog, "a", buffering=1)
+    stats = ServerStats()
+    # Tickets are single use: popping them on resumption is what makes 0-RTT
+    # replay-safe on this toy server.
+    tickets = {}
+
+    def on_stream(reader, writer):
+        asyncio.ensure_future(serve_stream(reader, writer, args.root, stats))
+
+    class ServerProtocol(QuicConnectionProtocol):
+        # aioquic buffers a whole response at once, so the transfer ends with
+        # the client's last packet (its ACKs, then CONNECTION_CLOSE), not when
+        # the server writes.
+        def datagram_received(self, data, addr):
+            super().datagram_received(data, addr)
+            if stats.first is not None:
+                stats.last = time.monotonic()
+
+    server = await serve(
+        host.strip("[]"),
+        int(port),
+        configuration=config,
+        create_protocol=ServerProtocol,
+        retry=args.retry,
+        session_ticket_fetcher=lambda label: tickets.pop(label, None),
+        session_ticket_handler=lambda t: tickets.__setitem__(t.ticket, t),
+        stream_handler=on_stream,
+    )
+    log(f"listening on {args.listen} retry={args.retry}")
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    server.close()
+    secs = (stats.last - stats.first) if stats.first and stats.last else 0.0
+    summary(stats.bytes, secs)
+    return 0
+
+
+# ---------------------------------------------------------------- client
+
+
+def parse_urls(urls):
+    host = port = None
+    paths = []
+    for url in urls:
+        parts = urlsplit(url)
+        if parts.scheme != "https" or not parts.hostname or not parts.port:
+            raise ValueError(f"bad URL {url}")
+        if host is None:
+            host, port = parts.hostname, parts.port
+        elif (host, port) != (parts.hostname, parts.port):
+            raise ValueError("all URLs must name the same server")
+        paths.append(parts.path or "/")
+    return host, port, paths
+
+
+class ClientProtocol(QuicConnectionProtocol):
+    """Records what the handshake negotiated and which streams ended cleanly."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.handshake = None
+        self.finished = set()
+
+    def quic_event_received(self, event):
+        if isinstance(event, events.HandshakeCompleted):
+            self.handshake = event
+        elif isinstance(event, events.StreamDataReceived) and event.end_stream:
+            self.finished.add(event.stream_id)
+        elif isinstance(event, events.ConnectionTerminated):
+            log(f"connection closed: code={event.error_code} reason={event.reason_phrase!r}")
+        super().quic_event_received(event)
+
+
+def client_config(args, host, ticket=None):
+    config = QuicConfiguration(is_client=True, alpn_protocols=ALPN, server_name=host)
+    if args.no_verify:
+        config.verify_mode = ssl.CERT_NONE
+    else:
+        config.load_verify_locations(args.ca)
+    if args.keylog:
+        config.secrets_log_file = open(args.keylog, "a", buffering=1)
+    if args.case == "chacha20":
+        config.cipher_suites = [CipherSuite.CHACHA20_POLY1305_SHA256]
+    if ticket is not None:
+        config.session_ticket = ticket
+    return config
+
+
+async def fetch(protocol, path, out_dir):
+    reader, writer = await protocol.create_stream()
+    writer.write(f"GET {path}\r\n".encode())
+    writer.write_eof()
+    body = bytearray()
+    while True:
+        chunk = await reader.read(1 << 16)
+        if not chunk:
+            break
+        body += chunk
+        if len(body) > MAX_RESPONSE:
+            raise RuntimeError(f"{path}: response too large")
+    # The reader also reports EOF when the connection dies: only a FIN from
+    # the server means the body is complete.
+    if writer.get_extra_info("stream_id") not in protocol.finished:
+        raise RuntimeError(f"{path}: stream did not end with FIN")
+    name = os.path.basename(path) or "index.html"
+    with open(os.path.join(out_dir, name), "wb") as f:
+        f.write(body)
+    return len(body)
+
+
+async def fetch_all(protocol, paths, out_dir):
+    sizes = await asyncio.gather(*(fetch(protocol, p, out_dir) for p in paths))
+    return sum(sizes)
+
+
+async def one_connection(args, host, port, paths, ticket=None, early=False):
+    """Fetch paths on one connection. Returns (bytes, new ticket, tls state)."""
+    got_ticket = asyncio.Event()
+    tickets = []
+
+    def on_ticket(t):
+        tickets.append(t)
+        got_ticket.set()
+
+    config = client_config(args, host, ticket)
+    async with connect(
+        host,
+        port,
+        configuration=config,
+        session_ticket_handler=on_ticket,
+        create_protocol=ClientProtocol,
+        wait_connected=not early,
+    ) as protocol:
+        if args.case == "keyupdate":
+            # aioquic defers the update until the handshake is confirmed
+            # (RFC 9001 §6.1), which is as early as it may happen.
+            protocol.request_key_update()
+        if early:
+            # Requests written before the handshake completes go out as 0-RTT.
+            task = asyncio.ensure_future(fetch_all(protocol, paths, args.out))
+            await protocol.wait_connected()
+            nbytes = await task
+        else:
+            nbytes = await fetch_all(protocol, paths, args.out)
+        if args.case in ("resumption", "zerortt") and ticket is None:
+            try:
+                await asyncio.wait_for(got_ticket.wait(), 5)
+            except asyncio.TimeoutError:
+                raise RuntimeError("server sent no session ticket")
+        hs = protocol.handshake
+        state = {
+            "resumed": hs is not None and hs.session_resumed,
+            "early_accepted": hs is not None and hs.early_data_accepted,
+        }
+    return nbytes, (tickets[-1] if tickets else None), state
+
+
+async def run_client(args):
+    if args.case not in CASES:
+        print("unsupported", flush=True)
+        return UNSUPPORTED
+    host, port, paths = parse_urls(args.urls)
+    os.makedirs(args.out, exist_ok=True)
+    start = time.monotonic()
+    if args.case in ("resumption", "zerortt"):
+        first, rest = paths[:1], paths[1:]
+        nbytes, ticket, _ = await one_connection(args, host, port, first)
+        if ticket is None:
+            raise RuntimeError("no session ticket")
+        more, _, state = await one_connection(
+            args, host, port, rest, ticket=ticket, early=args.case == "zerortt"
+        )
+        nbytes += more
+        if not state["resumed"]:
+            raise RuntimeError("second connection was not resumed")
+        if args.case == "zerortt" and not state["early_accepted"]:
+            raise RuntimeError("server rejected 0-RTT")
+    else:
+        nbytes, _, _ = await one_connection(args, host, port, paths)
+    summary(nbytes, time.monotonic() - start)
+    return 0
+
+
+# ---------------------------------------------------------------- main
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="role", required=True)
+    srv = sub.add_parser("server")
+    srv.add_argument("--listen", required=True)
+    srv.add_argument("--cert", required=True)
+    srv.add_argument("--key", required=True)
+    srv.add_argument("--root", required=True)
+    srv.add_argument("--retry", action="store_true")
+    srv.add_argument("--keylog")
+    cli = sub.add_parser("client")
+    verify = cli.add_mutually_exclusive_group(required=True)
+    verify.add_argument("--ca")
+    verify.add_argument("--no-verify", action="store_true")
+    cli.add_argument("--out", required=True)
+    cli.add_argument("--case", default="transfer")
+    cli.add_argument("--keylog")
+    cli.add_argument("urls", nargs="+")
+    args = parser.parse_args()
+
+    start = time.monotonic()
+    try:
+        if args.role == "server":
+            return asyncio.run(run_server(args))
+        return asyncio.run(run_client(args))
+    except Exception as e:  # report, never a traceback-only failure
+        log(f"error: {type(e).__name__}: {e}")
+        summary(0, time.monotonic() - start)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,502 @@
+// Command quic-go-peer is an HTTP/0.9 (ALPN hq-interop) interop peer on top of
+// quic-go's public API.
+//
+// Command line (shared by every peer in tools/interop, see README.md):
+//
+//	quic-go-peer server --listen HOST:PORT --cert FILE --key FILE --root DIR [--retry] [--keylog FILE]
+//	quic-go-peer client (--ca FILE | --no-verify) --out DIR [--case NAME] [--keylog FILE] URL...
+//
+// Exit status: 0 on success, 1 on failure, 127 (and the line "unsupported")
+// for a test case this peer does not implement. The last line printed is
+// always "bytes=N secs=S mbps=M".
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"os/signal"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	_ "unsafe" // for go:linkname
+
+	"github.com/quic-go/quic-go"
+)
+
+const (
+	alpn = "hq-interop"
+	// A request line is tiny; anything longer is a broken or hostile client.
+	maxRequest = 64 << 10
+	// The largest test file is a few MiB; refuse to buffer unbounded responses.
+	maxResponse     = 256 << 20
+	exitUnsupported = 127
+)
+
+var cases = map[string]bool{
+	"handshake": true, "transfer": true, "multiplexing": true, "retry": true,
+	"resumption": true, "zerortt": true, "chacha20": true, "keyupdate": true,
+}
+
+// crypto/tls has no setting for the TLS 1.3 cipher suites it offers or picks.
+// These two lists are what it uses for both; crypto/tls explicitly keeps them
+// reachable by linkname. Only the chacha20 case touches them.
+//
+//go:linkname defaultCipherSuitesTLS13 crypto/tls.defaultCipherSuitesTLS13
+var defaultCipherSuitesTLS13 []uint16
+
+//go:linkname defaultCipherSuitesTLS13NoAES crypto/tls.defaultCipherSuitesTLS13NoAES
+var defaultCipherSuitesTLS13NoAES []uint16
+
+func onlyChaCha20() {
+	defaultCipherSuitesTLS13 = []uint16{tls.TLS_CHACHA20_POLY1305_SHA256}
+	defaultCipherSuitesTLS13NoAES = []uint16{tls.TLS_CHACHA20_POLY1305_SHA256}
+}
+
+func logf(format string, a ...any) {
+	fmt.Fprintf(os.Stderr, "quic-go: "+format+"\n", a...)
+}
+
+func summary(n int64, secs float64) {
+	if secs <= 0 {
+		secs = 1e-9
+	}
+	fmt.Printf("bytes=%d secs=%.3f mbps=%.2f\n", n, secs, float64(n)*8/secs/1e6)
+}
+
+func openKeylog(name string) io.Writer {
+	if name == "" {
+		return nil
+	}
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		logf("keylog: %v", err)
+		return nil
+	}
+	return f
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: quic-go-peer server|client [options]")
+		os.Exit(2)
+	}
+	// run.sh sets INTEROP_NO_GSO when it captures the test: on loopback a GSO
+	// batch is captured as one oversized datagram, which tshark cannot split
+	// into its QUIC packets.
+	if os.Getenv("INTEROP_NO_GSO") != "" {
+		os.Setenv("QUIC_GO_DISABLE_GSO", "true")
+	}
+	start := time.Now()
+	var err error
+	switch os.Args[1] {
+	case "server":
+		err = runServer(os.Args[2:])
+	case "client":
+		err = runClient(os.Args[2:])
+	default:
+		fmt.Fprintln(os.Stderr, "usage: quic-go-peer server|client [options]")
+		os.Exit(2)
+	}
+	if errors.Is(err, errUnsupported) {
+		fmt.Println("unsupported")
+		os.Exit(exitUnsupported)
+	}
+	if err != nil {
+		logf("error: %v", err)
+		summary(0, time.Since(start).Seconds())
+		os.Exit(1)
+	}
+}
+
+var errUnsupported = errors.New("unsupported")
+
+// ------------------------------------------------------------------ server
+
+type serverStats struct {
+	bytes       atomic.Int64
+	mu          sync.Mutex
+	first, last time.Time
+}
+
+// connDone marks the end of a connection: the transfer span ends when the
+// client closes, after it has received everything.
+func (s *serverStats) connDone() {
+	s.mu.Lock()
+	if !s.first.IsZero() {
+		s.last = time.Now()
+	}
+	s.mu.Unlock()
+}
+
+func (s *serverStats) begin() {
+	s.mu.Lock()
+	if s.first.IsZero() {
+		s.first = time.Now()
+	}
+	s.mu.Unlock()
+}
+
+func runServer(argv []string) error {
+	fs := flag.NewFlagSet("server", flag.ContinueOnError)
+	listen := fs.String("listen", "", "HOST:PORT")
+	certFile := fs.String("cert", "", "certificate chain (PEM)")
+	keyFile := fs.String("key", "", "private key (PEM)")
+	root := fs.String("root", "", "directory to serve")
+	retry := fs.Bool("retry", false, "send a Retry to every new client")
+	keylog := fs.String("keylog", "", "NSS key log file")
+	if err := fs.Parse(argv); err != nil {
+		return err
+	}
+	if *listen == "" || *certFile == "" || *keyFile == "" || *root == "" {
+		return errors.New("--listen, --cert, --key and --root are required")
+	}
+	cert, err := tls.LoadX509KeyPair(*certFile, *keyFile)
+	if err != nil {
+		return err
+	}
+	tlsConf := &tls.Config{
+		Certificates: []tls.Certificate{cert},
+		NextProtos:   []string{alpn},
+		KeyLogWriter: openKeylog(*keylog),
+	}
+	addr, err := net.ResolveUDPAddr("udp", *listen)
+	if err != nil {
+		return err
+	}
+	udp, err := net.ListenUDP("udp", addr)
+	if err != nil {
+		return err
+	}
+	tr := &quic.Transport{Conn: udp}
+	if *retry {
+		// Every connection attempt without a token gets a Retry (RFC 9000 §8.1.2).
+		tr.VerifySourceAddress = func(net.Addr) bool { return true }
+	}
+	ln, err := tr.ListenEarly(tlsConf, &quic.Config{
+		Allow0RTT:      true,
+		MaxIdleTimeout: 30 * time.Second,
+	})
+	if err != nil {
+		return err
+	}
+	logf("listening on %s retry=%v", udp.LocalAddr(), *retry)
+
+	stats := &serverStats{}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for {
+			conn, err := ln.Accept(ctx)
+			if err != nil {
+				return
+			}
+			go serveConn(ctx, conn, *root, stats)
+		}
+	}()
+
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	<-sig
+	cancel()
+	ln.Close()
+	tr.Close()
+	stats.mu.Lock()
+	secs := 0.0
+	if !stats.first.IsZero() && !stats.last.IsZero() {
+		secs = stats.last.Sub(stats.first).Seconds()
+	}
+	stats.mu.Unlock()
+	summary(stats.bytes.Load(), secs)
+	return nil
+}
+
+func serveConn(ctx context.Context, conn *quic.Conn, root string, stats *serverStats) {
+	for {
+		str, err := conn.AcceptStream(ctx)
+		if err != nil {
+			stats.connDone()
+			return
+		}
+		go serveStream(str, root, stats)
+	}
+}
+
+// resolve maps an HTTP/0.9 request to a file below root.
+func resolve(root string, request []byte) (string, bool) {
+	line, _, _ := strings.Cut(string(request), "\n")
+	line = strings.TrimSpace(line)
+	p, ok := strings.CutPrefix(line, "GET ")
+	if !ok {
+		return "", false
+	}
+	if u, err := url.Parse(strings.TrimSpace(p)); err == nil {
+		p = u.Path
+	}
+	clean := path.Clean("/" + p)
+	if clean == "/" {
+		return "", false
+	}
+	return filepath.Join(root, filepath.FromSlash(clean)), true
+}
+
+func serveStream(str *quic.Stream, root string, stats *serverStats) {
+	stats.begin()
+	request, err := io.ReadAll(io.LimitReader(str, maxRequest))
+	if err != nil {
+		str.CancelWrite(1)
+		return
+	}
+	file, ok := resolve(root, request)
+	if !ok {
+		logf("bad request %q", request)
+		str.CancelWrite(1)
+		return
+	}
+	body, err := os.ReadFile(file)
+	if err != nil {
+		logf("%v", err)
+		str.CancelWrite(1)
+		return
+	}
+	if _, err := str.Write(body); err != nil {
+		return
+	}
+	str.Close()
+	stats.bytes.Add(int64(len(body)))
+}
+
+// ------------------------------------------------------------------ client
+
+// ticketCache wraps the TLS session cache to tell when a ticket has arrived.
+type ticketCache struct {
+	tls.ClientSessionCache
+	got  chan struct{}
+	once sync.Once
+}
+
+func (c *ticketCache) Put(key string, cs *tls.ClientSessionState) {
+	c.ClientSessionCache.Put(key, cs)
+	if cs != nil {
+		c.once.Do(func() { close(c.got) })
+	}
+}
+
+type target struct {
+	addr  string
+	host  string
+	paths []string
+}
+
+func parseURLs(urls []string) (*target, error) {
+	t := &target{}
+	for _, raw := range urls {
+		u, err := url.Parse(raw)
+		if err != nil || u.Scheme != "https" || u.Hostname() == "" || u.Port() == "" {
+			return nil, fmt.Errorf("bad URL %q", raw)
+		}
+		if t.addr == "" {
+			t.addr, t.host = u.Host, u.Hostname()
+		} else if t.addr != u.Host {
+			return nil, errors.New("all URLs must name the same server")
+		}
+		p := u.EscapedPath()
+		if p == "" {
+			p = "/"
+		}
+		t.paths = append(t.paths, p)
+	}
+	return t, nil
+}
+
+func runClient(argv []string) error {
+	fs := flag.NewFlagSet("client", flag.ContinueOnError)
+	ca := fs.String("ca", "", "root CA (PEM)")
+	noVerify := fs.Bool("no-verify", false, "do not verify the server certificate")
+	out := fs.String("out", "", "download directory")
+	testcase := fs.String("case", "transfer", "interop test case")
+	keylog := fs.String("keylog", "", "NSS key log file")
+	if err := fs.Parse(argv); err != nil {
+		return err
+	}
+	if !cases[*testcase] {
+		return errUnsupported
+	}
+	if *out == "" || (*ca == "") == !*noVerify || fs.NArg() == 0 {
+		return errors.New("need --out, exactly one of --ca/--no-verify, and URLs")
+	}
+	t, err := parseURLs(fs.Args())
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return err
+	}
+	cache := &ticketCache{ClientSessionCache: tls.NewLRUClientSessionCache(8), got: make(chan struct{})}
+	tlsConf := &tls.Config{
+		ServerName:         t.host,
+		NextProtos:         []string{alpn},
+		InsecureSkipVerify: *noVerify,
+		KeyLogWriter:       openKeylog(*keylog),
+		ClientSessionCache: cache,
+	}
+	if *ca != "" {
+		pem, err := os.ReadFile(*ca)
+		if err != nil {
+			return err
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return fmt.Errorf("%s: no certificate", *ca)
+		}
+		tlsConf.RootCAs = pool
+	}
+	if *testcase == "chacha20" {
+		onlyChaCha20()
+	}
+	// keyupdate needs nothing: quic-go initiates its first key update after
+	// about 100 packets on every connection, early enough for the test.
+	quicConf := &quic.Config{MaxIdleTimeout: 30 * time.Second}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+
+	// A Transport of our own instead of DialAddr's: DialAddr gives the client
+	// zero-length connection IDs, which tshark (4.0) cannot follow when it
+	// checks the trace.
+	udp, err := net.ListenUDP("udp", nil)
+	if err != nil {
+		return err
+	}
+	tr := &quic.Transport{Conn: udp, ConnectionIDLength: 8}
+	defer tr.Close()
+	raddr, err := net.ResolveUDPAddr("udp", t.addr)
+	if err != nil {
+		return err
+	}
+	dial := func(early bool) (*quic.Conn, error) {
+		if early {
+			return tr.DialEarly(ctx, raddr, tlsConf, quicConf)
+		}
+		return tr.Dial(ctx, raddr, tlsConf, quicConf)
+	}
+
+	start := time.Now()
+	var total int64
+	switch *testcase {
+	case "resumption", "zerortt":
+		conn, err := dial(false)
+		if err != nil {
+			return err
+		}
+		n, err := fetchAll(ctx, conn, t.paths[:1], *out)
+		if err == nil {
+			select {
+			case <-cache.got:
+			case <-time.After(5 * time.Second):
+				err = errors.New("server sent no session ticket")
+			}
+		}
+		conn.CloseWithError(0, "")
+		if err != nil {
+			return err
+		}
+		total += n
+		early := *testcase == "zerortt"
+		conn, err = dial(early)
+		if err != nil {
+			return err
+		}
+		// On an early connection the requests go out as 0-RTT.
+		n, err = fetchAll(ctx, conn, t.paths[1:], *out)
+		if err == nil {
+			<-conn.HandshakeComplete()
+			st := conn.ConnectionState()
+			if !st.TLS.DidResume {
+				err = errors.New("second connection was not resumed")
+			} else if early && !st.Used0RTT {
+				err = errors.New("server rejected 0-RTT")
+			}
+		}
+		conn.CloseWithError(0, "")
+		if err != nil {
+			return err
+		}
+		total += n
+	default:
+		conn, err := dial(false)
+		if err != nil {
+			return err
+		}
+		n, err := fetchAll(ctx, conn, t.paths, *out)
+		conn.CloseWithError(0, "")
+		if err != nil {
+			return err
+		}
+		total += n
+	}
+	summary(total, time.Since(start).Seconds())
+	return nil
+}
+
+// fetchAll requests every path on its own stream, all at once: the stream
+// limit of the server (MAX_STREAMS) makes OpenStreamSync wait where needed.
+func fetchAll(ctx context.Context, conn *quic.Conn, paths []string, out string) (int64, error) {
+	var wg sync.WaitGroup
+	var total atomic.Int64
+	errs := make(chan error, len(paths))
+	for _, p := range paths {
+		wg.Add(1)
+		go func(p string) {
+			defer wg.Done()
+			n, err := fetch(ctx, conn, p, out)
+			if err != nil {
+				errs <- fmt.Errorf("%s: %w", p, err)
+				return
+			}
+			total.Add(n)
+		}(p)
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return 0, err
+	}
+	return total.Load(), nil
+}
+
+func fetch(ctx context.Context, conn *quic.Conn, p string, out string) (int64, error) {
+	str, err := conn.OpenStreamSync(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := str.Write([]byte("GET " + p + "\r\n")); err != nil {
+		return 0, err
+	}
+	str.Close()
+	body, err := io.ReadAll(io.LimitReader(str, maxResponse+1))
+	if err != nil {
+		return 0, err
+	}
+	if len(body) > maxResponse {
+		return 0, errors.New("response too large")
+	}
+	name, _ := url.PathUnescape(path.Base(p))
+	if name == "/" || name == "." || name == "" {
+		name = "index.html"
+	}
+	if err := os.WriteFile(filepath.Join(out, name), body, 0o644); err != nil {
+		return 0, err
+	}
+	return int64(len(body)), nil
+}

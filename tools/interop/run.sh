@@ -1,0 +1,338 @@
+#!/usr/bin/env bash
+# Interop matrix: every selected client peer against every selected server peer, for every
+# selected test case, on the loopback interface. See README.md in this folder.
+#
+#   run.sh [--clients LIST] [--servers LIST] [--peers LIST] [--cases LIST] [--timeout SECS]
+#          [--wire auto|on|off] [--keep] [--list]
+#
+# LIST is comma separated. Peers: aioquic, quic-go, quinn, ours. Cases: handshake, transfer,
+# multiplexing, retry, resumption, zerortt, chacha20, keyupdate. --wire: capture each test on
+# lo with dumpcap and check the decrypted trace with tshark (wirecheck.py); auto = when both
+# are installed and capturing works. --keep keeps downloads and traces of passed tests.
+# Exit status: 0 when nothing failed (unsupported does not count as a failure), 1 otherwise.
+set -uo pipefail
+
+HERE="$(cd "$(dirname "$0")" && pwd)"
+REPO="$(cd "$HERE/../.." && pwd)"
+BUILD="$HERE/.build"
+CERTS="$REPO/quiche/tests/certs"
+ALL_PEERS="aioquic,quic-go,quinn"
+ALL_CASES="handshake,transfer,multiplexing,retry,resumption,zerortt,chacha20,keyupdate"
+
+clients="$ALL_PEERS"
+servers="$ALL_PEERS"
+cases="$ALL_CASES"
+timeout_override=""
+keep=0
+wire=auto
+
+usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --clients) clients="$2"; shift 2 ;;
+        --servers) servers="$2"; shift 2 ;;
+        --peers) clients="$2"; servers="$2"; shift 2 ;;
+        --cases) cases="$2"; shift 2 ;;
+        --timeout) timeout_override="$2"; shift 2 ;;
+        --keep) keep=1; shift ;;
+        --wire) wire="$2"; shift 2 ;;
+        --list) echo "peers: $ALL_PEERS,ours"; echo "cases: $ALL_CASES"; exit 0 ;;
+        -h|--help) usage 0 ;;
+        *) echo "run.sh: unknown argument $1" >&2; usage 2 ;;
+    esac
+done
+
+# ------------------------------------------------------------------------------------------
+# Peers. Each is one command taking the common interface:
+#   CMD server --listen 127.0.0.1:PORT --cert FILE --key FILE --root DIR [--retry] [--keylog F]
+#   CMD client --ca FILE --out DIR --case NAME [--keylog F] URL...
+# peer_cmd NAME sets the array PEER to that command.
+
+# ==== HOOK: our own peer ("ours") =========================================================
+# When our client/server apps exist, make OURS_CMD (or the default below) a command with the
+# interface above, e.g. one binary with `server` and `client` subcommands built from this
+# workspace, and put its build step in ours_build. Then:
+#   tools/interop/run.sh --clients ours --servers aioquic,quic-go,quinn
+#   tools/interop/run.sh --clients aioquic,quic-go,quinn --servers ours
+OURS_CMD="${OURS_CMD:-$REPO/target/release/interop-peer}"
+ours_build() {
+    : # e.g. (cd "$REPO" && cargo build --release --bin interop-peer)
+}
+# ==========================================================================================
+
+peer_cmd() {
+    case "$1" in
+        aioquic) PEER=("$BUILD/venv/bin/python" "$HERE/aioquic_peer.py") ;;
+        quic-go) PEER=("$BUILD/bin/quic-go-peer") ;;
+        quinn) PEER=("$BUILD/bin/quinn-peer") ;;
+        ours) read -r -a PEER <<<"$OURS_CMD" ;;
+        *) echo "run.sh: unknown peer '$1'" >&2; exit 2 ;;
+    esac
+}
+
+# ------------------------------------------------------------------------------------------
+# Test cases: which files the server holds, and how long the client may take (seconds).
+# aioquic moves tens of Mbit/s here, so the limits are generous.
+
+case_timeout() {
+    if [ -n "$timeout_override" ]; then echo "$timeout_override"; return; fi
+    case "$1" in
+        transfer|multiplexing|chacha20|keyupdate) echo 60 ;;
+        *) echo 30 ;;
+    esac
+}
+
+rand_file() { head -c "$2" /dev/urandom >"$1"; }
+rand_name() { LC_ALL=C tr -dc 'a-zA-Z0-9' </dev/urandom | head -c "$1"; }
+
+# make_files CASE DIR: creates the files to serve, in request order (names listed in DIR/.order).
+make_files() {
+    local c="$1" dir="$2"
+    mkdir -p "$dir"
+    : >"$dir/.order"
+    add() { rand_file "$dir/$1" "$2"; echo "$1" >>"$dir/.order"; }
+    case "$c" in
+        handshake) add "$(rand_name 10)" 1024 ;;
+        transfer) add "$(rand_name 10)" $((2 << 20)); add "$(rand_name 10)" $((3 << 20)) ;;
+        multiplexing)
+            # More streams than any peer's initial limit (100-128): the client has to wait for
+            # MAX_STREAMS. The interop runner uses 1999.
+            head -c $((1999 * 32)) /dev/urandom | split -b 32 -a 4 -d - "$dir/mux"
+            (cd "$dir" && ls mux* >.order) ;;
+        retry) add "$(rand_name 10)" $((10 << 10)) ;;
+        resumption) add "$(rand_name 10)" $((5 << 10)); add "$(rand_name 10)" $((10 << 10)) ;;
+        zerortt)
+            # Long names make the requests large, as in the interop runner.
+            for _ in $(seq 1 40); do add "$(rand_name 250)" 32; done ;;
+        chacha20|keyupdate) add "$(rand_name 10)" $((3 << 20)) ;;
+        *) echo "run.sh: unknown case '$c'" >&2; exit 2 ;;
+    esac
+    (cd "$dir" && xargs sha256sum -- <.order >.sha256)
+}
+
+# ------------------------------------------------------------------------------------------
+# Processes: everything runs under `timeout` and is ended by its PID.
+
+udp_port_bound() {
+    local hex
+    hex="$(printf ':%04X ' "$1")"
+    cat /proc/net/udp /proc/net/udp6 2>/dev/null | awk '{ print $2 " " }' | grep -q -- "$hex"
+}
+
+free_port() {
+    local p
+    for _ in $(seq 1 50); do
+        p=$((20000 + RANDOM % 40000))
+        udp_port_bound "$p" || { echo "$p"; return 0; }
+    done
+    return 1
+}
+
+# stop_pid PID: SIGTERM, then SIGKILL after 3 s; reaps it.
+stop_pid() {
+    local pid="$1"
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 1 30); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+}
+
+SERVER_PID=""
+CAP_PID=""
+cleanup() {
+    [ -n "$SERVER_PID" ] && stop_pid "$SERVER_PID"
+    [ -n "$CAP_PID" ] && stop_pid "$CAP_PID"
+}
+
+# start_capture PORT FILE LOG: dumpcap on lo for that port; returns once it captures.
+start_capture() {
+    timeout -k 2 600 dumpcap -q -i lo -f "udp port $1" -w "$2" >"$3" 2>&1 &
+    CAP_PID=$!
+    for _ in $(seq 1 50); do
+        grep -q "Capturing on" "$3" 2>/dev/null && return 0
+        kill -0 "$CAP_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    stop_pid "$CAP_PID"; CAP_PID=""
+    return 1
+}
+
+# wire_ok: can this machine capture on lo and decrypt QUIC with tshark?
+wire_ok() {
+    local f
+    command -v dumpcap >/dev/null && command -v tshark >/dev/null && command -v python3 >/dev/null \
+        || return 1
+    f="$(mktemp -d)"
+    start_capture 9 "$f/probe.pcapng" "$f/probe.log"
+    local rc=$?
+    [ -n "$CAP_PID" ] && { stop_pid "$CAP_PID"; CAP_PID=""; }
+    rm -rf "$f"
+    return "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# run_one CLIENT SERVER CASE DIR: sets VERDICT to "RESULT DETAIL". It runs in this shell, not
+# in a subshell, so that the EXIT trap knows the PIDs to end if the run is interrupted.
+VERDICT=""
+run_one() {
+    local client="$1" server="$2" c="$3" dir="$4" www="$WWW/$3" port t rc
+    local -a scmd ccmd extra=() urls=()
+    mkdir -p "$dir/downloads"
+    port="$(free_port)" || { VERDICT="fail no-free-port"; return; }
+    peer_cmd "$server"; scmd=("${PEER[@]}")
+    peer_cmd "$client"; ccmd=("${PEER[@]}")
+    [ "$c" = retry ] && extra=(--retry)
+    t="$(case_timeout "$c")"
+
+    if [ "$WIRE" = 1 ] && ! start_capture "$port" "$dir/trace.pcapng" "$dir/dumpcap.log"; then
+        VERDICT="fail capture-did-not-start"; return
+    fi
+    timeout -k 2 $((t + 20)) "${scmd[@]}" server --listen "127.0.0.1:$port" \
+        --cert "$CERTS/cert.crt" --key "$CERTS/cert.key" --root "$www" \
+        --keylog "$dir/server.keys" "${extra[@]}" >"$dir/server.log" 2>&1 &
+    SERVER_PID=$!
+    for _ in $(seq 1 100); do
+        udp_port_bound "$port" && break
+        if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+            wait "$SERVER_PID"; rc=$?; SERVER_PID=""
+            [ -n "$CAP_PID" ] && { stop_pid "$CAP_PID"; CAP_PID=""; }
+            if [ "$rc" = 127 ] && grep -qx unsupported "$dir/server.log"; then
+                VERDICT="unsupported server-exit-127"
+            else
+                VERDICT="fail server-exit-$rc"
+            fi
+            return
+        fi
+        sleep 0.1
+    done
+    if ! udp_port_bound "$port"; then
+        stop_pid "$SERVER_PID"; SERVER_PID=""
+        [ -n "$CAP_PID" ] && { stop_pid "$CAP_PID"; CAP_PID=""; }
+        VERDICT="fail server-not-listening"; return
+    fi
+
+    while read -r name; do urls+=("https://127.0.0.1:$port/$name"); done <"$www/.order"
+    timeout -k 2 "$t" "${ccmd[@]}" client --ca "$CERTS/rootca.crt" --out "$dir/downloads" \
+        --case "$c" --keylog "$dir/client.keys" "${urls[@]}" >"$dir/client.log" 2>&1
+    rc=$?
+    stop_pid "$SERVER_PID"; SERVER_PID=""
+    if [ -n "$CAP_PID" ]; then
+        # libpcap hands packets over in blocks, at the latest after its read timeout: a
+        # capture stopped at once loses the last block, a whole short test included.
+        sleep 0.6
+        stop_pid "$CAP_PID"; CAP_PID=""
+    fi
+
+    local mbps
+    mbps="$(grep -o 'mbps=[0-9.]*' "$dir/client.log" | tail -n 1 | cut -d= -f2)"
+    if [ "$rc" = 127 ] && grep -qx unsupported "$dir/client.log"; then
+        VERDICT="unsupported client-exit-127"
+    elif [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+        VERDICT="fail timeout-${t}s"
+    elif [ "$rc" != 0 ]; then
+        VERDICT="fail client-exit-$rc"
+    elif ! (cd "$dir/downloads" && sha256sum --quiet --strict -c "$www/.sha256" >/dev/null 2>&1); then
+        VERDICT="fail files-differ"
+    elif [ "$(find "$dir/downloads" -type f | wc -l)" != "$(wc -l <"$www/.order")" ]; then
+        VERDICT="fail extra-files"
+    elif [ "$WIRE" = 1 ] && ! grep -q '^SERVER_HANDSHAKE_TRAFFIC_SECRET ' "$dir/client.keys" 2>/dev/null; then
+        VERDICT="fail client-wrote-no-key-log"
+    elif [ "$WIRE" = 1 ] && ! grep -q '^SERVER_HANDSHAKE_TRAFFIC_SECRET ' "$dir/server.keys" 2>/dev/null; then
+        VERDICT="fail server-wrote-no-key-log"
+    elif [ "$WIRE" = 1 ] && ! {
+        cat "$dir/client.keys" "$dir/server.keys" >"$dir/keys.log" 2>/dev/null
+        python3 "$HERE/wirecheck.py" --pcap "$dir/trace.pcapng" --keylog "$dir/keys.log" \
+            --port "$port" --case "$c" >"$dir/wire.log" 2>&1
+    }; then
+        VERDICT="fail wire: $(sed -n 2p "$dir/wire.log")"
+    else
+        VERDICT="pass ${mbps:+mbps=$mbps}"
+    fi
+}
+
+# ------------------------------------------------------------------------------------------
+
+IFS=, read -r -a CLIENTS <<<"$clients"
+IFS=, read -r -a SERVERS <<<"$servers"
+IFS=, read -r -a CASES <<<"$cases"
+
+# Install what is missing (setup.sh is idempotent and quick when all is there).
+need_setup=0
+for p in "${CLIENTS[@]}" "${SERVERS[@]}"; do
+    [ "$p" = ours ] && continue
+    peer_cmd "$p"
+    [ -x "${PEER[0]}" ] || need_setup=1
+done
+if [ "$need_setup" = 1 ]; then
+    "$HERE/setup.sh" || { echo "run.sh: setup.sh failed" >&2; exit 1; }
+fi
+for p in "${CLIENTS[@]}" "${SERVERS[@]}"; do
+    if [ "$p" = ours ]; then ours_build; fi
+    peer_cmd "$p"
+    [ -x "${PEER[0]}" ] || { echo "run.sh: peer $p: ${PEER[0]} is not executable" >&2; exit 1; }
+done
+
+case "$wire" in
+    on) wire_ok || { echo "run.sh: --wire on, but capturing on lo with dumpcap/tshark fails" >&2; exit 1; }
+        WIRE=1 ;;
+    off) WIRE=0 ;;
+    auto) if wire_ok; then WIRE=1; else WIRE=0; echo "run.sh: no dumpcap/tshark capture: wire checks off"; fi ;;
+    *) echo "run.sh: --wire auto|on|off" >&2; exit 2 ;;
+esac
+
+# Peers that batch datagrams with GSO must not while we capture (see README.md).
+[ "$WIRE" = 1 ] && export INTEROP_NO_GSO=1
+
+RUN="$BUILD/runs/$(date +%Y%m%d-%H%M%S)-$$"
+WWW="$RUN/www"
+mkdir -p "$RUN"
+for c in "${CASES[@]}"; do make_files "$c" "$WWW/$c"; done
+echo "run.sh: logs in $RUN; wire checks $([ "$WIRE" = 1 ] && echo on || echo off)"
+
+declare -A RESULT
+npass=0 nfail=0 nunsup=0
+start_all=$SECONDS
+for c in "${CASES[@]}"; do
+    for s in "${SERVERS[@]}"; do
+        for cl in "${CLIENTS[@]}"; do
+            dir="$RUN/$c/$cl--$s"
+            t0=$SECONDS
+            run_one "$cl" "$s" "$c" "$dir"
+            out="$VERDICT"
+            verdict="${out%% *}"
+            RESULT["$c|$cl|$s"]="$verdict"
+            case "$verdict" in
+                pass) npass=$((npass + 1))
+                    [ "$keep" = 1 ] || rm -rf "$dir/downloads" "$dir/trace.pcapng" ;;
+                unsupported) nunsup=$((nunsup + 1)) ;;
+                *) nfail=$((nfail + 1)) ;;
+            esac
+            printf '%-13s %-8s -> %-8s %-12s %3ss  %s\n' "$c" "$cl" "$s" "$verdict" \
+                $((SECONDS - t0)) "${out#* }"
+            printf '%s\t%s\t%s\t%s\t%s\n' "$c" "$cl" "$s" "$verdict" "${out#* }" >>"$RUN/results.tsv"
+        done
+    done
+done
+[ "$keep" = 1 ] || rm -rf "$WWW"
+
+echo
+echo "Matrix (rows: client, columns: server)"
+for c in "${CASES[@]}"; do
+    printf '\n%-14s' "$c"
+    for s in "${SERVERS[@]}"; do printf '%-12s' "$s"; done
+    echo
+    for cl in "${CLIENTS[@]}"; do
+        printf '  %-12s' "$cl"
+        for s in "${SERVERS[@]}"; do printf '%-12s' "${RESULT["$c|$cl|$s"]}"; done
+        echo
+    done
+done
+echo
+echo "total time: $((SECONDS - start_all))s; logs: $RUN"
+echo "interop: $npass passed, $nfail failed, $nunsup skipped"
+[ "$nfail" = 0 ]

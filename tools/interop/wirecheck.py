@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""Checks a loopback packet trace of one interop test, the way the QUIC interop
+runner checks its traces (see shared/specs/interop-testcases.md).
+
+  wirecheck.py --pcap FILE --keylog FILE --port SERVER_PORT --case NAME
+
+tshark decrypts the trace with the NSS key log. Prints what it found on one
+line, then either "ok" or one line per failed check; exits 0 or 1.
+Standard library only: it runs with any python3.
+"""
+
+import argparse
+import subprocess
+import sys
+
+FIELDS = [
+    "udp.srcport",
+    "udp.dstport",
+    "quic.long.packet_type",
+    "quic.scid",
+    "quic.version",
+    "quic.token_length",
+    "quic.key_phase",
+    "tls.handshake.type",
+    "tls.handshake.ciphersuite",
+    "tls.quic.parameter.initial_max_streams_bidi",
+    "quic.frame_type",
+    "_ws.expert.message",
+]
+# Only frames that can matter; 1-RTT packets in key phase 0 are most of a
+# transfer and tell nothing.
+FILTER = "quic.long.packet_type || quic.key_phase == 1 || tls.handshake"
+
+INITIAL, ZERO_RTT, HANDSHAKE, RETRY = "0", "1", "2", "3"
+CLIENT_HELLO, SERVER_HELLO, CERTIFICATE = "1", "2", "11"
+CHACHA20 = 0x1303
+
+
+def as_int(v):
+    return int(v, 16) if v.lower().startswith("0x") else int(v)
+
+
+def read_trace(pcap, keylog):
+    cmd = ["tshark", "-n", "-r", pcap, "-o", f"tls.keylog_file:{keylog}", "-Y", FILTER, "-T", "fields"]
+    cmd += ["-E", "separator=\t", "-E", "aggregator=,", "-E", "occurrence=a"]
+    for f in FIELDS:
+        cmd += ["-e", f]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    if out.returncode != 0:
+        raise RuntimeError(f"tshark failed: {out.stderr.strip()[:300]}")
+    for line in out.stdout.splitlines():
+        cols = line.split("\t")
+        cols += [""] * (len(FIELDS) - len(cols))
+        row = {f: [v for v in c.split(",") if v] for f, c in zip(FIELDS, cols)}
+        # Expert messages may contain commas: keep that column whole.
+        row["_ws.expert.message"] = cols[FIELDS.index("_ws.expert.message")]
+        yield row
+
+
+class Facts:
+    def __init__(self):
+        self.server_scids = set()
+        self.versions = set()
+        self.retries = 0
+        self.client_initials_with_token = 0
+        self.zero_rtt = 0
+        self.key_phase1 = {"client": 0, "server": 0}
+        self.key_update_first = "none"  # who sent the first packet in key phase 1
+        self.offered = []  # cipher-suite lists, one per ClientHello
+        self.chosen = []  # one per ServerHello
+        self.certificates = 0
+        self.max_streams_bidi = []
+
+
+def collect(rows, port):
+    f = Facts()
+    port = str(port)
+    for r in rows:
+        from_server = r["udp.srcport"] == [port]
+        types = r["quic.long.packet_type"]
+        hs = r["tls.handshake.type"]
+        if from_server:
+            if INITIAL in types:
+                # All long headers of one datagram belong to one connection.
+                f.server_scids.update(r["quic.scid"])
+            if types:
+                f.versions.update(as_int(v) for v in r["quic.version"])
+            f.retries += types.count(RETRY)
+            if CERTIFICATE in hs:
+                f.certificates += 1
+            if SERVER_HELLO in hs:
+                f.chosen.append([as_int(v) for v in r["tls.handshake.ciphersuite"]])
+            f.max_streams_bidi += [as_int(v) for v in r["tls.quic.parameter.initial_max_streams_bidi"]]
+        else:
+            if INITIAL in types and any(as_int(v) > 0 for v in r["quic.token_length"]):
+                f.client_initials_with_token += 1
+            f.zero_rtt += types.count(ZERO_RTT)
+            if CLIENT_HELLO in hs:
+                f.offered.append([as_int(v) for v in r["tls.handshake.ciphersuite"]])
+        # The Key Phase bit is header-protected: only a packet that tshark could
+        # decrypt tells it; a failed one yields a random bit.
+        expert = r["_ws.expert.message"]
+        decrypted = r["quic.frame_type"] and "Decryption failed" not in expert and "Unknown QUIC connection" not in expert
+        if "1" in r["quic.key_phase"] and decrypted:
+            side = "server" if from_server else "client"
+            f.key_phase1[side] += 1
+            if f.key_update_first == "none":
+                f.key_update_first = side
+    return f
+
+
+def hexes(lists):
+    return [[hex(v) for v in vs] for vs in lists]
+
+
+def check(f, case):
+    problems = []
+    want_handshakes = 2 if case in ("resumption", "zerortt") else 1
+    if len(f.server_scids) != want_handshakes:
+        problems.append(f"{len(f.server_scids)} handshakes, expected {want_handshakes}")
+    if f.versions != {1}:
+        problems.append(f"server long-header versions {sorted(hex(v) for v in f.versions)}, expected only 0x1")
+    if case == "retry":
+        if f.retries == 0:
+            problems.append("no Retry from the server")
+        if f.client_initials_with_token == 0:
+            problems.append("no client Initial carries a token")
+    elif f.retries:
+        problems.append(f"{f.retries} unexpected Retry packet(s)")
+    if case == "resumption" and f.certificates != 1:
+        problems.append(f"server sent {f.certificates} Certificate messages, expected 1 (second handshake not resumed)")
+    if case == "zerortt":
+        if f.zero_rtt == 0:
+            problems.append("client sent no 0-RTT packet")
+        if f.certificates != 1:
+            problems.append(f"server sent {f.certificates} Certificate messages, expected 1")
+    if case == "chacha20":
+        if not f.offered or any(o != [CHACHA20] for o in f.offered):
+            problems.append(f"ClientHello cipher suites {hexes(f.offered)}, expected only 0x1303")
+        if not f.chosen or any(c != [CHACHA20] for c in f.chosen):
+            problems.append(f"ServerHello cipher suite {hexes(f.chosen)}, expected 0x1303")
+    if case == "keyupdate":
+        for side in ("client", "server"):
+            if f.key_phase1[side] == 0:
+                problems.append(f"{side} sent no 1-RTT packet with key phase 1")
+    if case == "multiplexing":
+        if not f.max_streams_bidi:
+            problems.append("server initial_max_streams_bidi not seen (trace not decrypted?)")
+        elif max(f.max_streams_bidi) > 1000:
+            problems.append(f"server initial_max_streams_bidi {max(f.max_streams_bidi)} > 1000")
+    return problems
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pcap", required=True)
+    ap.add_argument("--keylog", required=True)
+    ap.add_argument("--port", required=True, type=int)
+    ap.add_argument("--case", required=True)
+    a = ap.parse_args()
+    try:
+        f = collect(read_trace(a.pcap, a.keylog), a.port)
+    except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
+        print(f"error: {e}")
+        return 1
+    print(
+        f"handshakes={len(f.server_scids)} retries={f.retries} token_initials={f.client_initials_with_token}"
+        f" zero_rtt_pkts={f.zero_rtt} certificates={f.certificates}"
+        f" key_phase1_pkts=client:{f.key_phase1['client']},server:{f.key_phase1['server']}"
+        f" key_update_first={f.key_update_first}"
+        f" offered={hexes(f.offered)} chosen={hexes(f.chosen)}"
+        f" max_streams_bidi={sorted(set(f.max_streams_bidi))}"
+    )
+    problems = check(f, a.case)
+    for p in problems:
+        print(p)
+    if not problems:
+        print("ok")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
