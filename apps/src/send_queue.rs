@@ -102,10 +102,31 @@ impl SendQueue {
     }
 }
 
+/// Where datagrams come from: a connection, or a stand-in in tests.
+pub trait DatagramSource {
+    /// Writes the next datagram into `out` and returns its length, destination and due time;
+    /// `Error::Done` when there is nothing to send.
+    fn next_datagram(&mut self, out: &mut [u8]) -> quiche::Result<(usize, SocketAddr, Instant)>;
+
+    /// A name for log messages.
+    fn name(&self) -> String;
+}
+
+impl DatagramSource for Connection {
+    fn next_datagram(&mut self, out: &mut [u8]) -> quiche::Result<(usize, SocketAddr, Instant)> {
+        let (len, info) = self.send(out)?;
+        Ok((len, info.to, info.at))
+    }
+
+    fn name(&self) -> String {
+        self.trace_id()
+    }
+}
+
 /// Sends the connection's datagrams that are due: first those waiting in `queue`, then new
 /// ones from `conn`, at most `burst` of them.
 pub fn flush(
-    conn: &mut Connection,
+    conn: &mut impl DatagramSource,
     queue: &mut SendQueue,
     socket: &mio::net::UdpSocket,
     pool: &mut BufferPool,
@@ -133,17 +154,12 @@ pub fn flush(
             }
         }
         let mut buf = pool.get();
-        match conn.send(&mut buf) {
-            Ok((len, info)) => queue.queue.push_back(Datagram {
-                buf,
-                len,
-                to: info.to,
-                at: info.at,
-            }),
+        match conn.next_datagram(&mut buf) {
+            Ok((len, to, at)) => queue.queue.push_back(Datagram { buf, len, to, at }),
             Err(e) => {
                 pool.put(buf);
                 if e != Error::Done {
-                    log::warn!("{}: send: {e:?}", conn.trace_id());
+                    log::warn!("{}: send: {e:?}", conn.name());
                 }
                 return Flush::Idle;
             }
@@ -158,5 +174,124 @@ fn send_datagram(socket: &mio::net::UdpSocket, buf: &[u8], to: SocketAddr) -> io
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Hands out datagrams of 100 bytes due at the given times.
+    struct Script {
+        due: VecDeque<Instant>,
+        to: SocketAddr,
+        calls: usize,
+    }
+
+    impl DatagramSource for Script {
+        fn next_datagram(
+            &mut self,
+            out: &mut [u8],
+        ) -> quiche::Result<(usize, SocketAddr, Instant)> {
+            self.calls += 1;
+            let at = self.due.pop_front().ok_or(Error::Done)?;
+            out.get_mut(..100).ok_or(Error::BufferTooShort)?.fill(7);
+            Ok((100, self.to, at))
+        }
+
+        fn name(&self) -> String {
+            "script".into()
+        }
+    }
+
+    struct Harness {
+        sender: mio::net::UdpSocket,
+        receiver: std::net::UdpSocket,
+        pool: BufferPool,
+        queue: SendQueue,
+    }
+
+    impl Harness {
+        fn new() -> Harness {
+            let receiver = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+            receiver.set_nonblocking(true).unwrap();
+            Harness {
+                sender: mio::net::UdpSocket::bind("127.0.0.1:0".parse().unwrap()).unwrap(),
+                receiver,
+                pool: BufferPool::new(1350),
+                queue: SendQueue::new(),
+            }
+        }
+
+        fn script(&self, due: impl IntoIterator<Item = Instant>) -> Script {
+            Script {
+                due: due.into_iter().collect(),
+                to: self.receiver.local_addr().unwrap(),
+                calls: 0,
+            }
+        }
+
+        fn flush(&mut self, source: &mut Script, burst: usize) -> Flush {
+            flush(source, &mut self.queue, &self.sender, &mut self.pool, burst)
+        }
+
+        /// Datagrams that arrived (loopback delivers synchronously).
+        fn received(&self) -> usize {
+            let mut buf = [0u8; 2048];
+            let mut n = 0;
+            while let Ok((len, _)) = self.receiver.recv_from(&mut buf) {
+                assert_eq!(len, 100);
+                n += 1;
+            }
+            n
+        }
+    }
+
+    #[test]
+    fn a_datagram_due_later_waits_and_stops_the_connection() {
+        let mut h = Harness::new();
+        let now = Instant::now();
+        let later = now + Duration::from_secs(60);
+        let mut source = h.script([now, now, later, later]);
+
+        assert_eq!(h.flush(&mut source, usize::MAX), Flush::Paced(later));
+        assert_eq!(h.received(), 2);
+        assert_eq!((h.queue.len(), h.queue.next_at()), (1, Some(later)));
+        assert_eq!(source.calls, 3);
+
+        // While one waits, the connection is not asked for more.
+        assert_eq!(h.flush(&mut source, usize::MAX), Flush::Paced(later));
+        assert_eq!(h.received(), 0);
+        assert_eq!(source.calls, 3);
+
+        h.queue.clear(&mut h.pool);
+        assert!(h.queue.is_empty());
+    }
+
+    #[test]
+    fn datagrams_due_within_the_horizon_go_now() {
+        let mut h = Harness::new();
+        let soon = Instant::now() + PACING_HORIZON / 2;
+        let mut source = h.script([soon, soon]);
+        assert_eq!(h.flush(&mut source, usize::MAX), Flush::Idle);
+        assert_eq!(h.received(), 2);
+        assert!(h.queue.is_empty());
+    }
+
+    #[test]
+    fn the_burst_limit_hands_over_and_resumes() {
+        let mut h = Harness::new();
+        let now = Instant::now();
+        let mut source = h.script(std::iter::repeat_n(now, 10));
+        assert_eq!(h.flush(&mut source, 4), Flush::Burst);
+        assert_eq!(h.received(), 4);
+        assert_eq!(h.flush(&mut source, 4), Flush::Burst);
+        assert_eq!(h.received(), 4);
+        assert_eq!(h.flush(&mut source, 4), Flush::Idle);
+        assert_eq!(h.received(), 2);
+        // 10 datagrams, then one `Done`.
+        assert_eq!(source.calls, 11);
+        // Buffers went back to the pool.
+        assert!(!h.pool.free.is_empty() && h.pool.free.len() <= POOL_MAX_FREE);
     }
 }

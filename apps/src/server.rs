@@ -95,6 +95,7 @@ enum Route {
 /// The HTTP/0.9 server.
 pub struct Server {
     poll: Poll,
+    events: Events,
     socket: UdpSocket,
     local: SocketAddr,
     config: Config,
@@ -145,6 +146,7 @@ impl Server {
 
         Ok(Server {
             poll,
+            events: Events::with_capacity(16),
             socket,
             local,
             config,
@@ -192,7 +194,6 @@ impl Server {
     /// One turn of the event loop: waits for the socket or the next timer (at most
     /// `max_wait`), then receives, answers, fires timers, sends and removes closed connections.
     pub fn run_once(&mut self, max_wait: Option<Duration>) -> io::Result<()> {
-        let mut events = Events::with_capacity(16);
         let timeout = if self.read_pending {
             Some(Duration::ZERO)
         } else {
@@ -203,12 +204,12 @@ impl Server {
                 (a, b) => a.or(b),
             }
         };
-        match self.poll.poll(&mut events, timeout) {
+        match self.poll.poll(&mut self.events, timeout) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(()),
             Err(e) => return Err(e),
         }
-        for event in events.iter() {
+        for event in self.events.iter() {
             self.read_pending |= event.is_readable();
             if event.is_writable() {
                 self.send_blocked = false;

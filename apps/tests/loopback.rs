@@ -245,10 +245,32 @@ fn concurrent_clients_are_served_side_by_side() {
     fs::write(dir.root().join("one.bin"), &body).unwrap();
     let server = Server::start(&dir, &["--no-retry"]);
 
-    let clients: Vec<_> = (0..4)
-        .map(|i| {
+    // Each client with other transport options, so that every option reaches a working
+    // connection.
+    let options: [&[&str]; 4] = [
+        &["--chacha20"],
+        &["--cc-algorithm", "reno", "--disable-hystart"],
+        &["--initial-cwnd-packets", "32", "--disable-pacing"],
+        &[
+            "--max-data",
+            "256K",
+            "--max-stream-data",
+            "64K",
+            "--max-window",
+            "512K",
+            "--max-stream-window",
+            "128K",
+            "--idle-timeout",
+            "5000",
+        ],
+    ];
+    let clients: Vec<_> = options
+        .iter()
+        .enumerate()
+        .map(|(i, opts)| {
             let out = dir.0.join(format!("out{i}"));
-            let args = client_args(Some(&out), [server.url("/one.bin")]);
+            let mut args = client_args(Some(&out), [server.url("/one.bin")]);
+            args.extend(opts.iter().map(|o| o.to_string()));
             (out, std::thread::spawn(move || client(&args)))
         })
         .collect();
@@ -423,4 +445,36 @@ fn options_the_library_lacks_exit_with_status_2() {
     let out = client(&["--help".to_string()]);
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("--dump-responses"));
+}
+
+/// `--resume` today: the first connection works, then the library refuses the session
+/// (`Connection::set_session` fails once `quiche::connect` has built the ClientHello), and the
+/// client says so with status 2. When the library accepts sessions after `connect`, this test
+/// fails: then make it expect a resumed second connection.
+#[test]
+fn resume_today() {
+    let dir = TempDir::new("resume");
+    fs::write(dir.root().join("a.txt"), b"first\n").unwrap();
+    fs::write(dir.root().join("b.txt"), b"second\n").unwrap();
+    let server = Server::start(&dir, &["--no-retry"]);
+
+    let mut args = client_args(None, [server.url("/a.txt"), server.url("/b.txt")]);
+    args.push("--resume".into());
+    let out = client(&args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("connection 1: 1 of 1 requests"),
+        "{}",
+        describe(&out)
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "--resume changed behaviour: if the second connection now resumes, update this test\n{}",
+        describe(&out)
+    );
+    assert!(
+        stderr.contains("not supported yet: --resume: Connection::set_session"),
+        "{stderr}"
+    );
 }
