@@ -1,0 +1,469 @@
+//! The client's event loop: one connection (two with `--resume`) fetching every URL.
+
+use std::io;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::time::{Duration, Instant};
+
+use mio::net::UdpSocket;
+use mio::{Events, Interest, Poll, Token};
+use quiche::{Config, Connection, Error, RecvInfo};
+
+use crate::args::ClientArgs;
+use crate::common::{self, KeyLog, MAX_DATAGRAM_SIZE};
+use crate::downloads::{Downloads, Failure};
+use crate::http09::Url;
+use crate::progress::Progress;
+use crate::send_queue::{flush, BufferPool, Flush, SendQueue};
+use crate::socket;
+
+/// Exit status: every request completed.
+pub const EXIT_OK: i32 = 0;
+/// Exit status: some request or the connection failed.
+pub const EXIT_FAILED: i32 = 1;
+/// Exit status: bad usage, or an option the library cannot support yet.
+pub const EXIT_USAGE: i32 = 2;
+
+/// Datagrams read before the loop turns to reading streams and sending (ACKs).
+const RECV_BATCH: usize = 512;
+
+/// Size of the buffer bodies are read into.
+const BODY_BUF: usize = 256 * 1024;
+
+const SOCKET: Token = Token(0);
+
+/// Why the client stopped before or outside the requests.
+#[derive(Debug)]
+pub enum ClientError {
+    /// An option the library cannot support yet (exit status 2).
+    NotSupported(String),
+    /// Setup or I/O failed (exit status 1).
+    Fatal(String),
+}
+
+impl ClientError {
+    /// The exit status for this error.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            ClientError::NotSupported(_) => EXIT_USAGE,
+            ClientError::Fatal(_) => EXIT_FAILED,
+        }
+    }
+}
+
+impl std::fmt::Display for ClientError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ClientError::NotSupported(m) => write!(f, "not supported yet: {m}"),
+            ClientError::Fatal(m) => f.write_str(m),
+        }
+    }
+}
+
+fn fatal(e: impl std::fmt::Display) -> ClientError {
+    ClientError::Fatal(e.to_string())
+}
+
+/// What one connection achieved.
+#[derive(Debug, Default)]
+pub struct ConnReport {
+    /// Body bytes received.
+    pub bytes: u64,
+    /// Requests completed.
+    pub completed: usize,
+    /// Requests made.
+    pub requested: usize,
+    /// When the handshake completed, after the connection started.
+    pub handshake: Option<Duration>,
+    /// When the last request ended, after the connection started.
+    pub transfer: Duration,
+    /// Whether the TLS session was resumed.
+    pub resumed: bool,
+    /// Whether requests were sent as 0-RTT data.
+    pub early_data: bool,
+    /// The session to resume later.
+    pub session: Option<Vec<u8>>,
+}
+
+/// The result of a run: the summary line's numbers and whether everything completed.
+#[derive(Debug, Default)]
+pub struct Summary {
+    /// Body bytes over all connections.
+    pub bytes: u64,
+    /// Transfer time: from the start of each connection to its last response, added up.
+    pub secs: f64,
+    /// The handshake time of the last connection.
+    pub handshake_ms: Option<f64>,
+    /// Whether every request completed (and, with `--resume`, the session resumed).
+    pub success: bool,
+}
+
+impl Summary {
+    /// The summary line: `bytes=<N> secs=<float> mbps=<float> handshake_ms=<float>`.
+    pub fn line(&self) -> String {
+        let mbps = if self.secs > 0.0 {
+            self.bytes as f64 * 8.0 / self.secs / 1e6
+        } else {
+            0.0
+        };
+        format!(
+            "bytes={} secs={:.3} mbps={:.1} handshake_ms={}",
+            self.bytes,
+            self.secs,
+            mbps,
+            self.handshake_ms
+                .map_or_else(|| "nan".to_string(), |ms| format!("{ms:.3}"))
+        )
+    }
+}
+
+/// Checks the options the library cannot serve yet, before any network activity.
+pub fn check_supported(args: &ClientArgs) -> Result<(), ClientError> {
+    if args.key_update {
+        return Err(ClientError::NotSupported(
+            "--key-update: the library has no call to initiate a key update".into(),
+        ));
+    }
+    if args.session_file.is_some() {
+        return Err(ClientError::NotSupported(
+            "--session-file: the library's sessions are only valid within the process that \
+             made them (rustls cannot serialize them); use --resume for a resumed connection \
+             within one run"
+                .into(),
+        ));
+    }
+    if args.early_data && !args.resume {
+        return Err(ClientError::NotSupported(
+            "--early-data without --resume: 0-RTT needs a session from an earlier connection \
+             of the same run"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Runs the client: fetches every URL and returns the summary.
+pub fn run(args: &ClientArgs) -> Result<Summary, ClientError> {
+    check_supported(args)?;
+    let first = args.urls.first().ok_or_else(|| fatal("no URL given"))?;
+    let peer = (first.host.as_str(), first.port)
+        .to_socket_addrs()
+        .map_err(|e| fatal(format!("{}: {e}", first.authority())))?
+        .next()
+        .ok_or_else(|| fatal(format!("{}: no address", first.authority())))?;
+    if let Some(dir) = &args.dump_dir {
+        std::fs::create_dir_all(dir).map_err(|e| fatal(format!("{}: {e}", dir.display())))?;
+    }
+    let mut client = Client::new(args, peer)?;
+
+    // With --resume the first connection fetches the first URL and the second the others (or
+    // the first again when it is alone).
+    let plan: Vec<&[Url]> = match (args.resume, args.urls.len()) {
+        (false, _) => vec![&args.urls[..]],
+        (true, 1) => vec![&args.urls[..], &args.urls[..]],
+        (true, _) => vec![&args.urls[..1], &args.urls[1..]],
+    };
+    let mut summary = Summary {
+        success: true,
+        ..Summary::default()
+    };
+    let mut session = None;
+    let connections = plan.len();
+    for (i, urls) in plan.into_iter().enumerate() {
+        let report = client.fetch(urls, session.as_deref(), &first.host)?;
+        summary.bytes += report.bytes;
+        summary.handshake_ms = report.handshake.map(|d| d.as_secs_f64() * 1e3);
+        summary.success &= report.completed == report.requested;
+        if connections > 1 {
+            eprintln!(
+                "connection {}: {} of {} requests, resumed: {}, 0-RTT requests: {}",
+                i + 1,
+                report.completed,
+                report.requested,
+                report.resumed,
+                report.early_data
+            );
+            if i > 0 && !report.resumed {
+                eprintln!("the session was not resumed");
+                summary.success = false;
+            }
+        }
+        session = report.session;
+        summary.secs += report.transfer.as_secs_f64();
+        if !summary.success {
+            // A failed first connection leaves nothing worth resuming.
+            break;
+        }
+    }
+    Ok(summary)
+}
+
+/// The socket, configuration and buffers the client's connections share.
+struct Client<'a> {
+    args: &'a ClientArgs,
+    poll: Poll,
+    socket: UdpSocket,
+    local: SocketAddr,
+    peer: SocketAddr,
+    config: Config,
+    keylog: Option<KeyLog>,
+    pool: BufferPool,
+    recv_buf: Vec<u8>,
+    body_buf: Vec<u8>,
+}
+
+impl<'a> Client<'a> {
+    fn new(args: &'a ClientArgs, peer: SocketAddr) -> Result<Self, ClientError> {
+        let mut config = common::config(&args.transport).map_err(fatal)?;
+        if args.no_verify {
+            config.verify_peer(false);
+        } else {
+            config.verify_peer(true);
+            if let Some(ca) = &args.ca {
+                config
+                    .load_verify_locations_from_file(ca)
+                    .map_err(|e| fatal(format!("--ca {ca}: {e:?}")))?;
+            }
+        }
+        if args.chacha20 {
+            config
+                .set_chacha20_only()
+                .map_err(|e| fatal(format!("--chacha20: {e:?}")))?;
+        }
+        if args.early_data {
+            config.enable_early_data();
+        }
+        let keylog = KeyLog::from_env().map_err(|e| fatal(format!("SSLKEYLOGFILE: {e}")))?;
+
+        let bind_addr: SocketAddr = match peer {
+            SocketAddr::V4(_) => (std::net::Ipv4Addr::UNSPECIFIED, 0).into(),
+            SocketAddr::V6(_) => (std::net::Ipv6Addr::UNSPECIFIED, 0).into(),
+        };
+        let mut socket = socket::bind(bind_addr).map_err(|e| fatal(format!("bind: {e}")))?;
+        let local = socket.local_addr().map_err(fatal)?;
+        let poll = Poll::new().map_err(fatal)?;
+        poll.registry()
+            .register(&mut socket, SOCKET, Interest::READABLE | Interest::WRITABLE)
+            .map_err(fatal)?;
+        Ok(Client {
+            args,
+            poll,
+            socket,
+            local,
+            peer,
+            config,
+            keylog,
+            pool: BufferPool::new(args.transport.max_udp_payload),
+            recv_buf: vec![0; MAX_DATAGRAM_SIZE],
+            body_buf: vec![0; BODY_BUF],
+        })
+    }
+
+    /// One connection fetching `urls`, resuming `session` if given.
+    fn fetch(
+        &mut self,
+        urls: &[Url],
+        session: Option<&[u8]>,
+        server_name: &str,
+    ) -> Result<ConnReport, ClientError> {
+        let scid = common::new_cid();
+        let mut conn = quiche::connect(
+            Some(server_name),
+            &scid,
+            self.local,
+            self.peer,
+            &mut self.config,
+        )
+        .map_err(|e| fatal(format!("connect: {e:?}")))?;
+        if let Some(keylog) = &self.keylog {
+            keylog.attach(&mut conn);
+        }
+        common::setup_qlog(&mut conn, "client");
+        if let Some(session) = session {
+            match conn.set_session(session) {
+                Ok(()) => {}
+                Err(Error::InvalidState) => {
+                    return Err(ClientError::NotSupported(
+                        "--resume: Connection::set_session refuses the session once the \
+                         connection exists (quiche::connect already built the ClientHello)"
+                            .into(),
+                    ))
+                }
+                Err(e) => return Err(fatal(format!("set_session: {e:?}"))),
+            }
+        }
+        let dump_dir = self.args.dump_dir.as_deref();
+        let mut downloads = Downloads::new(urls, dump_dir);
+        let report = self.drive(&mut conn, &mut downloads)?;
+        Ok(report)
+    }
+
+    /// The event loop of one connection, until it is closed.
+    fn drive(
+        &mut self,
+        conn: &mut Connection,
+        downloads: &mut Downloads,
+    ) -> Result<ConnReport, ClientError> {
+        let start = Instant::now();
+        let mut queue = SendQueue::new();
+        let mut progress = Progress::new(start);
+        let mut events = Events::with_capacity(16);
+        let mut handshake = None;
+        let mut finished_at = None;
+        let (mut read_pending, mut send_blocked) = (false, false);
+
+        loop {
+            if conn.is_established() || conn.is_in_early_data() {
+                downloads.send_requests(conn);
+            }
+            if finished_at.is_none() && (downloads.done() || conn.is_closed()) {
+                finished_at = Some(Instant::now());
+                progress.finish();
+                if !conn.is_closed() {
+                    let _ = conn.close(true, 0, b"done");
+                }
+            }
+            if !send_blocked {
+                let flushed = flush(conn, &mut queue, &self.socket, &mut self.pool, usize::MAX);
+                send_blocked = flushed == Flush::Blocked;
+            }
+            if conn.is_closed() {
+                break;
+            }
+
+            let timeout = if read_pending {
+                Some(Duration::ZERO)
+            } else {
+                let paced = (!send_blocked).then(|| queue.next_at()).flatten();
+                [conn.timeout_instant(), paced, progress.next_draw()]
+                    .into_iter()
+                    .flatten()
+                    .min()
+                    .map(|t| t.saturating_duration_since(Instant::now()))
+            };
+            match self.poll.poll(&mut events, timeout) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(fatal(format!("poll: {e}"))),
+            }
+            for event in events.iter() {
+                read_pending |= event.is_readable();
+                send_blocked &= !event.is_writable();
+            }
+            if read_pending {
+                read_pending = self.recv_batch(conn)?;
+            }
+            let now = Instant::now();
+            if conn.timeout_instant().is_some_and(|t| t <= now) {
+                conn.on_timeout();
+            }
+            if handshake.is_none() && conn.is_established() {
+                handshake = Some(now.saturating_duration_since(start));
+                log::info!(
+                    "{}: handshake done in {:?} (resumed: {})",
+                    conn.trace_id(),
+                    handshake.unwrap_or_default(),
+                    conn.is_resumed()
+                );
+            }
+            downloads.read(conn, &mut self.body_buf);
+            if finished_at.is_none() {
+                progress.update(downloads.bytes, now);
+            }
+        }
+
+        report_connection_end(conn, downloads, handshake.is_some());
+        let end = finished_at.unwrap_or_else(Instant::now);
+        downloads.abandon();
+        for (url, why) in &downloads.failed {
+            if let Some(url) = downloads_url(downloads, *url) {
+                eprintln!("request {url} failed: {}", describe(why));
+            }
+        }
+        Ok(ConnReport {
+            bytes: downloads.bytes,
+            completed: downloads.completed,
+            requested: downloads.completed + downloads.failed.len(),
+            handshake,
+            transfer: end.saturating_duration_since(start),
+            resumed: conn.is_resumed(),
+            early_data: downloads.sent_early,
+            session: conn.session(),
+        })
+    }
+
+    /// Reads up to a batch of datagrams into the connection; returns whether more may wait.
+    fn recv_batch(&mut self, conn: &mut Connection) -> Result<bool, ClientError> {
+        for _ in 0..RECV_BATCH {
+            match self.socket.recv_from(&mut self.recv_buf) {
+                Ok((len, from)) => {
+                    let info = RecvInfo {
+                        from,
+                        to: self.local,
+                    };
+                    let Some(datagram) = self.recv_buf.get_mut(..len) else {
+                        continue;
+                    };
+                    if let Err(e) = conn.recv(datagram, info) {
+                        log::debug!("{}: recv: {e:?}", conn.trace_id());
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                // ICMP errors (port unreachable) surface here on some systems; the connection's
+                // timers decide when to give up.
+                Err(e) => log::debug!("recv_from: {e}"),
+            }
+        }
+        Ok(true)
+    }
+}
+
+fn downloads_url<'u>(downloads: &Downloads<'u>, idx: usize) -> Option<String> {
+    downloads
+        .url(idx)
+        .map(|u| format!("https://{}{}", u.authority(), u.path))
+}
+
+fn describe(f: &Failure) -> String {
+    match f {
+        Failure::Reset(code) => format!("stream reset by the server (error {code})"),
+        Failure::Write(e) => format!("cannot write the body: {e}"),
+        Failure::ConnectionEnded => "the connection ended first".to_string(),
+        Failure::Stream(e) => format!("stream error {e}"),
+    }
+}
+
+fn report_connection_end(conn: &Connection, downloads: &Downloads, handshake_done: bool) {
+    if downloads.done() && conn.peer_error().is_none() && !conn.is_timed_out() {
+        return;
+    }
+    if conn.is_timed_out() {
+        eprintln!(
+            "connection timed out ({})",
+            if handshake_done {
+                "idle"
+            } else {
+                "during the handshake"
+            }
+        );
+    }
+    if let Some(e) = conn.peer_error() {
+        eprintln!(
+            "the server closed the connection: {} error {:#x} {:?}",
+            if e.is_app { "application" } else { "transport" },
+            e.error_code,
+            String::from_utf8_lossy(&e.reason)
+        );
+    }
+    if let Some(e) = conn
+        .local_error()
+        .filter(|e| !e.is_app || e.error_code != 0)
+    {
+        eprintln!(
+            "the client closed the connection: {} error {:#x} {:?}",
+            if e.is_app { "application" } else { "transport" },
+            e.error_code,
+            String::from_utf8_lossy(&e.reason)
+        );
+    }
+}

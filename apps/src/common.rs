@@ -1,0 +1,140 @@
+//! What both programs set up the same way: the `Config` from the transport options, logging,
+//! the `SSLKEYLOGFILE` key log, the qlog hook and connection IDs.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::sync::{Arc, Mutex};
+
+use quiche::{Config, Connection, ConnectionId};
+use ring::rand::SecureRandom;
+
+use crate::args::TransportArgs;
+use crate::http09;
+
+/// Length of the connection IDs both programs issue. The server routes short-header packets by
+/// their first `LOCAL_CID_LEN` bytes, the length its IDs have.
+pub const LOCAL_CID_LEN: usize = 16;
+
+/// Receive buffer size: the largest UDP payload there is.
+pub const MAX_DATAGRAM_SIZE: usize = 65535;
+
+/// Streams of each kind a peer may open at first (the server raises the limit as they end).
+pub const MAX_STREAMS: u64 = 100;
+
+/// Starts logging to stderr; `RUST_LOG` chooses what (warnings and errors by default).
+pub fn init_logging() {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn"))
+        .format_timestamp_millis()
+        .init();
+}
+
+/// A `Config` for HTTP/0.9 with the transport options applied.
+pub fn config(t: &TransportArgs) -> Result<Config, String> {
+    let mut config = Config::new(quiche::PROTOCOL_VERSION).map_err(|e| format!("{e:?}"))?;
+    config
+        .set_application_protos(&[http09::ALPN])
+        .map_err(|e| format!("ALPN: {e:?}"))?;
+    if let Some(name) = &t.cc_algorithm {
+        config
+            .set_cc_algorithm_name(name)
+            .map_err(|e| format!("--cc-algorithm {name}: {e:?}"))?;
+    }
+    config.enable_hystart(!t.disable_hystart);
+    if let Some(n) = t.initial_cwnd_packets {
+        config.set_initial_congestion_window_packets(n);
+    }
+    config.enable_pacing(!t.disable_pacing);
+    config.set_initial_max_data(t.max_data);
+    config.set_initial_max_stream_data_bidi_local(t.max_stream_data);
+    config.set_initial_max_stream_data_bidi_remote(t.max_stream_data);
+    config.set_initial_max_stream_data_uni(t.max_stream_data);
+    if let Some(n) = t.max_window {
+        config.set_max_connection_window(n);
+    }
+    if let Some(n) = t.max_stream_window {
+        config.set_max_stream_window(n);
+    }
+    config.set_initial_max_streams_bidi(MAX_STREAMS);
+    config.set_initial_max_streams_uni(MAX_STREAMS);
+    config.set_max_idle_timeout(t.idle_timeout_ms);
+    config.set_max_recv_udp_payload_size(MAX_DATAGRAM_SIZE.min(65527));
+    config.set_max_send_udp_payload_size(t.max_udp_payload);
+    config.set_disable_active_migration(true);
+    if keylog_path().is_some() {
+        config.log_keys();
+    }
+    Ok(config)
+}
+
+fn keylog_path() -> Option<std::ffi::OsString> {
+    std::env::var_os("SSLKEYLOGFILE").filter(|p| !p.is_empty())
+}
+
+/// The `SSLKEYLOGFILE` key log, shared by all connections of the process: one open file,
+/// appended to (several processes may write the same file, as browsers do).
+#[derive(Clone)]
+pub struct KeyLog(Arc<Mutex<File>>);
+
+impl KeyLog {
+    /// Opens `$SSLKEYLOGFILE` for appending, if it is set.
+    pub fn from_env() -> io::Result<Option<KeyLog>> {
+        let Some(path) = keylog_path() else {
+            return Ok(None);
+        };
+        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        Ok(Some(KeyLog(Arc::new(Mutex::new(file)))))
+    }
+
+    /// Sends the connection's TLS secrets to this key log.
+    pub fn attach(&self, conn: &mut Connection) {
+        if let Err(e) = conn.set_keylog(Box::new(self.clone())) {
+            log::warn!("{}: key log: {e:?}", conn.trace_id());
+        }
+    }
+}
+
+impl Write for KeyLog {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self.0.lock() {
+            Ok(mut f) => f.write(buf),
+            Err(poisoned) => poisoned.into_inner().write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self.0.lock() {
+            Ok(mut f) => f.flush(),
+            Err(poisoned) => poisoned.into_inner().flush(),
+        }
+    }
+}
+
+/// THE place where a connection's qlog writer is set: the qlog work adds
+/// `conn.set_qlog(writer, title, description)` here, writing `$QLOGDIR/<trace id>-<role>.sqlog`.
+/// Until the library writes qlog, `QLOGDIR` is only noted.
+pub fn setup_qlog(conn: &mut Connection, role: &str) {
+    if let Some(dir) = std::env::var_os("QLOGDIR").filter(|d| !d.is_empty()) {
+        log::debug!(
+            "{} ({role}): QLOGDIR={} ignored: the library does not write qlog yet",
+            conn.trace_id(),
+            dir.to_string_lossy()
+        );
+    }
+}
+
+/// A random connection ID of [`LOCAL_CID_LEN`] bytes.
+pub fn new_cid() -> ConnectionId<'static> {
+    let mut cid = vec![0; LOCAL_CID_LEN];
+    fill_random(&mut cid);
+    ConnectionId::from_vec(cid)
+}
+
+/// Fills `buf` with cryptographically secure random bytes.
+///
+/// Panics if the operating system has no randomness to give: nothing secure can be done then.
+pub fn fill_random(buf: &mut [u8]) {
+    #[allow(clippy::expect_used)]
+    ring::rand::SystemRandom::new()
+        .fill(buf)
+        .expect("the operating system's random number generator failed");
+}

@@ -1,0 +1,551 @@
+//! The server's event loop: one UDP socket, many connections.
+//!
+//! Datagrams are routed by Destination Connection ID. A datagram for no known connection may
+//! start one: unknown versions get Version Negotiation; a client Initial without a token gets a
+//! stateless Retry (unless disabled) and one with a valid token gets a connection whose
+//! `original_destination_connection_id` comes from the token. Each loop iteration reads a
+//! batch of datagrams, answers the requests that arrived, fires expired timers, then sends
+//! round-robin, at most [`SEND_BURST`] datagrams per connection per round, so that one busy
+//! connection cannot starve the others. Closed connections are removed.
+
+use std::collections::HashMap;
+use std::io;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use mio::net::UdpSocket;
+use mio::{Events, Interest, Poll, Token};
+use quiche::{Config, Connection, ConnectionId, Header, RecvInfo, Type};
+
+use crate::args::ServerArgs;
+use crate::common::{self, KeyLog, LOCAL_CID_LEN, MAX_DATAGRAM_SIZE};
+use crate::http09::ServerStreams;
+use crate::send_queue::{flush, BufferPool, Flush, SendQueue};
+use crate::socket;
+use crate::token::TokenKey;
+
+/// The most connections served at once; Initials beyond it are dropped.
+pub const MAX_CONNECTIONS: usize = 10_000;
+
+/// Datagrams one connection may send before the next connection's turn.
+pub const SEND_BURST: usize = 16;
+
+/// Datagrams read before the loop turns to answering and sending.
+const RECV_BATCH: usize = 256;
+
+/// The shortest Destination Connection ID a client's first Initial may carry (RFC 9000 §7.2).
+const MIN_INITIAL_DCID_LEN: usize = 8;
+
+/// The smallest datagram that may open a connection (RFC 9000 §14.1).
+const MIN_INITIAL_DATAGRAM: usize = 1200;
+
+const SOCKET: Token = Token(0);
+
+/// Counters for logs and tests.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct ServerStats {
+    /// Connections created.
+    pub accepted: u64,
+    /// Connections removed after closing.
+    pub closed: u64,
+    /// Retry packets sent.
+    pub retries: u64,
+    /// Version Negotiation packets sent.
+    pub version_negotiations: u64,
+    /// Initials refused because their token was not valid.
+    pub invalid_tokens: u64,
+    /// Datagrams dropped before reaching a connection.
+    pub dropped: u64,
+}
+
+/// One connection and its application state.
+struct Peer {
+    conn: Connection,
+    queue: SendQueue,
+    streams: ServerStreams,
+    /// The connection IDs routed to this peer.
+    cids: Vec<Vec<u8>>,
+    /// Whether it received something since its streams were last looked at.
+    dirty: bool,
+}
+
+/// What to do with a datagram, decided from its header.
+enum Route {
+    Known(usize),
+    Drop(&'static str),
+    Negotiate {
+        scid: Vec<u8>,
+        dcid: Vec<u8>,
+    },
+    Retry {
+        scid: Vec<u8>,
+        dcid: Vec<u8>,
+        version: u32,
+    },
+    Accept {
+        scid: ConnectionId<'static>,
+        odcid: Option<ConnectionId<'static>>,
+        /// The client's chosen DCID, routed here too: without a Retry its Initial
+        /// retransmissions and 0-RTT packets keep using it until our first reply arrives.
+        alias: Option<Vec<u8>>,
+    },
+}
+
+/// The HTTP/0.9 server.
+pub struct Server {
+    poll: Poll,
+    events: Events,
+    socket: UdpSocket,
+    local: SocketAddr,
+    config: Config,
+    root: PathBuf,
+    token_key: Option<TokenKey>,
+    keylog: Option<KeyLog>,
+    peers: Vec<Option<Peer>>,
+    free: Vec<usize>,
+    live: usize,
+    by_cid: HashMap<Vec<u8>, usize>,
+    pool: BufferPool,
+    recv_buf: Vec<u8>,
+    out: Vec<u8>,
+    dirty: Vec<usize>,
+    active: Vec<usize>,
+    rr_next: usize,
+    send_blocked: bool,
+    read_pending: bool,
+    stats: ServerStats,
+}
+
+impl Server {
+    /// Loads the certificate, binds the socket and makes the Retry token key.
+    pub fn new(args: &ServerArgs) -> Result<Server, String> {
+        let mut config = common::config(&args.transport)?;
+        config
+            .load_cert_chain_from_pem_file(&args.cert)
+            .map_err(|e| format!("--cert {}: {e:?}", args.cert))?;
+        config
+            .load_priv_key_from_pem_file(&args.key)
+            .map_err(|e| format!("--key {}: {e:?}", args.key))?;
+        config.enable_early_data();
+        let root = args
+            .root
+            .canonicalize()
+            .ok()
+            .filter(|r| r.is_dir())
+            .ok_or_else(|| format!("--root {}: not a directory", args.root.display()))?;
+        let keylog = KeyLog::from_env().map_err(|e| format!("SSLKEYLOGFILE: {e}"))?;
+
+        let mut socket =
+            socket::bind(args.listen).map_err(|e| format!("bind {}: {e}", args.listen))?;
+        let local = socket.local_addr().map_err(|e| e.to_string())?;
+        let poll = Poll::new().map_err(|e| e.to_string())?;
+        poll.registry()
+            .register(&mut socket, SOCKET, Interest::READABLE | Interest::WRITABLE)
+            .map_err(|e| e.to_string())?;
+
+        Ok(Server {
+            poll,
+            events: Events::with_capacity(16),
+            socket,
+            local,
+            config,
+            root,
+            token_key: args.retry.then(|| TokenKey::new(Instant::now())),
+            keylog,
+            peers: Vec::new(),
+            free: Vec::new(),
+            live: 0,
+            by_cid: HashMap::new(),
+            pool: BufferPool::new(args.transport.max_udp_payload),
+            recv_buf: vec![0; MAX_DATAGRAM_SIZE],
+            out: vec![0; MAX_DATAGRAM_SIZE],
+            dirty: Vec::new(),
+            active: Vec::new(),
+            rr_next: 0,
+            send_blocked: false,
+            read_pending: false,
+            stats: ServerStats::default(),
+        })
+    }
+
+    /// The address the socket is bound to.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local
+    }
+
+    /// The counters so far.
+    pub fn stats(&self) -> ServerStats {
+        self.stats
+    }
+
+    /// Connections currently served.
+    pub fn connections(&self) -> usize {
+        self.live
+    }
+
+    /// Serves until an I/O error on the socket.
+    pub fn run(&mut self) -> io::Result<()> {
+        loop {
+            self.run_once(None)?;
+        }
+    }
+
+    /// One turn of the event loop: waits for the socket or the next timer (at most
+    /// `max_wait`), then receives, answers, fires timers, sends and removes closed connections.
+    pub fn run_once(&mut self, max_wait: Option<Duration>) -> io::Result<()> {
+        let timeout = if self.read_pending {
+            Some(Duration::ZERO)
+        } else {
+            let next = self.next_deadline();
+            let wait = next.map(|t| t.saturating_duration_since(Instant::now()));
+            match (wait, max_wait) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            }
+        };
+        match self.poll.poll(&mut self.events, timeout) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(()),
+            Err(e) => return Err(e),
+        }
+        for event in self.events.iter() {
+            self.read_pending |= event.is_readable();
+            if event.is_writable() {
+                self.send_blocked = false;
+            }
+        }
+        if self.read_pending {
+            self.read_pending = self.recv_batch();
+        }
+        self.serve_dirty();
+        self.fire_timers();
+        self.flush_all();
+        self.remove_closed();
+        Ok(())
+    }
+
+    /// The earliest connection timer or paced datagram.
+    fn next_deadline(&self) -> Option<Instant> {
+        let blocked = self.send_blocked;
+        self.peers
+            .iter()
+            .flatten()
+            .flat_map(|p| {
+                let paced = (!blocked).then(|| p.queue.next_at()).flatten();
+                [p.conn.timeout_instant(), paced]
+            })
+            .flatten()
+            .min()
+    }
+
+    /// Reads up to a batch of datagrams; returns whether more may be waiting.
+    fn recv_batch(&mut self) -> bool {
+        let mut buf = std::mem::take(&mut self.recv_buf);
+        let mut more = true;
+        for _ in 0..RECV_BATCH {
+            match self.socket.recv_from(&mut buf) {
+                Ok((len, from)) => {
+                    if let Some(datagram) = buf.get_mut(..len) {
+                        self.on_datagram(datagram, from);
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    more = false;
+                    break;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => log::warn!("recv_from: {e}"),
+            }
+        }
+        self.recv_buf = buf;
+        more
+    }
+
+    fn on_datagram(&mut self, buf: &mut [u8], from: SocketAddr) {
+        let route = self.route(buf, from);
+        let (scid, odcid, alias) = match route {
+            Route::Known(idx) => return self.deliver(idx, buf, from),
+            Route::Drop(why) => {
+                self.stats.dropped += 1;
+                log::trace!("{from}: dropped datagram: {why}");
+                return;
+            }
+            Route::Negotiate { scid, dcid } => return self.negotiate_version(&scid, &dcid, from),
+            Route::Retry {
+                scid,
+                dcid,
+                version,
+            } => return self.send_retry(&scid, &dcid, version, from),
+            Route::Accept { scid, odcid, alias } => (scid, odcid, alias),
+        };
+        let mut conn =
+            match quiche::accept(&scid, odcid.as_ref(), self.local, from, &mut self.config) {
+                Ok(conn) => conn,
+                Err(e) => {
+                    log::warn!("{from}: accept: {e:?}");
+                    return;
+                }
+            };
+        if let Some(keylog) = &self.keylog {
+            keylog.attach(&mut conn);
+        }
+        common::setup_qlog(&mut conn, "server");
+        log::info!("{}: new connection from {from}", conn.trace_id());
+
+        let mut cids = vec![scid.to_vec()];
+        cids.extend(alias);
+        let peer = Peer {
+            conn,
+            queue: SendQueue::new(),
+            streams: ServerStreams::new(),
+            cids,
+            dirty: false,
+        };
+        let idx = match self.free.pop() {
+            Some(idx) => idx,
+            None => {
+                self.peers.push(None);
+                self.peers.len() - 1
+            }
+        };
+        for cid in &peer.cids {
+            self.by_cid.insert(cid.clone(), idx);
+        }
+        if let Some(slot) = self.peers.get_mut(idx) {
+            *slot = Some(peer);
+        }
+        self.live += 1;
+        self.stats.accepted += 1;
+        self.deliver(idx, buf, from);
+    }
+
+    /// Decides from the header what becomes of a datagram.
+    fn route(&self, buf: &mut [u8], from: SocketAddr) -> Route {
+        let len = buf.len();
+        let Ok(hdr) = Header::from_slice(buf, LOCAL_CID_LEN) else {
+            return Route::Drop("unparsable header");
+        };
+        if let Some(&idx) = self.by_cid.get(&hdr.dcid[..]) {
+            return Route::Known(idx);
+        }
+        match hdr.ty {
+            Type::Short => return Route::Drop("short header for no connection"),
+            // Never answered with another one (RFC 9000 §6.1).
+            Type::VersionNegotiation => return Route::Drop("Version Negotiation from a client"),
+            _ => {}
+        }
+        if !quiche::version_is_supported(hdr.version) {
+            // Only datagrams that could open a connection get an answer, so that Version
+            // Negotiation cannot amplify (RFC 9000 §6.1, §14.1).
+            if len < MIN_INITIAL_DATAGRAM {
+                return Route::Drop("small datagram of an unknown version");
+            }
+            return Route::Negotiate {
+                scid: hdr.scid.to_vec(),
+                dcid: hdr.dcid.to_vec(),
+            };
+        }
+        if hdr.ty != Type::Initial {
+            return Route::Drop("long header for no connection");
+        }
+        if len < MIN_INITIAL_DATAGRAM {
+            return Route::Drop("Initial in a datagram under 1200 bytes");
+        }
+        if hdr.dcid.len() < MIN_INITIAL_DCID_LEN {
+            return Route::Drop("Initial DCID under 8 bytes");
+        }
+        if self.live >= MAX_CONNECTIONS {
+            return Route::Drop("connection limit reached");
+        }
+        let Some(key) = &self.token_key else {
+            return Route::Accept {
+                scid: common::new_cid(),
+                odcid: None,
+                alias: Some(hdr.dcid.to_vec()),
+            };
+        };
+        let token = hdr.token.unwrap_or(&[]);
+        if token.is_empty() {
+            return Route::Retry {
+                scid: hdr.scid.to_vec(),
+                dcid: hdr.dcid.to_vec(),
+                version: hdr.version,
+            };
+        }
+        match key.open(token, from, &hdr.dcid, Instant::now()) {
+            // The client now uses the connection ID our Retry gave it: it becomes ours.
+            Some(odcid) => Route::Accept {
+                scid: hdr.dcid.clone().into_owned(),
+                odcid: Some(odcid),
+                alias: None,
+            },
+            None => Route::Drop("invalid token"),
+        }
+    }
+
+    fn deliver(&mut self, idx: usize, buf: &mut [u8], from: SocketAddr) {
+        let Some(Some(peer)) = self.peers.get_mut(idx) else {
+            return;
+        };
+        let info = RecvInfo {
+            from,
+            to: self.local,
+        };
+        if let Err(e) = peer.conn.recv(buf, info) {
+            log::debug!("{}: recv: {e:?}", peer.conn.trace_id());
+        }
+        if !peer.dirty {
+            peer.dirty = true;
+            self.dirty.push(idx);
+        }
+    }
+
+    fn negotiate_version(&mut self, scid: &[u8], dcid: &[u8], to: SocketAddr) {
+        let (scid, dcid) = (ConnectionId::from_ref(scid), ConnectionId::from_ref(dcid));
+        match quiche::negotiate_version(&scid, &dcid, &mut self.out) {
+            Ok(len) => {
+                self.stats.version_negotiations += 1;
+                self.send_stateless(len, to);
+            }
+            Err(e) => log::debug!("{to}: version negotiation: {e:?}"),
+        }
+    }
+
+    fn send_retry(&mut self, scid: &[u8], odcid: &[u8], version: u32, to: SocketAddr) {
+        let Some(key) = &self.token_key else {
+            return;
+        };
+        let new_scid = common::new_cid();
+        let Some(token) = key.seal(to, odcid, &new_scid, Instant::now()) else {
+            self.stats.dropped += 1;
+            return;
+        };
+        let (scid, odcid) = (ConnectionId::from_ref(scid), ConnectionId::from_ref(odcid));
+        match quiche::retry(&scid, &odcid, &new_scid, &token, version, &mut self.out) {
+            Ok(len) => {
+                self.stats.retries += 1;
+                log::debug!("{to}: Retry sent, connection ID {new_scid:?}");
+                self.send_stateless(len, to);
+            }
+            Err(e) => log::debug!("{to}: retry: {e:?}"),
+        }
+    }
+
+    /// Sends a packet that belongs to no connection; if the socket is full it is dropped (the
+    /// client retransmits its Initial).
+    fn send_stateless(&mut self, len: usize, to: SocketAddr) {
+        let Some(packet) = self.out.get(..len) else {
+            return;
+        };
+        if let Err(e) = self.socket.send_to(packet, to) {
+            log::debug!("{to}: send_to: {e}");
+        }
+    }
+
+    /// Reads the requests that arrived and continues the responses whose streams opened up.
+    fn serve_dirty(&mut self) {
+        for idx in self.dirty.drain(..) {
+            let Some(Some(peer)) = self.peers.get_mut(idx) else {
+                continue;
+            };
+            peer.dirty = false;
+            if peer.conn.is_established() || peer.conn.is_in_early_data() {
+                peer.streams.on_readable(&mut peer.conn, &self.root);
+                peer.streams.on_writable(&mut peer.conn);
+            }
+        }
+    }
+
+    fn fire_timers(&mut self) {
+        let now = Instant::now();
+        for peer in self.peers.iter_mut().flatten() {
+            if peer.conn.timeout_instant().is_some_and(|t| t <= now) {
+                peer.conn.on_timeout();
+            }
+        }
+    }
+
+    /// Sends round-robin: each connection with datagrams due sends up to [`SEND_BURST`] per
+    /// round, rounds repeat while any has more, starting one connection later each time.
+    fn flush_all(&mut self) {
+        if self.send_blocked || self.peers.is_empty() {
+            return;
+        }
+        let n = self.peers.len();
+        let start = self.rr_next % n;
+        self.rr_next = (start + 1) % n;
+        let mut active = std::mem::take(&mut self.active);
+        active.clear();
+        active.extend((0..n).map(|k| (start + k) % n));
+        while !active.is_empty() {
+            let mut keep = 0;
+            for j in 0..active.len() {
+                let idx = active[j];
+                let Some(Some(peer)) = self.peers.get_mut(idx) else {
+                    continue;
+                };
+                let flushed = flush(
+                    &mut peer.conn,
+                    &mut peer.queue,
+                    &self.socket,
+                    &mut self.pool,
+                    SEND_BURST,
+                );
+                match flushed {
+                    Flush::Burst => {
+                        active[keep] = idx;
+                        keep += 1;
+                    }
+                    Flush::Blocked => {
+                        self.send_blocked = true;
+                        keep = 0;
+                        break;
+                    }
+                    Flush::Idle | Flush::Paced(_) => {}
+                }
+            }
+            active.truncate(keep);
+        }
+        self.active = active;
+    }
+
+    fn remove_closed(&mut self) {
+        for idx in 0..self.peers.len() {
+            let closed = matches!(self.peers.get(idx), Some(Some(p)) if p.conn.is_closed());
+            if !closed {
+                continue;
+            }
+            let Some(mut peer) = self.peers.get_mut(idx).and_then(Option::take) else {
+                continue;
+            };
+            for cid in &peer.cids {
+                self.by_cid.remove(cid);
+            }
+            peer.queue.clear(&mut self.pool);
+            log_closed(&peer);
+            self.free.push(idx);
+            self.live -= 1;
+            self.stats.closed += 1;
+            log::debug!("{} connections, {:?}", self.live, self.stats);
+        }
+    }
+}
+
+fn log_closed(peer: &Peer) {
+    let conn = &peer.conn;
+    let stats = conn.stats();
+    log::info!(
+        "{}: closed (timed out: {}, local error: {:?}, peer error: {:?}): {} requests served, \
+         {} refused, {} packets sent, {} lost, {} bytes sent",
+        conn.trace_id(),
+        conn.is_timed_out(),
+        conn.local_error(),
+        conn.peer_error(),
+        peer.streams.served,
+        peer.streams.refused,
+        stats.sent,
+        stats.lost,
+        stats.sent_bytes,
+    );
+}

@@ -1,0 +1,139 @@
+//! UDP sockets for the event loops: bound, non-blocking, with large kernel buffers.
+//!
+//! The default buffers (about 200 KiB on Linux) overflow in a fraction of a millisecond at
+//! gigabit rates, and every datagram the kernel drops there is a loss the congestion controller
+//! reacts to. Setting the buffer sizes needs `setsockopt`, which std does not offer for UDP,
+//! hence the only `unsafe` code of the crate, in this module.
+#![allow(unsafe_code)]
+
+use std::io;
+use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
+
+/// The kernel buffer size asked for in each direction.
+pub const SOCKET_BUFFER_SIZE: usize = 4 << 20;
+
+/// Binds a non-blocking UDP socket to `addr` and enlarges its buffers (best effort: a smaller
+/// buffer is logged, not an error).
+pub fn bind(addr: SocketAddr) -> io::Result<mio::net::UdpSocket> {
+    let socket = mio::net::UdpSocket::bind(addr)?;
+    let (rcv, snd) = set_buffer_sizes(&socket, SOCKET_BUFFER_SIZE);
+    log::debug!("socket {addr}: receive buffer {rcv} bytes, send buffer {snd} bytes");
+    if rcv < SOCKET_BUFFER_SIZE || snd < SOCKET_BUFFER_SIZE {
+        log::info!(
+            "socket buffers are {rcv}/{snd} bytes (asked for {SOCKET_BUFFER_SIZE}); \
+             raise net.core.rmem_max/wmem_max for more"
+        );
+    }
+    Ok(socket)
+}
+
+/// Asks for `size`-byte receive and send buffers and returns the sizes the kernel reports.
+///
+/// On Linux the `*BUFFORCE` options pass over the `net.core.[rw]mem_max` limits when the
+/// process may (CAP_NET_ADMIN); otherwise the plain options are capped by those limits.
+pub fn set_buffer_sizes(socket: &impl AsRawFd, size: usize) -> (usize, usize) {
+    let fd = socket.as_raw_fd();
+    let value = libc::c_int::try_from(size).unwrap_or(libc::c_int::MAX);
+    for (force, plain) in [
+        (FORCE_RCVBUF, libc::SO_RCVBUF),
+        (FORCE_SNDBUF, libc::SO_SNDBUF),
+    ] {
+        if force.is_none_or(|opt| setsockopt_int(fd, opt, value).is_err()) {
+            if let Err(e) = setsockopt_int(fd, plain, value) {
+                log::warn!("setsockopt({plain}): {e}");
+            }
+        }
+    }
+    let read = |opt| getsockopt_int(fd, opt).map_or(0, |v| usize::try_from(v).unwrap_or(0));
+    // Linux reports twice the requested size (it counts its bookkeeping overhead).
+    let scale = if cfg!(any(target_os = "linux", target_os = "android")) {
+        2
+    } else {
+        1
+    };
+    (read(libc::SO_RCVBUF) / scale, read(libc::SO_SNDBUF) / scale)
+}
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+const FORCE_RCVBUF: Option<libc::c_int> = Some(libc::SO_RCVBUFFORCE);
+#[cfg(any(target_os = "linux", target_os = "android"))]
+const FORCE_SNDBUF: Option<libc::c_int> = Some(libc::SO_SNDBUFFORCE);
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+const FORCE_RCVBUF: Option<libc::c_int> = None;
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+const FORCE_SNDBUF: Option<libc::c_int> = None;
+
+fn setsockopt_int(fd: libc::c_int, opt: libc::c_int, value: libc::c_int) -> io::Result<()> {
+    let len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: `fd` is an open socket borrowed from a live socket object for the duration of the
+    // call; the option value points to a c_int on our stack whose size is passed as its length,
+    // and the kernel only reads it.
+    let rc = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            opt,
+            (&value as *const libc::c_int).cast(),
+            len,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+fn getsockopt_int(fd: libc::c_int, opt: libc::c_int) -> io::Result<libc::c_int> {
+    let mut value: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: `fd` is an open socket borrowed from a live socket object; `value` and `len` are
+    // valid, writable locals, and `len` tells the kernel how many bytes it may write to `value`.
+    let rc = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            opt,
+            (&mut value as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    };
+    if rc == 0 {
+        Ok(value)
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The limit unprivileged processes get (`net.core.rmem_max`/`wmem_max`).
+    fn sysctl(name: &str) -> Option<usize> {
+        std::fs::read_to_string(format!("/proc/sys/net/core/{name}"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    }
+
+    #[test]
+    fn buffers_get_the_size_asked_for_or_the_system_limit() {
+        let socket = bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let (rcv, snd) = set_buffer_sizes(&socket, SOCKET_BUFFER_SIZE);
+        // With CAP_NET_ADMIN the forced size, else the sysctl cap (or more, if it is larger).
+        let rcv_floor = sysctl("rmem_max").unwrap_or(0).min(SOCKET_BUFFER_SIZE);
+        let snd_floor = sysctl("wmem_max").unwrap_or(0).min(SOCKET_BUFFER_SIZE);
+        assert!(
+            rcv >= rcv_floor && rcv > 0,
+            "receive buffer {rcv}, floor {rcv_floor}"
+        );
+        assert!(
+            snd >= snd_floor && snd > 0,
+            "send buffer {snd}, floor {snd_floor}"
+        );
+        assert!(rcv <= SOCKET_BUFFER_SIZE && snd <= SOCKET_BUFFER_SIZE);
+    }
+}

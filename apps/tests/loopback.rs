@@ -1,0 +1,480 @@
+//! The real `quiche-server` and `quiche-client` binaries over loopback UDP.
+//!
+//! Every server binds port 0 and reports its address on stdout, so tests never race for
+//! ports; every process is ended by its PID (`Child::kill`) when its guard drops, and every
+//! wait is bounded.
+
+// These tests bound real processes by wall-clock deadlines, like the apps they test.
+#![allow(clippy::disallowed_methods)]
+
+use std::fs;
+use std::io::{BufRead, BufReader};
+use std::net::{SocketAddr, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use quiche::{ConnectionId, Header, Type};
+
+const SERVER: &str = env!("CARGO_BIN_EXE_quiche-server");
+const CLIENT: &str = env!("CARGO_BIN_EXE_quiche-client");
+
+/// The longest any client run may take; a hung transfer fails the test instead of CI.
+const CLIENT_DEADLINE: Duration = Duration::from_secs(30);
+
+fn cert(name: &str) -> String {
+    format!(
+        "{}/../quiche/tests/certs/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+/// A temporary directory removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        let dir = std::env::temp_dir().join(format!("quiche-apps-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(dir.join("root")).unwrap();
+        TempDir(dir)
+    }
+
+    fn root(&self) -> PathBuf {
+        self.0.join("root")
+    }
+
+    fn out(&self) -> PathBuf {
+        self.0.join("out")
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Deterministic test data (xorshift64*).
+fn data(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    let mut out = Vec::with_capacity(len + 8);
+    while out.len() < len {
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        out.extend_from_slice(&x.wrapping_mul(0x2545_f491_4f6c_dd1d).to_le_bytes());
+    }
+    out.truncate(len);
+    out
+}
+
+fn sha256(data: &[u8]) -> Vec<u8> {
+    ring::digest::digest(&ring::digest::SHA256, data)
+        .as_ref()
+        .to_vec()
+}
+
+/// A running `quiche-server`, killed by PID when dropped.
+struct Server {
+    child: Child,
+    addr: SocketAddr,
+    log: PathBuf,
+}
+
+impl Server {
+    fn start(dir: &TempDir, extra: &[&str]) -> Server {
+        let log = dir.0.join("server.log");
+        let mut child = Command::new(SERVER)
+            .args(["--listen", "127.0.0.1:0", "--cert", &cert("cert.crt")])
+            .args(["--key", &cert("cert.key"), "--root"])
+            .arg(dir.root())
+            .args(extra)
+            .env("RUST_LOG", "debug")
+            .stdout(Stdio::piped())
+            .stderr(fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = BufReader::new(stdout).read_line(&mut line);
+            let _ = tx.send(line);
+        });
+        let line = match rx.recv_timeout(Duration::from_secs(20)) {
+            Ok(line) => line,
+            Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("the server did not report its address");
+            }
+        };
+        let addr = line
+            .trim()
+            .strip_prefix("listening on ")
+            .and_then(|a| a.parse().ok())
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"));
+        Server { child, addr, log }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("https://localhost:{}{path}", self.addr.port())
+    }
+
+    fn log(&self) -> String {
+        fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs the client to completion (killed by PID past the deadline).
+fn client(args: &[String]) -> Output {
+    let mut child = Command::new(CLIENT)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Output is small (a summary line, a few messages), well within the pipe buffers.
+    let deadline = Instant::now() + CLIENT_DEADLINE;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "the client ran over {CLIENT_DEADLINE:?}; stderr: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn client_args(out: Option<&Path>, urls: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut args = vec!["--ca".to_string(), cert("rootca.crt")];
+    if let Some(out) = out {
+        args.push("--dump-responses".into());
+        args.push(out.display().to_string());
+    }
+    args.extend(urls);
+    args
+}
+
+/// The value of `key=` in the summary line.
+fn summary_field(stdout: &[u8], key: &str) -> String {
+    let text = String::from_utf8_lossy(stdout);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("bytes="))
+        .unwrap_or_else(|| panic!("no summary line in {text:?}"));
+    line.split(' ')
+        .find_map(|f| f.strip_prefix(&format!("{key}=")).map(str::to_string))
+        .unwrap_or_else(|| panic!("no {key} in {line:?}"))
+}
+
+fn describe(out: &Output) -> String {
+    format!(
+        "status {:?}\nstdout: {}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+#[test]
+fn a_5_mib_download_arrives_intact() {
+    let dir = TempDir::new("5mib");
+    let body = data(5 << 20, 1);
+    fs::write(dir.root().join("five.bin"), &body).unwrap();
+    let server = Server::start(&dir, &["--no-retry"]);
+
+    let out = client(&client_args(Some(&dir.out()), [server.url("/five.bin")]));
+    assert!(out.status.success(), "{}", describe(&out));
+    assert_eq!(summary_field(&out.stdout, "bytes"), (5 << 20).to_string());
+    let secs: f64 = summary_field(&out.stdout, "secs").parse().unwrap();
+    let mbps: f64 = summary_field(&out.stdout, "mbps").parse().unwrap();
+    let handshake: f64 = summary_field(&out.stdout, "handshake_ms").parse().unwrap();
+    assert!(secs > 0.0 && mbps > 0.0 && handshake > 0.0 && handshake < secs * 1e3);
+    let received = fs::read(dir.out().join("five.bin")).unwrap();
+    assert_eq!(sha256(&received), sha256(&body));
+}
+
+#[test]
+fn two_hundred_small_files_share_one_connection() {
+    let dir = TempDir::new("many");
+    let mut total = 0;
+    let mut bodies = Vec::new();
+    for i in 0..200u64 {
+        // Sizes from empty to a few packets.
+        let body = data((i as usize * 37) % 5000, i + 10);
+        total += body.len();
+        fs::write(dir.root().join(format!("f{i}.bin")), &body).unwrap();
+        bodies.push(body);
+    }
+    let server = Server::start(&dir, &["--no-retry"]);
+
+    // More URLs than the server's stream limit (100): streams must be opened as others end.
+    let urls = (0..200).map(|i| server.url(&format!("/f{i}.bin")));
+    let out = client(&client_args(Some(&dir.out()), urls));
+    assert!(out.status.success(), "{}", describe(&out));
+    assert_eq!(summary_field(&out.stdout, "bytes"), total.to_string());
+    for (i, body) in bodies.iter().enumerate() {
+        let received = fs::read(dir.out().join(format!("f{i}.bin"))).unwrap();
+        assert!(received == *body, "file {i} differs");
+    }
+    assert_eq!(
+        server.log().matches("new connection from").count(),
+        1,
+        "one connection for all requests"
+    );
+}
+
+#[test]
+fn concurrent_clients_are_served_side_by_side() {
+    let dir = TempDir::new("concurrent");
+    let body = data(1 << 20, 3);
+    fs::write(dir.root().join("one.bin"), &body).unwrap();
+    let server = Server::start(&dir, &["--no-retry"]);
+
+    // Each client with other transport options, so that every option reaches a working
+    // connection.
+    let options: [&[&str]; 4] = [
+        &["--chacha20"],
+        &["--cc-algorithm", "reno", "--disable-hystart"],
+        &["--initial-cwnd-packets", "32", "--disable-pacing"],
+        &[
+            "--max-data",
+            "256K",
+            "--max-stream-data",
+            "64K",
+            "--max-window",
+            "512K",
+            "--max-stream-window",
+            "128K",
+            "--idle-timeout",
+            "5000",
+        ],
+    ];
+    let clients: Vec<_> = options
+        .iter()
+        .enumerate()
+        .map(|(i, opts)| {
+            let out = dir.0.join(format!("out{i}"));
+            let mut args = client_args(Some(&out), [server.url("/one.bin")]);
+            args.extend(opts.iter().map(|o| o.to_string()));
+            (out, std::thread::spawn(move || client(&args)))
+        })
+        .collect();
+    for (out_dir, handle) in clients {
+        let out = handle.join().unwrap();
+        assert!(out.status.success(), "{}", describe(&out));
+        assert_eq!(
+            sha256(&fs::read(out_dir.join("one.bin")).unwrap()),
+            sha256(&body)
+        );
+    }
+    let log = server.log();
+    assert_eq!(log.matches("new connection from").count(), 4, "{log}");
+    // The connections were closed by the clients and removed by the server.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while server.log().matches(": closed (").count() < 4 {
+        assert!(Instant::now() < deadline, "{}", server.log());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_missing_file_fails_the_client() {
+    let dir = TempDir::new("missing");
+    fs::write(dir.root().join("here.txt"), b"present\n").unwrap();
+    fs::write(dir.0.join("secret.txt"), b"outside the root\n").unwrap();
+    let server = Server::start(&dir, &["--no-retry"]);
+
+    let urls = ["/here.txt", "/gone.txt", "/../secret.txt"].map(|p| server.url(p));
+    let out = client(&client_args(Some(&dir.out()), urls));
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("gone.txt failed: stream reset by the server (error 404)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("secret.txt failed"), "{stderr}");
+    assert_eq!(fs::read(dir.out().join("here.txt")).unwrap(), b"present\n");
+    assert!(!dir.out().join("gone.txt").exists());
+    assert!(!dir.out().join("secret.txt").exists());
+}
+
+/// A client Initial made by the library, and the Destination Connection ID it carries.
+fn client_initial(server: SocketAddr, scid: &[u8]) -> (Vec<u8>, Vec<u8>) {
+    let mut config = quiche::Config::new(quiche::PROTOCOL_VERSION).unwrap();
+    config.set_application_protos(&[b"hq-interop"]).unwrap();
+    config.verify_peer(false);
+    let local: SocketAddr = "127.0.0.1:1".parse().unwrap();
+    let scid = ConnectionId::from_ref(scid);
+    let mut conn = quiche::connect(Some("localhost"), &scid, local, server, &mut config).unwrap();
+    let mut buf = vec![0; 1500];
+    let (len, _) = conn.send(&mut buf).unwrap();
+    buf.truncate(len);
+    let odcid = Header::from_slice(&mut buf.clone(), 16)
+        .unwrap()
+        .dcid
+        .to_vec();
+    (buf, odcid)
+}
+
+fn exchange(socket: &UdpSocket, to: SocketAddr, datagram: &[u8]) -> Vec<u8> {
+    socket.send_to(datagram, to).unwrap();
+    let mut buf = vec![0; 65535];
+    let (len, _) = socket
+        .recv_from(&mut buf)
+        .expect("an answer from the server");
+    buf.truncate(len);
+    buf
+}
+
+#[test]
+fn the_server_answers_new_clients_with_retry_and_unknown_versions_with_negotiation() {
+    let dir = TempDir::new("retry-probe");
+    let server = Server::start(&dir, &[]);
+    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    socket
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+
+    let scid = [0xab; 16];
+    let (initial, odcid) = client_initial(server.addr, &scid);
+    assert!(initial.len() >= 1200);
+    let mut retry = exchange(&socket, server.addr, &initial);
+    quiche::packet::verify_retry_integrity(&retry, &odcid).expect("a valid integrity tag");
+    let hdr = Header::from_slice(&mut retry, 16).unwrap();
+    assert_eq!(hdr.ty, Type::Retry);
+    assert_eq!(&hdr.dcid[..], &scid[..]);
+    assert_eq!(hdr.scid.len(), 16);
+    let (first_scid, token) = (hdr.scid.to_vec(), hdr.token.unwrap().to_vec());
+    assert!(!token.is_empty());
+    assert!(
+        !token.windows(odcid.len()).any(|w| w == &odcid[..]),
+        "the token seals the original DCID"
+    );
+
+    // Stateless: the same Initial again gets a fresh Retry (another ID, another token).
+    let mut again = exchange(&socket, server.addr, &initial);
+    let hdr = Header::from_slice(&mut again, 16).unwrap();
+    assert_eq!(hdr.ty, Type::Retry);
+    assert_ne!(hdr.scid.to_vec(), first_scid);
+    assert_ne!(hdr.token.unwrap().to_vec(), token);
+
+    // An unknown version in a datagram that could open a connection: Version Negotiation.
+    let mut unknown = initial.clone();
+    unknown[1..5].copy_from_slice(&0x1a2a_3a4a_u32.to_be_bytes());
+    let mut vn = exchange(&socket, server.addr, &unknown);
+    let hdr = Header::from_slice(&mut vn, 16).unwrap();
+    assert_eq!(hdr.ty, Type::VersionNegotiation);
+    assert_eq!(&hdr.dcid[..], &scid[..]);
+    assert_eq!(hdr.scid.to_vec(), odcid);
+    assert!(hdr.versions.unwrap().contains(&quiche::PROTOCOL_VERSION));
+
+    // A short Initial (under 1200 bytes) opens nothing and gets no answer (RFC 9000 §14.1).
+    socket.send_to(&initial[..1100], server.addr).unwrap();
+    socket
+        .set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    assert!(socket.recv_from(&mut [0; 2048]).is_err());
+    assert_eq!(server.log().matches("new connection from").count(), 0);
+}
+
+/// The server's default (Retry) against the real client. The library's client does not
+/// process Retry packets yet (the Retry work is in progress), so today the client's
+/// handshake times out; this test records exactly that. When the library handles Retry, this
+/// test fails: then make it expect a successful download instead.
+#[test]
+fn retry_server_and_client_today() {
+    let dir = TempDir::new("retry-client");
+    let body = data(100_000, 7);
+    fs::write(dir.root().join("r.bin"), &body).unwrap();
+    let server = Server::start(&dir, &[]);
+
+    let mut args = client_args(Some(&dir.out()), [server.url("/r.bin")]);
+    args.extend(["--idle-timeout".to_string(), "1000".to_string()]);
+    let out = client(&args);
+    let log = server.log();
+    assert!(log.contains("Retry sent"), "{log}");
+    assert!(
+        !out.status.success(),
+        "the client now completes a download after a Retry: the library handles Retry; \
+         update this test to expect success\n{}",
+        describe(&out)
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("timed out (during the handshake)"),
+        "{stderr}"
+    );
+    assert_eq!(summary_field(&out.stdout, "handshake_ms"), "nan");
+    assert_eq!(log.matches("new connection from").count(), 0);
+}
+
+#[test]
+fn options_the_library_lacks_exit_with_status_2() {
+    for flag in [
+        &["--key-update"][..],
+        &["--session-file", "/tmp/x"],
+        &["--early-data"],
+    ] {
+        let mut args: Vec<String> = flag.iter().map(|s| s.to_string()).collect();
+        args.push("https://127.0.0.1:9/x".into());
+        let out = client(&args);
+        assert_eq!(out.status.code(), Some(2), "{flag:?}: {}", describe(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("not supported yet"),
+            "{flag:?}"
+        );
+    }
+    let out = client(&["--frobnicate".to_string()]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = client(&["--help".to_string()]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("--dump-responses"));
+}
+
+/// `--resume` today: the first connection works, then the library refuses the session
+/// (`Connection::set_session` fails once `quiche::connect` has built the ClientHello), and the
+/// client says so with status 2. When the library accepts sessions after `connect`, this test
+/// fails: then make it expect a resumed second connection.
+#[test]
+fn resume_today() {
+    let dir = TempDir::new("resume");
+    fs::write(dir.root().join("a.txt"), b"first\n").unwrap();
+    fs::write(dir.root().join("b.txt"), b"second\n").unwrap();
+    let server = Server::start(&dir, &["--no-retry"]);
+
+    let mut args = client_args(None, [server.url("/a.txt"), server.url("/b.txt")]);
+    args.push("--resume".into());
+    let out = client(&args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("connection 1: 1 of 1 requests"),
+        "{}",
+        describe(&out)
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "--resume changed behaviour: if the second connection now resumes, update this test\n{}",
+        describe(&out)
+    );
+    assert!(
+        stderr.contains("not supported yet: --resume: Connection::set_session"),
+        "{stderr}"
+    );
+}
