@@ -13,9 +13,8 @@ cd "$(dirname "$0")/.."
 MIB="${DEMO_MIB:-50}"
 # Seconds the download may take before the demo gives up.
 DEADLINE="${DEMO_TIMEOUT:-120}"
-# The library's client does not follow Retry packets yet (that work is in progress), so the
-# demo server validates addresses without one. Drop --no-retry once the client handles Retry.
-SERVER_ARGS=(--no-retry)
+# The server validates the client's address with a Retry first, as in production.
+SERVER_ARGS=()
 
 if ! command -v cargo >/dev/null 2>&1; then
     echo "cargo is missing: install Rust with rustup first" >&2

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use mio::net::UdpSocket;
 use mio::{Events, Interest, Poll, Token};
-use quiche::{Config, Connection, Error, RecvInfo};
+use quiche::{Config, Connection, RecvInfo};
 
 use crate::args::ClientArgs;
 use crate::common::{self, KeyLog, MAX_DATAGRAM_SIZE};
@@ -118,11 +118,6 @@ impl Summary {
 
 /// Checks the options the library cannot serve yet, before any network activity.
 pub fn check_supported(args: &ClientArgs) -> Result<(), ClientError> {
-    if args.key_update {
-        return Err(ClientError::NotSupported(
-            "--key-update: the library has no call to initiate a key update".into(),
-        ));
-    }
     if args.session_file.is_some() {
         return Err(ClientError::NotSupported(
             "--session-file: the library's sessions are only valid within the process that \
@@ -279,17 +274,8 @@ impl<'a> Client<'a> {
         }
         common::setup_qlog(&mut conn, "client");
         if let Some(session) = session {
-            match conn.set_session(session) {
-                Ok(()) => {}
-                Err(Error::InvalidState) => {
-                    return Err(ClientError::NotSupported(
-                        "--resume: Connection::set_session refuses the session once the \
-                         connection exists (quiche::connect already built the ClientHello)"
-                            .into(),
-                    ))
-                }
-                Err(e) => return Err(fatal(format!("set_session: {e:?}"))),
-            }
+            conn.set_session(session)
+                .map_err(|e| fatal(format!("set_session: {e:?}")))?;
         }
         let dump_dir = self.args.dump_dir.as_deref();
         let mut downloads = Downloads::new(urls, dump_dir);
@@ -309,6 +295,9 @@ impl<'a> Client<'a> {
         let mut events = Events::with_capacity(16);
         let mut handshake = None;
         let mut finished_at = None;
+        // --key-update: initiate one key update once data flows (the library allows it once
+        // the handshake is confirmed and a packet of the current phase was acknowledged).
+        let mut key_update_pending = self.args.key_update;
         let (mut read_pending, mut send_blocked) = (false, false);
 
         loop {
@@ -366,6 +355,10 @@ impl<'a> Client<'a> {
                 );
             }
             downloads.read(conn, &mut self.body_buf);
+            if key_update_pending && downloads.bytes > 0 && conn.initiate_key_update().is_ok() {
+                key_update_pending = false;
+                eprintln!("key update initiated after {} bytes", downloads.bytes);
+            }
             if finished_at.is_none() {
                 progress.update(downloads.bytes, now);
             }

@@ -392,45 +392,46 @@ fn the_server_answers_new_clients_with_retry_and_unknown_versions_with_negotiati
     assert_eq!(server.log().matches("new connection from").count(), 0);
 }
 
-/// The server's default (Retry) against the real client. The library's client does not
-/// process Retry packets yet (the Retry work is in progress), so today the client's
-/// handshake times out; this test records exactly that. When the library handles Retry, this
-/// test fails: then make it expect a successful download instead.
+/// The server's default (Retry) against the real client: the download completes after one
+/// Retry, and the server accepts the connection only once.
 #[test]
-fn retry_server_and_client_today() {
+fn retry_server_and_client() {
     let dir = TempDir::new("retry-client");
     let body = data(100_000, 7);
     fs::write(dir.root().join("r.bin"), &body).unwrap();
     let server = Server::start(&dir, &[]);
 
-    let mut args = client_args(Some(&dir.out()), [server.url("/r.bin")]);
-    args.extend(["--idle-timeout".to_string(), "1000".to_string()]);
+    let args = client_args(Some(&dir.out()), [server.url("/r.bin")]);
     let out = client(&args);
+    assert!(out.status.success(), "{}", describe(&out));
+    assert_eq!(fs::read(dir.out().join("r.bin")).unwrap(), body);
     let log = server.log();
     assert!(log.contains("Retry sent"), "{log}");
+    assert_eq!(log.matches("new connection from").count(), 1, "{log}");
+}
+
+/// A key update initiated by the client in the middle of a download.
+#[test]
+fn key_update_during_download() {
+    let dir = TempDir::new("key-update");
+    let body = data(2 << 20, 8);
+    fs::write(dir.root().join("k.bin"), &body).unwrap();
+    let server = Server::start(&dir, &[]);
+    let mut args = client_args(Some(&dir.out()), [server.url("/k.bin")]);
+    args.push("--key-update".into());
+    let out = client(&args);
+    assert!(out.status.success(), "{}", describe(&out));
     assert!(
-        !out.status.success(),
-        "the client now completes a download after a Retry: the library handles Retry; \
-         update this test to expect success\n{}",
+        String::from_utf8_lossy(&out.stderr).contains("key update initiated"),
+        "{}",
         describe(&out)
     );
-    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("timed out (during the handshake)"),
-        "{stderr}"
-    );
-    assert_eq!(summary_field(&out.stdout, "handshake_ms"), "nan");
-    assert_eq!(log.matches("new connection from").count(), 0);
+    assert_eq!(fs::read(dir.out().join("k.bin")).unwrap(), body);
 }
 
 #[test]
 fn options_the_library_lacks_exit_with_status_2() {
-    for flag in [
-        &["--key-update"][..],
-        &["--session-file", "/tmp/x"],
-        &["--early-data"],
-    ] {
+    for flag in [&["--session-file", "/tmp/x"][..], &["--early-data"]] {
         let mut args: Vec<String> = flag.iter().map(|s| s.to_string()).collect();
         args.push("https://127.0.0.1:9/x".into());
         let out = client(&args);
@@ -447,34 +448,38 @@ fn options_the_library_lacks_exit_with_status_2() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("--dump-responses"));
 }
 
-/// `--resume` today: the first connection works, then the library refuses the session
-/// (`Connection::set_session` fails once `quiche::connect` has built the ClientHello), and the
-/// client says so with status 2. When the library accepts sessions after `connect`, this test
-/// fails: then make it expect a resumed second connection.
+/// `--resume`: a second connection resumes the session of the first, and with
+/// `--early-data` sends its requests as 0-RTT.
 #[test]
-fn resume_today() {
+fn resume_and_early_data() {
     let dir = TempDir::new("resume");
     fs::write(dir.root().join("a.txt"), b"first\n").unwrap();
     fs::write(dir.root().join("b.txt"), b"second\n").unwrap();
     let server = Server::start(&dir, &["--no-retry"]);
 
-    let mut args = client_args(None, [server.url("/a.txt"), server.url("/b.txt")]);
-    args.push("--resume".into());
-    let out = client(&args);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("connection 1: 1 of 1 requests"),
-        "{}",
-        describe(&out)
-    );
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "--resume changed behaviour: if the second connection now resumes, update this test\n{}",
-        describe(&out)
-    );
-    assert!(
-        stderr.contains("not supported yet: --resume: Connection::set_session"),
-        "{stderr}"
-    );
+    for early in [false, true] {
+        let mut args = client_args(
+            Some(&dir.out()),
+            [server.url("/a.txt"), server.url("/b.txt")],
+        );
+        args.push("--resume".into());
+        if early {
+            args.push("--early-data".into());
+        }
+        let out = client(&args);
+        assert!(out.status.success(), "{}", describe(&out));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("connection 1: 1 of 1 requests, resumed: false"),
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains("connection 2: 1 of 1 requests, resumed: true"),
+            "{stderr}"
+        );
+        if early {
+            assert!(stderr.contains("0-RTT requests: true"), "{stderr}");
+        }
+        assert_eq!(fs::read(dir.out().join("b.txt")).unwrap(), b"second\n");
+    }
 }

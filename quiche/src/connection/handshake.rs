@@ -54,7 +54,17 @@ impl Connection {
             self.zero_rtt = self.tls.zero_rtt_keys();
         }
 
-        if self.peer_tp.is_none() {
+        if !self.is_server && self.tls.is_handshaking() {
+            // Before the server's parameters arrive, rustls gives a resuming client the ones
+            // remembered from the earlier connection: they set the limits of 0-RTT data only
+            // (RFC 9000 §7.4.1).
+            if self.zero_rtt.is_some() && self.tx_max_data == 0 {
+                if let Some(raw) = self.tls.peer_transport_params() {
+                    let raw = raw.to_vec();
+                    self.apply_remembered_transport_params(&raw)?;
+                }
+            }
+        } else if self.peer_tp.is_none() {
             if let Some(raw) = self.tls.peer_transport_params() {
                 let raw = raw.to_vec();
                 self.apply_peer_transport_params(&raw)?;
@@ -102,6 +112,19 @@ impl Connection {
         self.max_send_udp_payload_size = self.max_send_udp_payload_size.min(peer_max);
         self.peer_tp = Some(tp);
         Ok(())
+    }
+
+    /// The remembered parameters of a resumed session: only the limits 0-RTT data needs.
+    fn apply_remembered_transport_params(&mut self, raw: &[u8]) -> Result<()> {
+        let tp = TransportParams::decode(raw, true)?;
+        self.tx_max_data = tp.initial_max_data;
+        self.streams.set_peer_transport_params(
+            tp.initial_max_stream_data_bidi_local,
+            tp.initial_max_stream_data_bidi_remote,
+            tp.initial_max_stream_data_uni,
+            tp.initial_max_streams_bidi,
+            tp.initial_max_streams_uni,
+        )
     }
 
     fn on_handshake_complete(&mut self) -> Result<()> {

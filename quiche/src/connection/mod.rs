@@ -92,6 +92,8 @@ pub struct Connection {
     zero_rtt: Option<DirectionalKeys>,
 
     recovery: Recovery<SentFrames>,
+    /// Spaces ack-eliciting datagrams out at the congestion controller's rate.
+    pacer: crate::recovery::pacer::Pacer,
     recovery_config: RecoveryConfig,
     cc_factory: Option<std::sync::Arc<dyn crate::cc::CcFactory>>,
     ack_outcome: AckOutcome<SentFrames>,
@@ -256,6 +258,7 @@ impl Connection {
             one_rtt: None,
             zero_rtt: None,
             recovery,
+            pacer: crate::recovery::pacer::Pacer::new(config.pacing, max_datagram),
             recovery_config,
             cc_factory: config.cc_factory.clone(),
             ack_outcome: AckOutcome::new(),
@@ -289,8 +292,9 @@ impl Connection {
         };
 
         if !is_server {
+            // The ClientHello is built at the first `send`, so that `set_session` can still
+            // offer a session to resume.
             conn.install_initial_keys()?;
-            conn.drive_handshake()?;
         } else if conn.local_tp.original_destination_connection_id.is_some() {
             // After a Retry the server knows everything its transport parameters need.
             conn.set_server_transport_params()?;

@@ -38,6 +38,10 @@ impl Connection {
             return Err(Error::Done);
         }
 
+        if !self.is_server && self.stats.sent == 0 {
+            self.drive_handshake()?;
+        }
+
         let mut limit = out.len().min(self.max_send_udp_payload_size);
         if !self.address_validated {
             // Anti-amplification: at most three times what the client sent (RFC 9000 §8.1).
@@ -53,6 +57,7 @@ impl Connection {
         }
 
         let mut written = 0;
+        let mut eliciting = false;
         let mut has_initial = false;
         let mut has_eliciting_initial = false;
         let epochs = [Epoch::Initial, Epoch::Handshake, Epoch::Application];
@@ -79,6 +84,7 @@ impl Connection {
             match self.write_packet(epoch, &mut out[written..limit], written, pad_to, now) {
                 Ok(w) => {
                     written += w.len;
+                    eliciting |= w.ack_eliciting;
                     if epoch == Epoch::Initial {
                         has_initial = true;
                         has_eliciting_initial |= w.ack_eliciting;
@@ -106,10 +112,21 @@ impl Connection {
         }
         self.sent_bytes += written as u64;
         self.stats.sent_bytes += written as u64;
+        // Pacing: ack-eliciting datagrams leave at the pacer's release time; ACK-only and close
+        // datagrams go at once.
+        let at = if eliciting {
+            let at = self.pacer.next_send_time(now);
+            let srtt = self.recovery.rtt().smoothed_rtt();
+            self.pacer
+                .on_packet_sent(at, written, self.recovery.controller(), srtt);
+            at
+        } else {
+            now
+        };
         let info = SendInfo {
             from: self.local,
             to: self.peer,
-            at: now,
+            at,
         };
         Ok((written, info))
     }

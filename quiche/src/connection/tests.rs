@@ -534,8 +534,13 @@ fn key_updates_in_both_directions_during_a_transfer() {
                 sent += n;
             }
         }
-        // Alternate who initiates, roughly every 512 KiB received.
-        if received.len() > (updates.0 + updates.1 + 1) * (512 << 10) {
+        // Alternate who initiates, roughly every 512 KiB received, and only once the other
+        // side has followed the previous update (both in the same phase): then every update
+        // is a peer update for the other side.
+        let (c, s) = (pipe.client.stats(), pipe.server.stats());
+        let in_sync =
+            c.local_key_updates + c.peer_key_updates == s.local_key_updates + s.peer_key_updates;
+        if in_sync && received.len() > (updates.0 + updates.1 + 1) * (512 << 10) {
             let (initiator, count) = if (updates.0 + updates.1) % 2 == 0 {
                 (&mut pipe.client, &mut updates.0)
             } else {
@@ -591,4 +596,61 @@ fn key_update_needs_confirmation_and_an_acknowledged_packet() {
     assert_eq!(pipe.client.initiate_key_update(), Ok(()));
     // A second update must wait for a packet of the new phase to be acknowledged.
     assert_eq!(pipe.client.initiate_key_update(), Err(Error::Done));
+}
+
+#[test]
+fn resumption_with_zero_rtt_data() {
+    let mut client = client_config();
+    client.enable_early_data();
+    let mut server = server_config();
+    server.enable_early_data();
+
+    let mut first = Pipe::new(&mut client, &mut server).unwrap();
+    first.handshake().unwrap();
+    assert!(!first.client.is_resumed());
+    first
+        .run_until(Duration::from_secs(5), |p| p.client.session().is_some())
+        .unwrap();
+    let session = first.client.session().unwrap();
+
+    let mut second = Pipe::new(&mut client, &mut server).unwrap();
+    second.client.set_session(&session).unwrap();
+    let zero_rtt_packets = std::rc::Rc::new(std::cell::Cell::new(0));
+    let counter = zero_rtt_packets.clone();
+    second.hook = Some(Box::new(move |d| {
+        let mut dgram = d.data.to_vec();
+        for pkt in crate::packet::coalesced(&mut dgram, 16).flatten() {
+            if crate::packet::HeaderLayout::parse(pkt, 16)
+                .is_ok_and(|h| h.ty == crate::Type::ZeroRTT)
+            {
+                counter.set(counter.get() + 1);
+            }
+        }
+        Verdict::Deliver
+    }));
+    // The first send builds the ClientHello offering the session; the remembered transport
+    // parameters then allow data before the handshake completes.
+    let mut out = vec![0u8; 1500];
+    let (n, _) = second.client.send_at(&mut out, second.now).unwrap();
+    assert!(second.client.is_in_early_data());
+    assert_eq!(second.client.stream_send(0, b"early data", true), Ok(10));
+    let info = crate::RecvInfo {
+        from: second.client_addr,
+        to: second.server_addr,
+    };
+    second
+        .server
+        .recv_at(&mut out[..n], info, second.now)
+        .unwrap();
+
+    let mut buf = [0u8; 64];
+    second
+        .run_until(Duration::from_secs(5), |p| {
+            matches!(p.server.stream_recv(0, &mut buf), Ok((10, true)))
+        })
+        .unwrap();
+    assert_eq!(&buf[..10], b"early data");
+    second.handshake().unwrap();
+    assert!(second.client.is_resumed() && second.server.is_resumed());
+    assert!(zero_rtt_packets.get() >= 1, "data went in 0-RTT packets");
 }
