@@ -45,5 +45,16 @@ if [ -d fuzz ]; then
     (cd fuzz && cargo check --bins)
 fi
 
+step "interop: our apps against aioquic, quic-go and quinn, both roles"
+# The peers come from PyPI, the Go module proxy and crates.io, installed by the project's script.
+tools/interop/setup.sh
+tools/interop/run.sh --clients ours --servers ours,aioquic,quic-go,quinn \
+    --cases handshake,transfer,multiplexing
+tools/interop/run.sh --clients aioquic,quic-go,quinn --servers ours \
+    --cases handshake,transfer,multiplexing
+
+step "demo: the README's first command"
+./tools/demo.sh
+
 echo
 echo "all checks passed"

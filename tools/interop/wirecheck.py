@@ -2,7 +2,10 @@
 """Checks a loopback packet trace of one interop test, the way the QUIC interop
 runner checks its traces (see shared/specs/interop-testcases.md).
 
-  wirecheck.py --pcap FILE --keylog FILE --port SERVER_PORT --case NAME
+  wirecheck.py --pcap FILE --keylog FILE --port SERVER_PORT --case NAME [--strict]
+
+--strict also dissects every packet of the trace and fails on any malformed packet
+or expert message of severity warning or error (our own peer is held to that).
 
 tshark decrypts the trace with the NSS key log. Prints what it found on one
 line, then either "ok" or one line per failed check; exits 0 or 1.
@@ -151,12 +154,34 @@ def check(f, case):
     return problems
 
 
+def strict_problems(pcap, keylog):
+    """Every packet dissected: malformed packets and expert warnings/errors."""
+    base = ["tshark", "-n", "-r", pcap, "-o", f"tls.keylog_file:{keylog}"]
+    out = subprocess.run(base + ["-q", "-z", "expert,warn"], capture_output=True, text=True, timeout=300)
+    if out.returncode != 0:
+        raise RuntimeError(f"tshark failed: {out.stderr.strip()[:300]}")
+    problems = []
+    for line in out.stdout.splitlines():
+        if line.startswith(("Errors (", "Warns (")):
+            problems.append(f"tshark expert: {line.strip()}")
+    out = subprocess.run(base + ["-Y", "_ws.malformed", "-T", "fields", "-e", "frame.number"],
+                         capture_output=True, text=True, timeout=300)
+    malformed = [l for l in out.stdout.splitlines() if l.strip()]
+    if malformed:
+        problems.append(f"{len(malformed)} malformed packet(s), first frame {malformed[0]}")
+    if problems:
+        detail = subprocess.run(base + ["-q", "-z", "expert,warn"], capture_output=True, text=True, timeout=300)
+        problems.append(detail.stdout.strip().replace("\n", " | ")[:600])
+    return problems
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pcap", required=True)
     ap.add_argument("--keylog", required=True)
     ap.add_argument("--port", required=True, type=int)
     ap.add_argument("--case", required=True)
+    ap.add_argument("--strict", action="store_true")
     a = ap.parse_args()
     try:
         f = collect(read_trace(a.pcap, a.keylog), a.port)
@@ -172,6 +197,11 @@ def main():
         f" max_streams_bidi={sorted(set(f.max_streams_bidi))}"
     )
     problems = check(f, a.case)
+    if a.strict:
+        try:
+            problems += strict_problems(a.pcap, a.keylog)
+        except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
+            problems.append(f"strict check error: {e}")
     for p in problems:
         print(p)
     if not problems:

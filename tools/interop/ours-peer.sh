@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Our apps behind the interop runner's common peer interface (see run.sh):
+#   ours-peer.sh server --listen ADDR --cert F --key F --root DIR [--retry] [--keylog F]
+#   ours-peer.sh client --ca F --out DIR --case NAME [--keylog F] URL...
+set -euo pipefail
+REPO="$(cd "$(dirname "$0")/../.." && pwd)"
+BIN="${OURS_BIN:-$REPO/target/release}"
+role="${1:-}"; shift || true
+case "$role" in
+server)
+    args=(); retry=0
+    while [ $# -gt 0 ]; do
+        case "$1" in
+            --retry) retry=1; shift ;;
+            --keylog) export SSLKEYLOGFILE="$2"; shift 2 ;;
+            *) args+=("$1"); shift ;;
+        esac
+    done
+    # The runner asks for Retry only in the retry case; our server sends it by default.
+    [ "$retry" = 1 ] || args+=(--no-retry)
+    exec "$BIN/quiche-server" "${args[@]}"
+    ;;
+client)
+    args=(); urls=(); kase=handshake
+    while [ $# -gt 0 ]; do
+        case "$1" in
+            --ca) args+=(--ca "$2"); shift 2 ;;
+            --no-verify) args+=(--no-verify); shift ;;
+            --out) args+=(--dump-responses "$2"); shift 2 ;;
+            --case) kase="$2"; shift 2 ;;
+            --keylog) export SSLKEYLOGFILE="$2"; shift 2 ;;
+            *) urls+=("$1"); shift ;;
+        esac
+    done
+    case "$kase" in
+        handshake|transfer|multiplexing|retry) ;;
+        resumption) args+=(--resume) ;;
+        zerortt) args+=(--resume --early-data) ;;
+        chacha20) args+=(--chacha20) ;;
+        keyupdate) args+=(--key-update) ;;
+        *) echo unsupported; exit 127 ;;
+    esac
+    exec "$BIN/quiche-client" "${args[@]}" "${urls[@]}"
+    ;;
+*)
+    echo "usage: ours-peer.sh server|client ..." >&2
+    exit 2
+    ;;
+esac
