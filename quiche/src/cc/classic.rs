@@ -219,6 +219,13 @@ impl<S: SlowStart, G: WindowGrowth> Classic<S, G> {
         }
     }
 
+    /// Records the first time the controller left every slow-start phase.
+    fn note_first_end(&mut self, now: Instant) {
+        if self.stats.first_slow_start_end.is_none() {
+            self.stats.first_slow_start_end = Some(now);
+        }
+    }
+
     /// Counts the phase change a slow-start strategy made on its own.
     fn note_slow_start_change(&mut self, now: Instant, before: CcState, ssthresh_before: usize) {
         let after = if self.slow_start.is_active(&self.win) {
@@ -248,6 +255,9 @@ impl<S: SlowStart, G: WindowGrowth> Classic<S, G> {
                 self.growth.on_slow_start_exit(now, &self.win);
             }
             self.note_slow_start_change(now, state_before, ssthresh_before);
+            if !self.slow_start.is_active(&self.win) {
+                self.note_first_end(now);
+            }
         } else {
             self.growth.on_ack(now, ack, rtt, &mut self.win);
         }
@@ -299,6 +309,7 @@ impl<S: SlowStart, G: WindowGrowth> CongestionControl for Classic<S, G> {
             if self.win.ssthresh == usize::MAX {
                 self.note_first_exit(now, self.win.cwnd);
             }
+            self.note_first_end(now);
         }
         if reduce {
             self.recovery_start = Some(now);

@@ -468,8 +468,16 @@ mod tests {
         let sent = s.send_window();
         s.advance(ms(70));
         // The ACK that ends the fifth round ends CSS: ssthresh = cwnd.
+        let css_start = s.cc.stats().first_slow_start_exit;
+        assert_eq!(
+            s.cc.stats().first_slow_start_end,
+            None,
+            "CSS is still slow start"
+        );
         s.ack_each(&sent[..1]);
         assert_eq!(s.cc.state(), CcState::CongestionAvoidance);
+        assert_eq!(s.cc.stats().first_slow_start_end, Some(s.now));
+        assert!(css_start.is_some_and(|t| t < s.now));
         assert_eq!(s.cc.ssthresh(), Some(cwnd));
         assert_eq!(s.cc.cwnd(), cwnd);
         // Then Reno's one datagram per window.
@@ -504,7 +512,9 @@ mod tests {
         let mut s = sender_in_css(CongestionControlAlgorithm::Reno);
         let sent = s.send_window();
         s.advance(ms(70));
+        let lost_at = s.now;
         assert!(s.lose(&sent[..1], false));
+        assert_eq!(s.cc.stats().first_slow_start_end, Some(lost_at));
         assert_eq!(s.cc.state(), CcState::Recovery);
         assert_eq!(s.cc.cwnd(), 127_200 / 2);
         s.ack_each(&sent[1..]);
@@ -677,6 +687,7 @@ mod tests {
                 slow_start_loss_exits: 1,
                 first_slow_start_exit: Some(at),
                 first_slow_start_exit_cwnd: Some(24_000),
+                first_slow_start_end: Some(at),
                 ..CcStats::default()
             }
         );

@@ -179,6 +179,11 @@ pub struct CcStats {
     pub first_slow_start_exit: Option<Instant>,
     /// The window, in bytes, when standard slow start first ended (before any reduction).
     pub first_slow_start_exit_cwnd: Option<usize>,
+    /// When the first slow start ended for good: the controller left every slow-start phase
+    /// (standard, Conservative or Limited Slow Start) for recovery or congestion avoidance.
+    /// Equal to [`first_slow_start_exit`](CcStats::first_slow_start_exit) without HyStart++;
+    /// later with it, by the length of its Conservative or Limited Slow Start.
+    pub first_slow_start_end: Option<Instant>,
     /// Reductions undone because their losses proved spurious.
     pub spurious_undos: u64,
 }

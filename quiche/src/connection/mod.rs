@@ -675,8 +675,16 @@ impl Connection {
             pto_count: r.pto_count as usize,
             pto_probes_sent: r.probes_sent as usize,
             persistent_congestion: r.persistent_congestion as usize,
+            lost_in_first_slow_start: r.lost_in_first_slow_start as usize,
             ..self.stats.clone()
         }
+    }
+
+    /// How the congestion controller's slow starts ended (exits by delay and by loss, when the
+    /// first one ended), as the controller counts them.
+    pub fn cc_stats(&self) -> crate::cc::CcStats {
+        use crate::cc::CongestionControl;
+        self.recovery.controller().stats()
     }
 
     /// Statistics of the connection's path.

@@ -43,6 +43,12 @@ pub struct Stats {
     pub peer_key_updates: usize,
     /// Key updates this endpoint initiated.
     pub local_key_updates: usize,
+    /// Packets declared lost that were sent during the first slow start, HyStart++'s
+    /// Conservative or Limited Slow Start included (see [`Connection::cc_stats`] for when it
+    /// ended).
+    ///
+    /// [`Connection::cc_stats`]: crate::Connection::cc_stats
+    pub lost_in_first_slow_start: usize,
 }
 
 /// Statistics about the path of a connection.

@@ -99,6 +99,11 @@ pub struct RecoveryStats {
     pub congestion_events_undone: u64,
     /// Times persistent congestion was established.
     pub persistent_congestion: u64,
+    /// Packets declared lost that were sent before the first slow start ended for good
+    /// ([`CcStats::first_slow_start_end`](crate::cc::CcStats::first_slow_start_end): standard
+    /// slow start and any HyStart++ Conservative or Limited Slow Start after it). A controller
+    /// that never reports that end counts every loss here.
+    pub lost_in_first_slow_start: u64,
 }
 
 /// What an ACK frame or a timeout resolved. The caller keeps one and passes it to every call, so
@@ -474,11 +479,14 @@ impl<P> Recovery<P> {
         let rtt = self.rtt.stats();
         self.loss_event_seq += 1;
         let event = self.loss_event_seq;
+        // Read before the controller hears of these losses, which may end slow start now.
+        let first_slow_start_end = self.cc.stats().first_slow_start_end;
         let space = &mut self.spaces[epoch.index()];
         let Some(largest_acked) = space.largest_acked else {
             space.loss_time = None;
             return;
         };
+        let already_lost = out.lost.len();
         let det = loss::detect_lost(
             &mut space.sent,
             largest_acked,
@@ -489,6 +497,13 @@ impl<P> Recovery<P> {
             event,
         );
         space.loss_time = det.loss_time;
+        if det.packets > 0 {
+            let in_first = out.lost.get(already_lost..).unwrap_or_default().iter();
+            let in_first = in_first
+                .filter(|p| first_slow_start_end.is_none_or(|end| p.time_sent < end))
+                .count();
+            self.stats.lost_in_first_slow_start += in_first as u64;
+        }
         self.stats.lost_packets += det.packets as u64;
         self.stats.lost_by_packet_threshold += det.by_packet_threshold as u64;
         self.stats.lost_by_time_threshold += det.by_time_threshold as u64;
@@ -741,9 +756,22 @@ impl<P> Recovery<P> {
         self.bytes_in_flight().saturating_add(bytes) <= self.cc.cwnd()
     }
 
-    /// How many more in-flight bytes the congestion window allows.
+    /// How many more in-flight bytes the congestion window allows now: 0 while less than a
+    /// full datagram fits and packets are in flight.
+    ///
+    /// Growth laws such as CUBIC open the window by fractions of a datagram; filling each such
+    /// sliver at once would split the flow into a full packet and a short one every few ACKs,
+    /// paying the per-packet overhead (header, AEAD tag, ACK work) for a few bytes. Waiting for
+    /// the next ACK to free a full datagram respects the window just the same (RFC 9002 §7).
+    /// With nothing in flight the whole window (at least two datagrams) is available, so this
+    /// never stalls the sender.
     pub fn cwnd_available(&self) -> usize {
-        self.cc.cwnd().saturating_sub(self.bytes_in_flight())
+        let available = self.cc.cwnd().saturating_sub(self.bytes_in_flight());
+        if available < self.max_datagram_size && self.bytes_in_flight() > 0 {
+            0
+        } else {
+            available
+        }
     }
 
     /// Ack-eliciting packets still owed to the last PTO in `epoch` (including the anti-deadlock

@@ -585,6 +585,58 @@ fn stats_count_sent_and_lost() {
     assert_eq!(s.congestion_events, 1);
 }
 
+#[test]
+fn cwnd_available_waits_for_a_full_datagram() {
+    let mut h = Harness::confirmed();
+    for _ in 0..9 {
+        h.send(APP);
+    }
+    assert_eq!(h.r.cwnd_available(), MSS);
+    // 1100 bytes left: less than a datagram, so none until an ACK frees more.
+    h.send_with(APP, 100, true);
+    assert_eq!(h.r.cwnd(), 12_000);
+    assert_eq!(h.r.cwnd_available(), 0);
+    assert!(h.r.can_send(1100), "the window itself still has room");
+    h.at(ms(50));
+    h.ack(APP, &[0..1], Duration::ZERO).unwrap();
+    assert_eq!(h.r.cwnd_available(), 12_000 + MSS - (8 * MSS + 100));
+}
+
+#[test]
+fn losses_of_packets_sent_before_the_first_slow_start_ended_are_counted() {
+    let mut h = Harness::confirmed();
+    for _ in 0..6 {
+        h.send(APP); // 0..=5 at 0 ms
+    }
+    // 0, 1 and 2 are lost by the packet threshold: slow start ends now, at 10 ms.
+    h.at(ms(10));
+    h.ack(APP, &[4..6], Duration::ZERO).unwrap();
+    assert_eq!(h.lost(), [0, 1, 2]);
+    assert_eq!(h.r.stats().lost_in_first_slow_start, 3);
+    let end = h.r.controller().stats().first_slow_start_end;
+    assert_eq!(end, Some(h.now));
+    // 3 was sent in slow start and is found lost only later: it still counts.
+    h.at(ms(20));
+    for _ in 0..4 {
+        h.send(APP); // 6..=9
+    }
+    h.at(ms(30));
+    h.ack(APP, &[6..10], Duration::ZERO).unwrap();
+    assert_eq!(h.lost(), [3]);
+    assert_eq!(h.r.stats().lost_in_first_slow_start, 4);
+    // 10 was sent after slow start ended: it does not.
+    h.at(ms(40));
+    for _ in 0..5 {
+        h.send(APP); // 10..=14
+    }
+    h.at(ms(50));
+    h.ack(APP, &[11..15], Duration::ZERO).unwrap();
+    assert_eq!(h.lost(), [10]);
+    assert_eq!(h.r.stats().lost_packets, 5);
+    assert_eq!(h.r.stats().lost_in_first_slow_start, 4);
+    assert_eq!(h.r.controller().stats().first_slow_start_end, end);
+}
+
 /// What the naive model knows about a sent packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Fate {

@@ -181,6 +181,9 @@ pub struct Pipe {
     start: Instant,
     links: [Link; 2],
     in_flight: BinaryHeap<Reverse<InFlight>>,
+    /// Per direction, the release time of the last paced datagram: like an application that
+    /// holds a paced datagram until its time, the pipe asks that side for more only then.
+    paced_until: [Option<Instant>; 2],
     seq: u64,
     rng: Rng,
     buf: Vec<u8>,
@@ -242,6 +245,7 @@ impl Pipe {
             start: now,
             links: [Link::new(to_server), Link::new(to_client)],
             in_flight: BinaryHeap::new(),
+            paced_until: [None; 2],
             seq: 0,
             rng,
             buf: vec![0; 65535],
@@ -258,9 +262,20 @@ impl Pipe {
         self.links[direction as usize].stats
     }
 
+    /// How long a datagram entering the link in one direction now would wait in the
+    /// bottleneck's queue before its serialisation starts (the queueing delay).
+    pub fn queue_delay(&self, direction: Direction) -> Duration {
+        let link = &self.links[direction as usize];
+        link.busy_until
+            .map_or(Duration::ZERO, |b| b.saturating_duration_since(self.now))
+    }
+
     /// Lets both sides send everything they can now, putting the datagrams on the link.
     pub fn flush(&mut self) -> Result<()> {
         for direction in [Direction::ToServer, Direction::ToClient] {
+            if self.paced_until[direction as usize].is_some_and(|t| t > self.now) {
+                continue;
+            }
             loop {
                 let conn = match direction {
                     Direction::ToServer => &mut self.client,
@@ -276,7 +291,9 @@ impl Pipe {
                 let data = self.buf[..len].to_vec();
                 self.offer(direction, leave, data);
                 if leave > self.now {
-                    // The sender is pacing: give the other side its turn and come back later.
+                    // The sender is pacing: give the other side its turn and come back when
+                    // this datagram has left.
+                    self.paced_until[direction as usize] = Some(leave);
                     break;
                 }
             }
@@ -375,9 +392,15 @@ impl Pipe {
     fn next_event(&self) -> Option<Instant> {
         let arrival = self.in_flight.peek().map(|Reverse(d)| d.arrival);
         let timers = [self.client.timeout_instant(), self.server.timeout_instant()];
+        let paced = self
+            .paced_until
+            .into_iter()
+            .flatten()
+            .filter(|&t| t > self.now);
         arrival
             .into_iter()
             .chain(timers.into_iter().flatten())
+            .chain(paced)
             .min()
     }
 
