@@ -187,6 +187,9 @@ pub struct Pipe {
     seq: u64,
     rng: Rng,
     buf: Vec<u8>,
+    /// Buffers of delivered datagrams, reused for new ones (no allocation per datagram once
+    /// the pipe has warmed up).
+    spare: Vec<Vec<u8>>,
 }
 
 impl Pipe {
@@ -249,6 +252,7 @@ impl Pipe {
             seq: 0,
             rng,
             buf: vec![0; 65535],
+            spare: Vec::new(),
         })
     }
 
@@ -288,7 +292,9 @@ impl Pipe {
                 };
                 // Pacing: a datagram leaves no earlier than the time the sender asked for.
                 let leave = info.at.max(self.now);
-                let data = self.buf[..len].to_vec();
+                let mut data = self.spare.pop().unwrap_or_default();
+                data.clear();
+                data.extend_from_slice(&self.buf[..len]);
                 self.offer(direction, leave, data);
                 if leave > self.now {
                     // The sender is pacing: give the other side its turn and come back when
@@ -329,10 +335,12 @@ impl Pipe {
         let link = &mut self.links[direction as usize];
         if verdict == Verdict::Drop || self.rng.chance(link.config.loss) {
             link.stats.dropped_random += 1;
+            self.spare.push(data);
             return;
         }
         let Some(mut arrival) = link.schedule(at, data.len()) else {
             link.stats.dropped_queue += 1;
+            self.spare.push(data);
             return;
         };
         if let Verdict::Delay(extra) = verdict {
@@ -340,12 +348,7 @@ impl Pipe {
         } else if self.rng.chance(link.config.reorder) {
             arrival += link.config.reorder_delay;
         }
-        let copies = if verdict == Verdict::Duplicate || self.rng.chance(link.config.duplicate) {
-            2
-        } else {
-            1
-        };
-        for _ in 0..copies {
+        if verdict == Verdict::Duplicate || self.rng.chance(link.config.duplicate) {
             self.seq += 1;
             self.in_flight.push(Reverse(InFlight {
                 arrival,
@@ -354,6 +357,13 @@ impl Pipe {
                 data: data.clone(),
             }));
         }
+        self.seq += 1;
+        self.in_flight.push(Reverse(InFlight {
+            arrival,
+            seq: self.seq,
+            direction,
+            data,
+        }));
     }
 
     /// Delivers every datagram that has arrived by now. Errors from `recv` of a single datagram
@@ -385,6 +395,8 @@ impl Pipe {
                 ),
             };
             let _ = conn.recv_at(&mut dgram.data, info, self.now);
+            // Bounded by the datagrams ever in flight at once.
+            self.spare.push(dgram.data);
         }
     }
 
