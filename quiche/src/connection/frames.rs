@@ -3,6 +3,7 @@
 
 use std::time::{Duration, Instant};
 
+use super::qlog::qlog;
 use super::sent::{SentFrame, SentFrames};
 use super::{Connection, ConnectionError};
 use crate::error::{Error, Result};
@@ -13,6 +14,11 @@ use crate::recovery::TimeoutAction;
 /// The ACK Delay exponent of Initial and Handshake packets, whatever the transport parameters
 /// say (they may not be known yet).
 const HANDSHAKE_ACK_DELAY_EXPONENT: u64 = 3;
+
+/// Losses found while processing an ACK (packet or time threshold).
+const LOSS_BY_ACK: bool = false;
+/// Losses found when the loss detection timer fired (time threshold).
+const LOSS_BY_TIMER: bool = true;
 
 impl Connection {
     /// Applies one received frame of `epoch`.
@@ -128,6 +134,8 @@ impl Connection {
         };
         let pto = self.recovery.pto();
         self.lifecycle.on_peer_close(Some(error), now, pto);
+        #[cfg(feature = "qlog")]
+        self.qlog_state(now, crate::qlog::ConnectionState::Draining);
     }
 
     /// Hands contiguous CRYPTO data to TLS, epoch by epoch as TLS advances (it accepts data
@@ -177,8 +185,10 @@ impl Connection {
             self.handshake_confirmed,
             &mut outcome,
         );
+        self.log_lost(epoch, &outcome, now, LOSS_BY_ACK);
         self.settle(epoch, &mut outcome);
         self.ack_outcome = outcome;
+        self.qlog_metrics(now);
         result
     }
 
@@ -254,13 +264,44 @@ impl Connection {
         }
     }
 
+    /// Logs the packets recovery declared lost.
+    fn log_lost(
+        &mut self,
+        epoch: Epoch,
+        outcome: &crate::recovery::AckOutcome<SentFrames>,
+        now: Instant,
+        by_timer: bool,
+    ) {
+        qlog!(self, q => {
+            let ty = match epoch {
+                Epoch::Initial => crate::Type::Initial,
+                Epoch::Handshake => crate::Type::Handshake,
+                Epoch::Application => crate::Type::Short,
+            };
+            let trigger = if by_timer {
+                crate::qlog::LossTrigger::TimeThreshold
+            } else {
+                crate::qlog::LossTrigger::ReorderingThreshold
+            };
+            for pkt in &outcome.lost {
+                q.packet_lost(now, ty, pkt.pkt_num, trigger);
+            }
+        });
+        #[cfg(not(feature = "qlog"))]
+        let _ = (epoch, outcome, now, by_timer);
+    }
+
     /// Handles the loss detection timer (RFC 9002 §6.2, Appendix A.9).
     pub(super) fn on_loss_detection_timeout(&mut self, now: Instant) {
         let mut outcome = std::mem::take(&mut self.ack_outcome);
         match self.recovery.on_loss_detection_timeout(now, &mut outcome) {
             TimeoutAction::None => {}
-            TimeoutAction::Lost { epoch } => self.settle(epoch, &mut outcome),
+            TimeoutAction::Lost { epoch } => {
+                self.log_lost(epoch, &outcome, now, LOSS_BY_TIMER);
+                self.settle(epoch, &mut outcome);
+            }
             TimeoutAction::Probe { epoch, .. } => {
+                self.log_lost(epoch, &outcome, now, LOSS_BY_TIMER);
                 self.settle(epoch, &mut outcome);
                 // A probe should carry data the peer has not acknowledged (RFC 9002 §6.2.4):
                 // in the handshake spaces, the unacknowledged CRYPTO data.
@@ -274,5 +315,6 @@ impl Connection {
             TimeoutAction::AntiDeadlock => self.anti_deadlock_probe = true,
         }
         self.ack_outcome = outcome;
+        self.qlog_metrics(now);
     }
 }

@@ -110,6 +110,11 @@ impl Connection {
             .set_max_ack_delay(Duration::from_millis(tp.max_ack_delay));
         let peer_max = usize::try_from(tp.max_udp_payload_size).unwrap_or(usize::MAX);
         self.max_send_udp_payload_size = self.max_send_udp_payload_size.min(peer_max);
+        #[cfg(feature = "qlog")]
+        if let Some(q) = self.qlog.as_deref_mut() {
+            let now = self.last_now.unwrap_or_else(Self::wall_now);
+            q.parameters_set(now, crate::qlog::Owner::Remote, &tp);
+        }
         self.peer_tp = Some(tp);
         Ok(())
     }
@@ -133,6 +138,11 @@ impl Connection {
         }
         self.handshake_complete = true;
         self.lifecycle.on_established();
+        #[cfg(feature = "qlog")]
+        {
+            let now = self.last_now.unwrap_or_else(Self::wall_now);
+            self.qlog_state(now, crate::qlog::ConnectionState::HandshakeCompleted);
+        }
         // 0-RTT keys are done with once 1-RTT keys are in use (RFC 9001 §4.9.3); a server keeps
         // them briefly for reordered 0-RTT packets, which we simply drop.
         self.zero_rtt = None;
@@ -152,6 +162,8 @@ impl Connection {
         }
         self.handshake_confirmed = true;
         self.recovery.on_handshake_confirmed(now);
+        #[cfg(feature = "qlog")]
+        self.qlog_state(now, crate::qlog::ConnectionState::HandshakeConfirmed);
         self.discard_epoch(Epoch::Handshake, now);
         // No Initial packet can matter any more either.
         self.discard_epoch(Epoch::Initial, now);

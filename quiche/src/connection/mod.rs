@@ -8,6 +8,7 @@
 
 mod frames;
 mod handshake;
+mod qlog;
 mod recv;
 mod send;
 pub mod sent;
@@ -16,6 +17,8 @@ pub mod state;
 pub mod stats;
 #[cfg(test)]
 mod tests;
+#[cfg(all(test, feature = "qlog"))]
+mod tests_qlog;
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -132,6 +135,8 @@ pub struct Connection {
     peer_ack_delay_exponent: u64,
     last_now: Option<Instant>,
     stats: Stats,
+    #[cfg(feature = "qlog")]
+    qlog: Option<Box<crate::qlog::QlogLogger>>,
 }
 
 /// Builds recovery with the configured controller.
@@ -289,6 +294,8 @@ impl Connection {
                 paths_count: 1,
                 ..Stats::default()
             },
+            #[cfg(feature = "qlog")]
+            qlog: None,
         };
 
         if !is_server {
@@ -365,6 +372,16 @@ impl Connection {
     pub fn on_timeout_at(&mut self, now: Instant) {
         self.last_now = Some(now);
         self.lifecycle.on_timeout(now);
+        if self.lifecycle.is_closed() {
+            #[cfg(feature = "qlog")]
+            {
+                self.qlog_state(now, crate::qlog::ConnectionState::Closed);
+                if let Some(q) = self.qlog.as_deref_mut() {
+                    q.flush();
+                }
+            }
+            return;
+        }
         if self.lifecycle.is_closing_or_draining() {
             return;
         }
@@ -553,6 +570,8 @@ impl Connection {
         }
         let pto = self.recovery.pto();
         self.lifecycle.close(error, now, pto);
+        #[cfg(feature = "qlog")]
+        self.qlog_state(now, crate::qlog::ConnectionState::Closing);
     }
 
     /// Closes because of a protocol error detected locally.

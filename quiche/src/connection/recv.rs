@@ -2,6 +2,7 @@
 
 use std::time::Instant;
 
+use super::qlog::qlog;
 use super::{Connection, ConnectionError, RecvInfo};
 use crate::config::MIN_UDP_PAYLOAD_SIZE;
 use crate::error::{Error, Result};
@@ -132,6 +133,12 @@ impl Connection {
         let ty = hdr.ty;
         if decrypt_hdr(b, &mut hdr, self.hp_open(ty)?, largest).is_err() {
             self.stats.dropped += 1;
+            qlog!(self, q => q.packet_dropped(
+                now,
+                Some(ty),
+                packet_len,
+                crate::qlog::DropReason::PayloadDecryptError
+            ));
             return Ok(Fate::Next(packet_len));
         }
         let pn = hdr.pkt_num;
@@ -140,6 +147,12 @@ impl Connection {
             Ok(key_update) => key_update,
             Err(Error::CryptoFail) => {
                 self.stats.dropped += 1;
+                qlog!(self, q => q.packet_dropped(
+                    now,
+                    Some(hdr.ty),
+                    packet_len,
+                    crate::qlog::DropReason::PayloadDecryptError
+                ));
                 return Ok(Fate::Next(packet_len));
             }
             Err(e) => {
@@ -150,6 +163,12 @@ impl Connection {
 
         if self.spaces[epoch.index()].acks.is_duplicate(pn) {
             self.stats.dropped += 1;
+            qlog!(self, q => q.packet_dropped(
+                now,
+                Some(hdr.ty),
+                packet_len,
+                crate::qlog::DropReason::Duplicate
+            ));
             return Ok(Fate::Next(packet_len));
         }
         if key_update {
@@ -180,6 +199,7 @@ impl Connection {
                 }
             };
             ack_eliciting |= frame.is_ack_eliciting();
+            qlog!(self, q => q.received_frames().push_frame(&frame));
             if let Err(e) = self.process_frame(frame, epoch, now) {
                 self.close_on_error(e, 0, now);
                 return Err(e);
@@ -194,6 +214,7 @@ impl Connection {
             .acks
             .on_packet_received(pn, ack_eliciting, now, max_ack_delay);
         self.stats.recv += 1;
+        qlog!(self, q => q.packet_received_from_log(now, hdr.ty, pn, packet_len));
         self.lifecycle.on_packet_received(now, self.recovery.pto());
 
         // A Handshake packet from the client proves it owns its address (RFC 9000 §8.1), and

@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use octets::OctetsMut;
 
+use super::qlog::qlog;
 use super::sent::{SentFrame, SentFrames};
 use super::{Connection, SendInfo, AMPLIFICATION_FACTOR};
 use crate::config::MIN_UDP_PAYLOAD_SIZE;
@@ -259,6 +260,7 @@ impl Connection {
             .min(payload_cap);
         if payload_len == 0 && padded_len == 0 {
             self.frames_pool.push(frames);
+            qlog!(self, q => q.sent_frames().clear());
             return Err(Error::Done);
         }
         buf[hdr_len + payload_len..hdr_len + padded_len].fill(0);
@@ -289,6 +291,13 @@ impl Connection {
             }
         }
         self.stats.sent += 1;
+        qlog!(self, q => {
+            if padded {
+                q.sent_frames().push_padding(padded_len - payload_len);
+            }
+            q.packet_sent_from_log(now, ty, pn, len)
+        });
+        self.qlog_metrics(now);
         Ok(Written { len, ack_eliciting })
     }
 
@@ -340,6 +349,11 @@ impl Connection {
                 frame::encode_ack(space.acks.ranges(), delay, ecn.as_ref(), max_len, &mut b)
             {
                 if n > 0 {
+                    qlog!(self, q => q.sent_frames().push_ack(
+                        space.acks.ranges(),
+                        space.acks.ack_delay(now),
+                        ecn
+                    ));
                     if let Some(largest) = space.acks.largest_received() {
                         frames.push(SentFrame::Ack { largest });
                     }
@@ -382,6 +396,7 @@ impl Connection {
         if probing && !eliciting && b.cap() > 0 {
             b.put_u8(0x01)?; // PING
             frames.push(SentFrame::Other);
+            qlog!(self, q => q.sent_frames().push_ping());
             eliciting = true;
         }
         Ok((b.off(), eliciting))
@@ -419,6 +434,7 @@ impl Connection {
         if frame.wire_len() <= b.cap() {
             frame.to_bytes(b)?;
             frames.push(SentFrame::Other);
+            qlog!(self, q => q.sent_frames().push_frame(&frame));
         }
         Ok(())
     }
@@ -429,6 +445,7 @@ impl Connection {
         if self.is_server && self.handshake_done_pending && b.cap() >= 1 {
             b.put_u8(0x1e)?;
             frames.push(SentFrame::HandshakeDone);
+            qlog!(self, q => q.sent_frames().push_frame(&Frame::HandshakeDone));
             self.handshake_done_pending = false;
             eliciting = true;
         }
@@ -437,6 +454,7 @@ impl Connection {
             if frame.wire_len() <= b.cap() {
                 frame.to_bytes(b)?;
                 frames.push(SentFrame::Other);
+                qlog!(self, q => q.sent_frames().push_frame(&frame));
                 self.path_response = None;
                 eliciting = true;
             }
@@ -459,6 +477,7 @@ impl Connection {
             if frame.wire_len() <= b.cap() {
                 frame.to_bytes(b)?;
                 frames.push(SentFrame::MaxData);
+                qlog!(self, q => q.sent_frames().push_frame(&frame));
                 self.max_data_pending = false;
                 eliciting = true;
             }
@@ -473,6 +492,7 @@ impl Connection {
             if frame.wire_len() <= b.cap() {
                 frame.to_bytes(b)?;
                 frames.push(SentFrame::DataBlocked);
+                qlog!(self, q => q.sent_frames().push_frame(&frame));
                 self.data_blocked_sent_at = Some(self.tx_max_data);
                 eliciting = true;
             }
@@ -485,6 +505,7 @@ impl Connection {
             frame.to_bytes(b)?;
             self.streams.on_control_frame_sent(&cf);
             frames.push(SentFrame::Control(cf));
+            qlog!(self, q => q.sent_frames().push_frame(&frame));
             eliciting = true;
         }
         Ok(eliciting)
@@ -514,10 +535,9 @@ impl Connection {
             };
             frame::encode_crypto_header(offset, data.len(), b)?;
             b.put_bytes(data)?;
-            frames.push(SentFrame::Crypto {
-                offset,
-                len: data.len() as u64,
-            });
+            let len = data.len() as u64;
+            frames.push(SentFrame::Crypto { offset, len });
+            qlog!(self, q => q.sent_frames().push_crypto(offset, len));
             eliciting = true;
         }
         Ok(eliciting)
@@ -571,6 +591,12 @@ impl Connection {
                 len: emitted.len as u64,
                 fin: emitted.fin,
             });
+            qlog!(self, q => q.sent_frames().push_stream(
+                id,
+                emitted.offset,
+                emitted.len as u64,
+                emitted.fin
+            ));
             eliciting = true;
             if emitted.len == 0 && !emitted.fin {
                 break;
