@@ -110,6 +110,7 @@ impl Connection {
             .set_max_ack_delay(Duration::from_millis(tp.max_ack_delay));
         let peer_max = usize::try_from(tp.max_udp_payload_size).unwrap_or(usize::MAX);
         self.max_send_udp_payload_size = self.max_send_udp_payload_size.min(peer_max);
+        self.init_peer_cids(&tp);
         self.peer_tp = Some(tp);
         Ok(())
     }
@@ -133,6 +134,7 @@ impl Connection {
         }
         self.handshake_complete = true;
         self.lifecycle.on_established();
+        self.issue_scids()?;
         // 0-RTT keys are done with once 1-RTT keys are in use (RFC 9001 §4.9.3); a server keeps
         // them briefly for reordered 0-RTT packets, which we simply drop.
         self.zero_rtt = None;
