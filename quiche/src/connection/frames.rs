@@ -77,19 +77,13 @@ impl Connection {
             }
             Frame::StreamsBlockedBidi { limit } => self.streams.on_streams_blocked(true, limit)?,
             Frame::StreamsBlockedUni { limit } => self.streams.on_streams_blocked(false, limit)?,
-            Frame::NewConnectionId { .. } => {
-                // An endpoint that uses a zero-length connection ID cannot be given others
-                // (RFC 9000 §19.15). Otherwise we keep using the current ID for now.
-                if self.dcid.is_empty() {
-                    return Err(Error::ProtocolViolation);
-                }
-            }
-            Frame::RetireConnectionId { seq_num } => {
-                // We have issued only sequence number 0 (RFC 9000 §19.16).
-                if seq_num > 0 {
-                    return Err(Error::ProtocolViolation);
-                }
-            }
+            Frame::NewConnectionId {
+                seq_num,
+                retire_prior_to,
+                conn_id,
+                reset_token,
+            } => self.on_new_connection_id_frame(seq_num, retire_prior_to, conn_id, reset_token)?,
+            Frame::RetireConnectionId { seq_num } => self.on_retire_connection_id_frame(seq_num)?,
             Frame::PathChallenge { data } => self.path_response = Some(data),
             Frame::PathResponse { .. } => {
                 // We send no PATH_CHALLENGE, so no response can match: ignore it.
@@ -106,13 +100,7 @@ impl Connection {
                 }
                 self.on_handshake_confirmed(now);
             }
-            Frame::Datagram { .. } => {
-                // Receiving DATAGRAM without having advertised support is a protocol
-                // violation (RFC 9221 §3).
-                if self.local_tp.max_datagram_frame_size.is_none() {
-                    return Err(Error::ProtocolViolation);
-                }
-            }
+            Frame::Datagram { data } => self.on_datagram_frame(data)?,
         }
         Ok(())
     }
@@ -228,6 +216,7 @@ impl Connection {
                 } => self.streams.on_data_acked(stream_id, offset, len, fin),
                 SentFrame::Control(cf) => self.streams.on_control_frame_acked(&cf),
                 SentFrame::HandshakeDone => self.handshake_done_pending = false,
+                SentFrame::Cid(cf) => self.cids.on_frame_acked(cf),
                 SentFrame::MaxData | SentFrame::DataBlocked | SentFrame::Other => {}
             }
         }
@@ -255,6 +244,7 @@ impl Connection {
                 SentFrame::Control(cf) => self.streams.on_control_frame_lost(&cf),
                 SentFrame::MaxData => self.max_data_pending = true,
                 SentFrame::DataBlocked => self.data_blocked_sent_at = None,
+                SentFrame::Cid(cf) => self.cids.on_frame_lost(cf),
                 SentFrame::HandshakeDone => {
                     if !self.handshake_confirmed || self.is_server {
                         self.handshake_done_pending = true;

@@ -115,6 +115,7 @@ impl Connection {
             let now = self.last_now.unwrap_or_else(Self::wall_now);
             q.parameters_set(now, crate::qlog::Owner::Remote, &tp);
         }
+        self.init_peer_cids(&tp);
         self.peer_tp = Some(tp);
         Ok(())
     }
@@ -143,6 +144,7 @@ impl Connection {
             let now = self.last_now.unwrap_or_else(Self::wall_now);
             self.qlog_state(now, crate::qlog::ConnectionState::HandshakeCompleted);
         }
+        self.issue_scids()?;
         // 0-RTT keys are done with once 1-RTT keys are in use (RFC 9001 §4.9.3); a server keeps
         // them briefly for reordered 0-RTT packets, which we simply drop.
         self.zero_rtt = None;

@@ -49,6 +49,12 @@ impl Connection {
         self.recv_bytes += len as u64;
         self.stats.recv_bytes += len as u64;
 
+        // Kept aside for stateless reset detection: decryption attempts modify the buffer.
+        let tail: Option<[u8; crate::cid::RESET_TOKEN_LEN]> = buf
+            .get(len.saturating_sub(crate::cid::RESET_TOKEN_LEN)..)
+            .and_then(|t| t.try_into().ok());
+        let recv_before = self.stats.recv;
+
         let mut off = 0;
         while off < len {
             match self.recv_packet(&mut buf[off..], info, now)? {
@@ -57,6 +63,12 @@ impl Connection {
                     self.stats.dropped += 1;
                     break;
                 }
+            }
+        }
+
+        if let Some(tail) = tail.filter(|_| self.stats.recv == recv_before) {
+            if self.on_unprocessed_datagram(first, len, &tail, now) {
+                return Ok(len);
             }
         }
 
@@ -91,7 +103,7 @@ impl Connection {
         }
 
         let dcid = hdr.dcid.get(b);
-        let dcid_ok = dcid == &self.scid[..]
+        let dcid_ok = self.is_our_dcid(dcid)
             || (self.is_server
                 && matches!(hdr.ty, Type::Initial | Type::ZeroRTT)
                 && (!self.dcid_from_peer || dcid == &self.odcid[..]));

@@ -197,6 +197,7 @@ impl Connection {
         let one_rtt = ty == Type::Short;
         (one_rtt && (self.handshake_done_pending && self.is_server || self.path_response.is_some()))
             || self.max_data_pending
+            || (one_rtt && (self.cids.has_frames_to_send() || self.has_datagrams_to_send()))
             || self.streams.has_control_frames()
             || (self.streams.has_data_to_send() && self.tx_max_data > 0)
     }
@@ -389,6 +390,9 @@ impl Connection {
 
         eliciting |= self.write_crypto(epoch, &mut b, room_limit, frames)?;
 
+        if ty == Type::Short {
+            eliciting |= self.write_datagrams(&mut b, room_limit, frames)?;
+        }
         if epoch == Epoch::Application {
             eliciting |= self.write_streams(&mut b, room_limit, frames)?;
         }
@@ -459,6 +463,7 @@ impl Connection {
                 eliciting = true;
             }
         }
+        eliciting |= self.write_cid_frames(b, frames)?;
         eliciting |= self.write_stream_control(b, frames)?;
         Ok(eliciting)
     }
