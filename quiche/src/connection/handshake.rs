@@ -196,12 +196,8 @@ impl Connection {
         if self.local_tp.original_destination_connection_id.is_none() {
             self.odcid = ConnectionId::from_vec(dcid.to_vec());
         }
-        // Initial keys always come from the DCID of the Initial packets the client sends now
-        // (after a Retry, the one the server chose).
-        let (open, seal) = crate::crypto::initial_keys(dcid, true)?;
-        let space = self.space(Epoch::Initial);
-        space.open = Some(open);
-        space.seal = Some(seal);
+        // The Initial keys, derived from this DCID (after a Retry, the one the server chose),
+        // were installed when the packet was opened.
         self.set_server_transport_params()
     }
 }

@@ -32,6 +32,9 @@ impl Connection {
         if self.lifecycle.is_closed() {
             return Err(Error::Done);
         }
+        // The idle timeout runs from the first use, handshake included (RFC 9000 §10.1): a
+        // connection whose packets never authenticate must still end.
+        self.lifecycle.start_idle_timer(now, self.recovery.pto());
         if self.lifecycle.is_draining() {
             // Nothing is processed or answered while draining (RFC 9000 §10.2.2).
             return Ok(len);
@@ -120,13 +123,24 @@ impl Connection {
             return Ok(Fate::Next(packet_len));
         }
 
-        if self.is_server && !self.dcid_from_peer {
+        // A server's first Initial: its keys are derived from the packet's DCID, but nothing
+        // about the client is committed until the packet authenticates, so that forged
+        // Initials cannot fix the connection's IDs or keys.
+        let first_initial = self.is_server && !self.dcid_from_peer;
+        if first_initial {
             if hdr.ty != Type::Initial {
                 return Ok(Fate::Next(packet_len));
             }
-            let (dcid, scid) = (hdr.dcid.get(b).to_vec(), hdr.scid.get(b).to_vec());
-            self.on_first_client_initial(&dcid, &scid)?;
+            let (open, seal) = crate::crypto::initial_keys(hdr.dcid.get(b), true)?;
+            self.spaces[0].open = Some(open);
+            self.spaces[0].seal = Some(seal);
         }
+        let unauthenticated = |conn: &mut Self| {
+            if first_initial {
+                conn.spaces[0].open = None;
+                conn.spaces[0].seal = None;
+            }
+        };
 
         if !self.keys_ready(hdr.ty) {
             if matches!(hdr.ty, Type::Short | Type::Handshake)
@@ -144,6 +158,7 @@ impl Connection {
             .unwrap_or(0);
         let ty = hdr.ty;
         if decrypt_hdr(b, &mut hdr, self.hp_open(ty)?, largest).is_err() {
+            unauthenticated(self);
             self.stats.dropped += 1;
             qlog!(self, q => q.packet_dropped(
                 now,
@@ -158,6 +173,7 @@ impl Connection {
         let key_update = match self.open_payload(b, &hdr, now) {
             Ok(key_update) => key_update,
             Err(Error::CryptoFail) => {
+                unauthenticated(self);
                 self.stats.dropped += 1;
                 qlog!(self, q => q.packet_dropped(
                     now,
@@ -182,6 +198,10 @@ impl Connection {
                 crate::qlog::DropReason::Duplicate
             ));
             return Ok(Fate::Next(packet_len));
+        }
+        if first_initial {
+            let (dcid, scid) = (hdr.dcid.get(b).to_vec(), hdr.scid.get(b).to_vec());
+            self.on_first_client_initial(&dcid, &scid)?;
         }
         if key_update {
             self.on_peer_key_update(now);

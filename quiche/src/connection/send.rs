@@ -38,6 +38,7 @@ impl Connection {
         if self.lifecycle.is_closed() || self.lifecycle.is_draining() {
             return Err(Error::Done);
         }
+        self.lifecycle.start_idle_timer(now, self.recovery.pto());
 
         if !self.is_server && self.stats.sent == 0 {
             self.drive_handshake()?;
