@@ -57,6 +57,11 @@ Usage: quiche-server --listen ADDR --cert FILE --key FILE --root DIR [options]
                   address is validated with a stateless Retry whose token expires in 10 s)
   -h, --help      this text
 
+With RUST_LOG=info (or debug) the server logs its counters when they change, at most four
+times a second: `stats: connections=N peak=N accepted=N closed=N datagrams=N retries=N
+version_negotiations=N invalid_tokens=N unauthenticated=N dropped=N` (unauthenticated:
+Initials that would have opened a connection but did not decrypt; no state is kept).
+
 {TRANSPORT_HELP}"
     )
 }

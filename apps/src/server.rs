@@ -3,10 +3,14 @@
 //! Datagrams are routed by Destination Connection ID. A datagram for no known connection may
 //! start one: unknown versions get Version Negotiation; a client Initial without a token gets a
 //! stateless Retry (unless disabled) and one with a valid token gets a connection whose
-//! `original_destination_connection_id` comes from the token. Each loop iteration reads a
-//! batch of datagrams, answers the requests that arrived, fires expired timers, then sends
-//! round-robin, at most [`SEND_BURST`] datagrams per connection per round, so that one busy
-//! connection cannot starve the others. Closed connections are removed.
+//! `original_destination_connection_id` comes from the token. A connection is kept only if a
+//! packet of its first datagram decrypted: forged Initials leave no state behind. The
+//! counters are logged (info level) as a `stats:` line when they change.
+//!
+//! Each loop iteration reads a batch of datagrams, answers the requests that arrived, fires
+//! expired timers, then sends round-robin, at most [`SEND_BURST`] datagrams per connection per
+//! round, so that one busy connection cannot starve the others. Closed connections are
+//! removed.
 
 use std::collections::HashMap;
 use std::io;
@@ -40,11 +44,19 @@ const MIN_INITIAL_DCID_LEN: usize = 8;
 /// The smallest datagram that may open a connection (RFC 9000 §14.1).
 const MIN_INITIAL_DATAGRAM: usize = 1200;
 
+/// The shortest time between two stats lines in the log.
+const STATS_INTERVAL: Duration = Duration::from_millis(250);
+
+/// Why an Initial whose token did not open is dropped (counted in `invalid_tokens`).
+const INVALID_TOKEN: &str = "invalid token";
+
 const SOCKET: Token = Token(0);
 
 /// Counters for logs and tests.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct ServerStats {
+    /// Datagrams read from the socket.
+    pub datagrams: u64,
     /// Connections created.
     pub accepted: u64,
     /// Connections removed after closing.
@@ -57,6 +69,31 @@ pub struct ServerStats {
     pub invalid_tokens: u64,
     /// Datagrams dropped before reaching a connection.
     pub dropped: u64,
+    /// Connection states discarded at once because the datagram that would have opened them
+    /// held no packet that decrypted (forged or corrupted Initials).
+    pub unauthenticated: u64,
+    /// The most connections served at once so far.
+    pub peak: usize,
+}
+
+impl ServerStats {
+    /// The stats line's fields: `connections=N accepted=N ...`, `live` being the
+    /// connections served now.
+    pub fn line(&self, live: usize) -> String {
+        format!(
+            "connections={live} peak={} accepted={} closed={} datagrams={} retries={} \
+             version_negotiations={} invalid_tokens={} unauthenticated={} dropped={}",
+            self.peak,
+            self.accepted,
+            self.closed,
+            self.datagrams,
+            self.retries,
+            self.version_negotiations,
+            self.invalid_tokens,
+            self.unauthenticated,
+            self.dropped,
+        )
+    }
 }
 
 /// One connection and its application state.
@@ -115,6 +152,8 @@ pub struct Server {
     send_blocked: bool,
     read_pending: bool,
     stats: ServerStats,
+    /// What the last stats line said (counters and connections) and when it was logged.
+    logged: Option<(ServerStats, usize, Instant)>,
 }
 
 impl Server {
@@ -166,6 +205,7 @@ impl Server {
             send_blocked: false,
             read_pending: false,
             stats: ServerStats::default(),
+            logged: None,
         })
     }
 
@@ -197,7 +237,10 @@ impl Server {
         let timeout = if self.read_pending {
             Some(Duration::ZERO)
         } else {
-            let next = self.next_deadline();
+            let next = [self.next_deadline(), self.stats_due(Instant::now())]
+                .into_iter()
+                .flatten()
+                .min();
             let wait = next.map(|t| t.saturating_duration_since(Instant::now()));
             match (wait, max_wait) {
                 (Some(a), Some(b)) => Some(a.min(b)),
@@ -222,7 +265,27 @@ impl Server {
         self.fire_timers();
         self.flush_all();
         self.remove_closed();
+        self.log_stats();
         Ok(())
+    }
+
+    /// When the stats line must be logged: counters changed since the last one.
+    fn stats_due(&self, now: Instant) -> Option<Instant> {
+        match self.logged {
+            None => Some(now),
+            Some((stats, live, _)) if stats == self.stats && live == self.live => None,
+            Some((_, _, at)) => Some(at + STATS_INTERVAL),
+        }
+    }
+
+    /// Logs the counters (at info level) when they changed, at most once per
+    /// [`STATS_INTERVAL`]: tests and operators read the connection count from the last line.
+    fn log_stats(&mut self) {
+        let now = Instant::now();
+        if self.stats_due(now).is_some_and(|due| due <= now) {
+            log::info!("stats: {}", self.stats.line(self.live));
+            self.logged = Some((self.stats, self.live, now));
+        }
     }
 
     /// The earliest connection timer or paced datagram.
@@ -246,6 +309,7 @@ impl Server {
         for _ in 0..RECV_BATCH {
             match self.socket.recv_from(&mut buf) {
                 Ok((len, from)) => {
+                    self.stats.datagrams += 1;
                     if let Some(datagram) = buf.get_mut(..len) {
                         self.on_datagram(datagram, from);
                     }
@@ -268,6 +332,9 @@ impl Server {
             Route::Known(idx) => return self.deliver(idx, buf, from),
             Route::Drop(why) => {
                 self.stats.dropped += 1;
+                if why == INVALID_TOKEN {
+                    self.stats.invalid_tokens += 1;
+                }
                 log::trace!("{from}: dropped datagram: {why}");
                 return;
             }
@@ -291,6 +358,24 @@ impl Server {
             keylog.attach(&mut conn);
         }
         common::setup_qlog(&mut conn, "server");
+        let info = RecvInfo {
+            from,
+            to: self.local,
+        };
+        let received = conn.recv(buf, info);
+        // Anyone can forge an Initial header (its keys derive from the DCID in clear), so
+        // the state exists only if a packet of the datagram decrypted; otherwise it is
+        // dropped now and the datagram ignored, as if it had been dropped unopened. A packet
+        // that decrypted and then broke the protocol (a local error) keeps its connection,
+        // which sends CONNECTION_CLOSE and ends.
+        if conn.stats().recv == 0 && conn.local_error().is_none() {
+            self.stats.unauthenticated += 1;
+            log::trace!("{from}: Initial did not decrypt ({received:?}): no connection");
+            return;
+        }
+        if let Err(e) = received {
+            log::debug!("{}: recv: {e:?}", conn.trace_id());
+        }
         log::info!("{}: new connection from {from}", conn.trace_id());
 
         let mut cids = vec![scid.to_vec()];
@@ -317,7 +402,8 @@ impl Server {
         }
         self.live += 1;
         self.stats.accepted += 1;
-        self.deliver(idx, buf, from);
+        self.stats.peak = self.stats.peak.max(self.live);
+        self.mark_dirty(idx);
     }
 
     /// Decides from the header what becomes of a datagram.
@@ -380,7 +466,7 @@ impl Server {
                 odcid: Some(odcid),
                 alias: None,
             },
-            None => Route::Drop("invalid token"),
+            None => Route::Drop(INVALID_TOKEN),
         }
     }
 
@@ -395,9 +481,28 @@ impl Server {
         if let Err(e) = peer.conn.recv(buf, info) {
             log::debug!("{}: recv: {e:?}", peer.conn.trace_id());
         }
-        if !peer.dirty {
-            peer.dirty = true;
-            self.dirty.push(idx);
+        // The connection issues new IDs after the handshake and when the client retires some:
+        // route the new ones here and forget the retired ones.
+        while let Some(cid) = peer.conn.retired_scid_next() {
+            self.by_cid.remove(&cid[..]);
+            peer.cids.retain(|c| c[..] != cid[..]);
+        }
+        for cid in peer.conn.source_ids() {
+            if !peer.cids.iter().any(|c| c[..] == cid[..]) {
+                peer.cids.push(cid.to_vec());
+                self.by_cid.insert(cid.to_vec(), idx);
+            }
+        }
+        self.mark_dirty(idx);
+    }
+
+    /// Queues the connection's streams to be looked at in this turn.
+    fn mark_dirty(&mut self, idx: usize) {
+        if let Some(Some(peer)) = self.peers.get_mut(idx) {
+            if !peer.dirty {
+                peer.dirty = true;
+                self.dirty.push(idx);
+            }
         }
     }
 

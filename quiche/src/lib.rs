@@ -10,9 +10,11 @@
 
 pub mod ack_tracker;
 pub mod cc;
+pub mod cid;
 pub mod config;
 pub mod connection;
 pub mod crypto;
+pub mod dgram;
 pub mod error;
 pub mod flow_control;
 pub mod frame;

@@ -138,12 +138,26 @@ fn links(s: &Scenario) -> (LinkConfig, LinkConfig) {
     (link(s.delay_up, s.loss_up), link(s.delay_down, s.loss_down))
 }
 
-/// Gives a connection a qlog writer.
-///
-/// This build's `Connection` has no qlog hook yet (`Connection::set_qlog`), so asking for qlog
-/// is an error rather than a silent no-op.
-fn attach_qlog(_conn: &mut Connection, _path: &Path, _title: &str) -> Result<(), String> {
-    Err("qlog not available in this build".to_string())
+/// Gives a connection a qlog writer: a JSON-SEQ file at `path`, with times relative to `now`
+/// (the start of the run on the virtual clock).
+fn attach_qlog(
+    conn: &mut Connection,
+    path: &Path,
+    title: &str,
+    description: &str,
+    now: Instant,
+) -> Result<(), String> {
+    let file = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    // The trace starts at the connection's last known time. A connection that has not run yet
+    // knows none and would take the wall clock's; handling the timers due at `now` (there are
+    // none yet) tells it the virtual time and changes nothing else.
+    conn.on_timeout_at(now);
+    conn.set_qlog(
+        Box::new(std::io::BufWriter::new(file)),
+        title.to_string(),
+        description.to_string(),
+    );
+    Ok(())
 }
 
 /// The application on both ends: the request, the data, and what the receiver has read.
@@ -355,20 +369,15 @@ fn simulate(
     let (up, down) = links(scenario);
     let mut pipe = Pipe::with_links(&mut client_config, &mut server_config, up, down, seed)
         .map_err(|e| err("pipe", e))?;
+    let start = pipe.now;
     if let Some(dir) = qlog_dir {
         let tag = format!("netsim-{}-seed{seed}", scenario.cc);
-        attach_qlog(
-            &mut pipe.client,
-            &dir.join(format!("{tag}-client.sqlog")),
-            &tag,
-        )?;
-        attach_qlog(
-            &mut pipe.server,
-            &dir.join(format!("{tag}-server.sqlog")),
-            &tag,
-        )?;
+        let description = scenario.describe();
+        for (conn, side) in [(&mut pipe.client, "client"), (&mut pipe.server, "server")] {
+            let path = dir.join(format!("{tag}-{side}.sqlog"));
+            attach_qlog(conn, &path, &tag, &description, start)?;
+        }
     }
-    let start = pipe.now;
 
     let mut transfer = Transfer::new(scenario);
     let mut handshake = None;
