@@ -14,6 +14,8 @@ pub mod config;
 pub mod connection;
 pub mod crypto;
 pub mod error;
+#[cfg(feature = "ffi")]
+mod ffi;
 pub mod flow_control;
 pub mod frame;
 pub mod packet;
