@@ -314,8 +314,15 @@ pub extern "C" fn quiche_enable_debug_logging(
         let Some(cb) = cb else {
             return -1;
         };
-        // The logger lives for the rest of the process, as `log` requires.
-        let logger: &'static CLogger = Box::leak(Box::new(CLogger { cb, argp }));
+        // The logger lives for the rest of the process, as `log` requires; a static rather
+        // than a leaked box, so that a refused second call costs nothing.
+        static LOGGER: std::sync::OnceLock<CLogger> = std::sync::OnceLock::new();
+        if LOGGER.set(CLogger { cb, argp }).is_err() {
+            return -1;
+        }
+        let Some(logger) = LOGGER.get() else {
+            return -1;
+        };
         if log::set_logger(logger).is_err() {
             return -1;
         }

@@ -242,17 +242,23 @@ pub unsafe extern "C" fn quiche_conn_send(
         }
         match conn.conn.send(out) {
             Ok((n, info)) => {
-                let mut c_info = CSendInfo {
-                    from: zeroed_storage(),
-                    from_len: 0,
-                    to: zeroed_storage(),
-                    to_len: 0,
-                    at: instant_to_timespec(info.at),
-                };
-                c_info.from_len = std_to_sockaddr(&info.from, &mut c_info.from);
-                c_info.to_len = std_to_sockaddr(&info.to, &mut c_info.to);
-                // SAFETY: `out_info` is non-NULL (checked) and writable by contract.
-                unsafe { put(out_info, c_info) };
+                let mut from = zeroed_storage();
+                let mut to = zeroed_storage();
+                let from_len = std_to_sockaddr(&info.from, &mut from);
+                let to_len = std_to_sockaddr(&info.to, &mut to);
+                let at = instant_to_timespec(info.at);
+                // SAFETY: `out_info` is non-NULL (checked) and valid for writes of a whole
+                // `quiche_send_info` by contract. It is zeroed first so that its padding is
+                // initialized too (C code may copy or compare the struct bytewise); the fields
+                // are then written through raw pointers, without reading the old contents.
+                unsafe {
+                    out_info.write_bytes(0, 1);
+                    ptr::addr_of_mut!((*out_info).from).write(from);
+                    ptr::addr_of_mut!((*out_info).from_len).write(from_len);
+                    ptr::addr_of_mut!((*out_info).to).write(to);
+                    ptr::addr_of_mut!((*out_info).to_len).write(to_len);
+                    ptr::addr_of_mut!((*out_info).at).write(at);
+                }
                 len_ssize(n)
             }
             Err(e) => err_ssize(e),
@@ -898,4 +904,33 @@ pub unsafe extern "C" fn quiche_conn_free(conn: *mut Conn) {
             drop(unsafe { Box::from_raw(conn) });
         }
     })
+}
+
+#[cfg(all(test, target_arch = "x86_64", target_os = "linux"))]
+mod layout_tests {
+    use std::mem::{offset_of, size_of};
+
+    use super::{CRecvInfo, CSendInfo, CStats};
+
+    /// The sizes and offsets gcc gives the structures of include/quiche.h on x86-64 Linux.
+    #[test]
+    fn structures_match_the_header() {
+        assert_eq!(size_of::<CRecvInfo>(), 32);
+        assert_eq!(offset_of!(CRecvInfo, from_len), 8);
+        assert_eq!(offset_of!(CRecvInfo, to), 16);
+        assert_eq!(offset_of!(CRecvInfo, to_len), 24);
+
+        assert_eq!(size_of::<CSendInfo>(), 288);
+        assert_eq!(offset_of!(CSendInfo, from_len), 128);
+        assert_eq!(offset_of!(CSendInfo, to), 136);
+        assert_eq!(offset_of!(CSendInfo, to_len), 264);
+        assert_eq!(offset_of!(CSendInfo, at), 272);
+
+        assert_eq!(size_of::<CStats>(), 248);
+        assert_eq!(offset_of!(CStats, paths_count), 64);
+        assert_eq!(offset_of!(CStats, peer_disable_active_migration), 152);
+        assert_eq!(offset_of!(CStats, peer_active_conn_id_limit), 160);
+        assert_eq!(offset_of!(CStats, peer_max_datagram_frame_size), 168);
+        assert_eq!(offset_of!(CStats, local_key_updates), 240);
+    }
 }
