@@ -109,16 +109,29 @@ impl Write for KeyLog {
     }
 }
 
-/// THE place where a connection's qlog writer is set: the qlog work adds
-/// `conn.set_qlog(writer, title, description)` here, writing `$QLOGDIR/<trace id>-<role>.sqlog`.
-/// Until the library writes qlog, `QLOGDIR` is only noted.
+/// Sets the connection's qlog writer when `QLOGDIR` is set: one file per connection,
+/// `$QLOGDIR/<trace id>-<role>.sqlog` (JSON-SEQ, qlog 0.3, which qvis opens).
 pub fn setup_qlog(conn: &mut Connection, role: &str) {
-    if let Some(dir) = std::env::var_os("QLOGDIR").filter(|d| !d.is_empty()) {
-        log::debug!(
-            "{} ({role}): QLOGDIR={} ignored: the library does not write qlog yet",
-            conn.trace_id(),
-            dir.to_string_lossy()
-        );
+    let Some(dir) = std::env::var_os("QLOGDIR").filter(|d| !d.is_empty()) else {
+        return;
+    };
+    let dir = std::path::PathBuf::from(dir);
+    let path = dir.join(format!("{}-{role}.sqlog", conn.trace_id()));
+    let file = std::fs::create_dir_all(&dir).and_then(|()| std::fs::File::create(&path));
+    match file {
+        Ok(file) => {
+            let reference_ms = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs_f64() * 1000.0)
+                .unwrap_or(0.0);
+            conn.set_qlog_with_reference_time(
+                Box::new(std::io::BufWriter::new(file)),
+                format!("quiche {role}"),
+                format!("{role} connection {}", conn.trace_id()),
+                reference_ms,
+            );
+        }
+        Err(e) => log::warn!("qlog {}: {e}", path.display()),
     }
 }
 

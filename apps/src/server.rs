@@ -395,6 +395,18 @@ impl Server {
         if let Err(e) = peer.conn.recv(buf, info) {
             log::debug!("{}: recv: {e:?}", peer.conn.trace_id());
         }
+        // The connection issues new IDs after the handshake and when the client retires some:
+        // route the new ones here and forget the retired ones.
+        while let Some(cid) = peer.conn.retired_scid_next() {
+            self.by_cid.remove(&cid[..]);
+            peer.cids.retain(|c| c[..] != cid[..]);
+        }
+        for cid in peer.conn.source_ids() {
+            if !peer.cids.iter().any(|c| c[..] == cid[..]) {
+                peer.cids.push(cid.to_vec());
+                self.by_cid.insert(cid.to_vec(), idx);
+            }
+        }
         if !peer.dirty {
             peer.dirty = true;
             self.dirty.push(idx);

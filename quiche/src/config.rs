@@ -35,6 +35,8 @@ pub struct Config {
     pub(crate) dgram_recv_queue_len: usize,
     pub(crate) dgram_send_queue_len: usize,
     pub(crate) grease: bool,
+    /// The static key stateless reset tokens are derived from (see [`crate::cid`]).
+    pub(crate) stateless_reset_key: [u8; crate::cid::RESET_KEY_LEN],
 }
 
 impl Config {
@@ -43,6 +45,11 @@ impl Config {
         if !crate::version_is_supported(version) {
             return Err(Error::UnknownVersion);
         }
+        // A random key by default: tokens then survive only as long as this config, which is
+        // enough unless several processes must answer for the same connections.
+        let mut stateless_reset_key = [0u8; crate::cid::RESET_KEY_LEN];
+        ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut stateless_reset_key)
+            .map_err(|_| Error::CryptoFail)?;
         let local_transport_params = TransportParams {
             max_udp_payload_size: 65527,
             ..TransportParams::default()
@@ -63,6 +70,7 @@ impl Config {
             dgram_recv_queue_len: 0,
             dgram_send_queue_len: 0,
             grease: true,
+            stateless_reset_key,
         })
     }
 
@@ -232,6 +240,18 @@ impl Config {
         self.local_transport_params.max_datagram_frame_size = enabled.then_some(65536);
         self.dgram_recv_queue_len = recv_queue_len;
         self.dgram_send_queue_len = send_queue_len;
+    }
+
+    /// Sets the static key stateless reset tokens are derived from (RFC 9000 §10.3.2). Server
+    /// processes that share it give the same token for a connection ID, so any of them can send
+    /// a stateless reset for a connection another one lost. The default is random per config.
+    pub fn set_stateless_reset_key(&mut self, key: &[u8; crate::cid::RESET_KEY_LEN]) {
+        self.stateless_reset_key = *key;
+    }
+
+    /// The stateless reset token connections made from this config give connection ID `cid`.
+    pub fn stateless_reset_token(&self, cid: &[u8]) -> [u8; crate::cid::RESET_TOKEN_LEN] {
+        crate::cid::ResetTokenKey::new(&self.stateless_reset_key).token(cid)
     }
 
     /// Whether to send GREASE values (on by default).

@@ -10,14 +10,21 @@
 //! * **Advertised limit.** The next limit is `consumed + window`: the peer may always have one
 //!   window of data in flight or buffered beyond what the application has read.
 //! * **When to update.** An update is due once the unused part of the advertised limit,
-//!   `max_data - consumed`, falls below half the window. Updating at half the window, rather than
-//!   when the credit is exhausted, gives the update a round trip to reach the peer before it runs
-//!   dry (§4.2: "send it early enough to allow time for loss of the frame and subsequent
-//!   recovery"), while keeping the number of updates to about two per window.
+//!   `max_data - consumed`, falls below three quarters of the window, i.e. once a quarter of the
+//!   window has been consumed since the last update. Updating early, rather than when the credit
+//!   is exhausted, gives the update a round trip to reach the peer before it runs dry (§4.2:
+//!   "send it early enough to allow time for loss of the frame and subsequent recovery"). A
+//!   quarter rather than a half: a window-limited sender can keep about `window` bytes per round
+//!   trip moving only if credit comes back before it has used much of it; with updates at half
+//!   the window, a 10 MiB upload over 200 Mbit/s and 40 ms starting from a 64 KiB window reached
+//!   0.89–0.94 of the goodput of a 16 MiB fixed window, with quarter updates 0.91–0.97 (the
+//!   pipe test in `connection/tests_streams.rs`). Four small frames per window cost nothing.
+//! * **Fresh credit.** The limit an update carries is computed when the frame is written
+//!   ([`FlowControl::refresh_max_data`]), so it includes what was consumed in the meantime.
 //! * **Auto-tuning.** A window smaller than the bandwidth-delay product throttles the sender to one
 //!   window per round trip (§4.3). We detect this from the update rhythm: if the previous update
-//!   was sent less than `2 × srtt` ago, the application consumed half a window in under two round
-//!   trips, i.e. the peer is sending at least as fast as the window allows, so the window doubles
+//!   was sent less than `2 × srtt` ago, the application consumed a quarter window in under two
+//!   round trips: the window, not the path, is what limits the peer, so the window doubles
 //!   (capped at `max_window`). Doubling converges to the bandwidth-delay product in a logarithmic
 //!   number of updates; the ceiling bounds the memory a peer can make us commit.
 //! * **Connection window.** A connection window smaller than a stream window would let one stream
@@ -85,10 +92,10 @@ impl FlowControl {
     }
 
     /// Whether a new limit should be advertised now: the unused part of the advertised limit
-    /// has fallen below half the window (see the module documentation).
+    /// has fallen below three quarters of the window (see the module documentation).
     pub fn should_update_max_data(&self) -> bool {
         let unused = self.max_data.saturating_sub(self.consumed);
-        unused < self.window / 2 && self.max_data_next() > self.max_data
+        unused < self.window - self.window / 4 && self.max_data_next() > self.max_data
     }
 
     /// The limit the next update would advertise: `consumed + window`.
@@ -103,8 +110,15 @@ impl FlowControl {
         self.last_update = Some(now);
     }
 
+    /// Raises the advertised limit to [`FlowControl::max_data_next`] without counting as an
+    /// update for auto-tuning: used when the update frame is finally written, so that it carries
+    /// the credit of everything consumed until then rather than until the update was decided.
+    pub fn refresh_max_data(&mut self) {
+        self.max_data = self.max_data.max(self.max_data_next());
+    }
+
     /// Doubles the window (up to the ceiling) if the previous update was less than `2 × srtt`
-    /// before `now`: the application drained half a window within two round trips, so the window
+    /// before `now`: the application drained a quarter window within two round trips, so the window
     /// is what limits the peer. Call it just before [`FlowControl::update_max_data`].
     pub fn autotune_window(&mut self, now: Instant, srtt: Duration) {
         let Some(last) = self.last_update else {
@@ -148,18 +162,35 @@ mod tests {
     }
 
     #[test]
-    fn update_due_below_half_window() {
+    fn update_due_once_a_quarter_window_is_consumed() {
         let now = epoch();
         let mut fc = FlowControl::new(1000, 10_000);
-        fc.add_consumed(500);
-        // Unused 500 is exactly half: not yet.
+        fc.add_consumed(250);
+        // Unused 750 is exactly three quarters: not yet.
         assert!(!fc.should_update_max_data());
         fc.add_consumed(1);
         assert!(fc.should_update_max_data());
-        assert_eq!(fc.max_data_next(), 1501);
+        assert_eq!(fc.max_data_next(), 1251);
         fc.update_max_data(now);
-        assert_eq!(fc.max_data(), 1501);
+        assert_eq!(fc.max_data(), 1251);
         assert!(!fc.should_update_max_data());
+    }
+
+    #[test]
+    fn refresh_carries_later_consumption_without_counting_as_an_update() {
+        let t0 = epoch();
+        let srtt = ms(100);
+        let mut fc = FlowControl::new(1000, 10_000);
+        fc.add_consumed(300);
+        fc.update_max_data(t0);
+        assert_eq!(fc.max_data(), 1300);
+        fc.add_consumed(200);
+        fc.refresh_max_data();
+        assert_eq!(fc.max_data(), 1500);
+        // Auto-tuning still measures from the update at t0.
+        fc.add_consumed(300);
+        fc.autotune_window(t0 + ms(250), srtt);
+        assert_eq!(fc.window(), 1000);
     }
 
     #[test]

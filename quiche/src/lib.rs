@@ -10,9 +10,11 @@
 
 pub mod ack_tracker;
 pub mod cc;
+pub mod cid;
 pub mod config;
 pub mod connection;
 pub mod crypto;
+pub mod dgram;
 pub mod error;
 #[cfg(feature = "ffi")]
 mod ffi;

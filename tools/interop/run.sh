@@ -150,7 +150,9 @@ cleanup() {
 
 # start_capture PORT FILE LOG: dumpcap on lo for that port; returns once it captures.
 start_capture() {
-    timeout -k 2 600 dumpcap -q -i lo -f "udp port $1" -w "$2" >"$3" 2>&1 &
+    # A large kernel buffer: at loopback speeds the default one drops packets, and a trace with
+    # holes cannot be decrypted past them (truncated packet numbers decode wrongly).
+    timeout -k 2 600 dumpcap -q -B 64 -i lo -f "udp port $1" -w "$2" >"$3" 2>&1 &
     CAP_PID=$!
     for _ in $(seq 1 50); do
         grep -q "Capturing on" "$3" 2>/dev/null && return 0

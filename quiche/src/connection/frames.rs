@@ -3,6 +3,7 @@
 
 use std::time::{Duration, Instant};
 
+use super::qlog::qlog;
 use super::sent::{SentFrame, SentFrames};
 use super::{Connection, ConnectionError};
 use crate::error::{Error, Result};
@@ -13,6 +14,11 @@ use crate::recovery::TimeoutAction;
 /// The ACK Delay exponent of Initial and Handshake packets, whatever the transport parameters
 /// say (they may not be known yet).
 const HANDSHAKE_ACK_DELAY_EXPONENT: u64 = 3;
+
+/// Losses found while processing an ACK (packet or time threshold).
+const LOSS_BY_ACK: bool = false;
+/// Losses found when the loss detection timer fired (time threshold).
+const LOSS_BY_TIMER: bool = true;
 
 impl Connection {
     /// Applies one received frame of `epoch`.
@@ -71,19 +77,13 @@ impl Connection {
             }
             Frame::StreamsBlockedBidi { limit } => self.streams.on_streams_blocked(true, limit)?,
             Frame::StreamsBlockedUni { limit } => self.streams.on_streams_blocked(false, limit)?,
-            Frame::NewConnectionId { .. } => {
-                // An endpoint that uses a zero-length connection ID cannot be given others
-                // (RFC 9000 §19.15). Otherwise we keep using the current ID for now.
-                if self.dcid.is_empty() {
-                    return Err(Error::ProtocolViolation);
-                }
-            }
-            Frame::RetireConnectionId { seq_num } => {
-                // We have issued only sequence number 0 (RFC 9000 §19.16).
-                if seq_num > 0 {
-                    return Err(Error::ProtocolViolation);
-                }
-            }
+            Frame::NewConnectionId {
+                seq_num,
+                retire_prior_to,
+                conn_id,
+                reset_token,
+            } => self.on_new_connection_id_frame(seq_num, retire_prior_to, conn_id, reset_token)?,
+            Frame::RetireConnectionId { seq_num } => self.on_retire_connection_id_frame(seq_num)?,
             Frame::PathChallenge { data } => self.path_response = Some(data),
             Frame::PathResponse { .. } => {
                 // We send no PATH_CHALLENGE, so no response can match: ignore it.
@@ -100,13 +100,7 @@ impl Connection {
                 }
                 self.on_handshake_confirmed(now);
             }
-            Frame::Datagram { .. } => {
-                // Receiving DATAGRAM without having advertised support is a protocol
-                // violation (RFC 9221 §3).
-                if self.local_tp.max_datagram_frame_size.is_none() {
-                    return Err(Error::ProtocolViolation);
-                }
-            }
+            Frame::Datagram { data } => self.on_datagram_frame(data)?,
         }
         Ok(())
     }
@@ -128,6 +122,8 @@ impl Connection {
         };
         let pto = self.recovery.pto();
         self.lifecycle.on_peer_close(Some(error), now, pto);
+        #[cfg(feature = "qlog")]
+        self.qlog_state(now, crate::qlog::ConnectionState::Draining);
     }
 
     /// Hands contiguous CRYPTO data to TLS, epoch by epoch as TLS advances (it accepts data
@@ -177,8 +173,10 @@ impl Connection {
             self.handshake_confirmed,
             &mut outcome,
         );
+        self.log_lost(epoch, &outcome, now, LOSS_BY_ACK);
         self.settle(epoch, &mut outcome);
         self.ack_outcome = outcome;
+        self.qlog_metrics(now);
         result
     }
 
@@ -218,6 +216,7 @@ impl Connection {
                 } => self.streams.on_data_acked(stream_id, offset, len, fin),
                 SentFrame::Control(cf) => self.streams.on_control_frame_acked(&cf),
                 SentFrame::HandshakeDone => self.handshake_done_pending = false,
+                SentFrame::Cid(cf) => self.cids.on_frame_acked(cf),
                 SentFrame::MaxData | SentFrame::DataBlocked | SentFrame::Other => {}
             }
         }
@@ -245,6 +244,7 @@ impl Connection {
                 SentFrame::Control(cf) => self.streams.on_control_frame_lost(&cf),
                 SentFrame::MaxData => self.max_data_pending = true,
                 SentFrame::DataBlocked => self.data_blocked_sent_at = None,
+                SentFrame::Cid(cf) => self.cids.on_frame_lost(cf),
                 SentFrame::HandshakeDone => {
                     if !self.handshake_confirmed || self.is_server {
                         self.handshake_done_pending = true;
@@ -254,13 +254,44 @@ impl Connection {
         }
     }
 
+    /// Logs the packets recovery declared lost.
+    fn log_lost(
+        &mut self,
+        epoch: Epoch,
+        outcome: &crate::recovery::AckOutcome<SentFrames>,
+        now: Instant,
+        by_timer: bool,
+    ) {
+        qlog!(self, q => {
+            let ty = match epoch {
+                Epoch::Initial => crate::Type::Initial,
+                Epoch::Handshake => crate::Type::Handshake,
+                Epoch::Application => crate::Type::Short,
+            };
+            let trigger = if by_timer {
+                crate::qlog::LossTrigger::TimeThreshold
+            } else {
+                crate::qlog::LossTrigger::ReorderingThreshold
+            };
+            for pkt in &outcome.lost {
+                q.packet_lost(now, ty, pkt.pkt_num, trigger);
+            }
+        });
+        #[cfg(not(feature = "qlog"))]
+        let _ = (epoch, outcome, now, by_timer);
+    }
+
     /// Handles the loss detection timer (RFC 9002 §6.2, Appendix A.9).
     pub(super) fn on_loss_detection_timeout(&mut self, now: Instant) {
         let mut outcome = std::mem::take(&mut self.ack_outcome);
         match self.recovery.on_loss_detection_timeout(now, &mut outcome) {
             TimeoutAction::None => {}
-            TimeoutAction::Lost { epoch } => self.settle(epoch, &mut outcome),
+            TimeoutAction::Lost { epoch } => {
+                self.log_lost(epoch, &outcome, now, LOSS_BY_TIMER);
+                self.settle(epoch, &mut outcome);
+            }
             TimeoutAction::Probe { epoch, .. } => {
+                self.log_lost(epoch, &outcome, now, LOSS_BY_TIMER);
                 self.settle(epoch, &mut outcome);
                 // A probe should carry data the peer has not acknowledged (RFC 9002 §6.2.4):
                 // in the handshake spaces, the unacknowledged CRYPTO data.
@@ -274,5 +305,6 @@ impl Connection {
             TimeoutAction::AntiDeadlock => self.anti_deadlock_probe = true,
         }
         self.ack_outcome = outcome;
+        self.qlog_metrics(now);
     }
 }

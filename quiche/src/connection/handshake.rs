@@ -110,6 +110,12 @@ impl Connection {
             .set_max_ack_delay(Duration::from_millis(tp.max_ack_delay));
         let peer_max = usize::try_from(tp.max_udp_payload_size).unwrap_or(usize::MAX);
         self.max_send_udp_payload_size = self.max_send_udp_payload_size.min(peer_max);
+        #[cfg(feature = "qlog")]
+        if let Some(q) = self.qlog.as_deref_mut() {
+            let now = self.last_now.unwrap_or_else(Self::wall_now);
+            q.parameters_set(now, crate::qlog::Owner::Remote, &tp);
+        }
+        self.init_peer_cids(&tp);
         self.peer_tp = Some(tp);
         Ok(())
     }
@@ -133,6 +139,12 @@ impl Connection {
         }
         self.handshake_complete = true;
         self.lifecycle.on_established();
+        #[cfg(feature = "qlog")]
+        {
+            let now = self.last_now.unwrap_or_else(Self::wall_now);
+            self.qlog_state(now, crate::qlog::ConnectionState::HandshakeCompleted);
+        }
+        self.issue_scids()?;
         // 0-RTT keys are done with once 1-RTT keys are in use (RFC 9001 §4.9.3); a server keeps
         // them briefly for reordered 0-RTT packets, which we simply drop.
         self.zero_rtt = None;
@@ -152,6 +164,8 @@ impl Connection {
         }
         self.handshake_confirmed = true;
         self.recovery.on_handshake_confirmed(now);
+        #[cfg(feature = "qlog")]
+        self.qlog_state(now, crate::qlog::ConnectionState::HandshakeConfirmed);
         self.discard_epoch(Epoch::Handshake, now);
         // No Initial packet can matter any more either.
         self.discard_epoch(Epoch::Initial, now);
@@ -182,12 +196,8 @@ impl Connection {
         if self.local_tp.original_destination_connection_id.is_none() {
             self.odcid = ConnectionId::from_vec(dcid.to_vec());
         }
-        // Initial keys always come from the DCID of the Initial packets the client sends now
-        // (after a Retry, the one the server chose).
-        let (open, seal) = crate::crypto::initial_keys(dcid, true)?;
-        let space = self.space(Epoch::Initial);
-        space.open = Some(open);
-        space.seal = Some(seal);
+        // The Initial keys, derived from this DCID (after a Retry, the one the server chose),
+        // were installed when the packet was opened.
         self.set_server_transport_params()
     }
 }

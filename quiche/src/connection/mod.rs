@@ -6,8 +6,11 @@
 //! `timeout`, `on_timeout`) are quiche-compatible wrappers and the only places that read the
 //! clock.
 
+mod datagram;
 mod frames;
 mod handshake;
+mod ids;
+mod qlog;
 mod recv;
 mod send;
 pub mod sent;
@@ -16,11 +19,17 @@ pub mod state;
 pub mod stats;
 #[cfg(test)]
 mod tests;
+#[cfg(all(test, feature = "qlog"))]
+mod tests_qlog;
+#[cfg(test)]
+mod tests_streams;
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
+use crate::cid::{ConnectionIds, ResetTokenKey};
 use crate::config::Config;
+use crate::dgram::DatagramQueue;
 use crate::error::{Error, Result};
 use crate::flow_control::FlowControl;
 use crate::packet::{ConnectionId, Epoch};
@@ -127,11 +136,20 @@ pub struct Connection {
     /// completes); replayed once the keys are usable. Bounded.
     undecryptable: Vec<(Vec<u8>, RecvInfo)>,
 
+    /// Our connection IDs and the peer's (NEW/RETIRE_CONNECTION_ID, stateless reset tokens).
+    cids: ConnectionIds,
+    /// DATAGRAM payloads waiting for a packet (RFC 9221).
+    dgram_send: DatagramQueue,
+    /// DATAGRAM payloads received and not yet read.
+    dgram_recv: DatagramQueue,
+
     max_send_udp_payload_size: usize,
     /// The peer's ACK delay exponent, for decoding its ACK frames.
     peer_ack_delay_exponent: u64,
     last_now: Option<Instant>,
     stats: Stats,
+    #[cfg(feature = "qlog")]
+    qlog: Option<Box<crate::qlog::QlogLogger>>,
 }
 
 /// Builds recovery with the configured controller.
@@ -196,6 +214,15 @@ impl Connection {
         }
         let mut local_tp = config.local_transport_params.clone();
         local_tp.initial_source_connection_id = Some(scid.clone().into_owned());
+        let cids = ConnectionIds::new(
+            ResetTokenKey::new(&config.stateless_reset_key),
+            scid,
+            local_tp.active_conn_id_limit,
+        );
+        if is_server && !scid.is_empty() {
+            // Only servers send a token for the handshake ID (RFC 9000 §18.2).
+            local_tp.stateless_reset_token = Some(u128::from_be_bytes(cids.handshake_token()));
+        }
         // A server that sent a Retry echoes both connection IDs (RFC 9000 §7.3); without a
         // Retry it learns the original DCID from the client's first Initial.
         if let (true, Some(odcid)) = (is_server, odcid) {
@@ -282,6 +309,9 @@ impl Connection {
             anti_deadlock_probe: false,
             path_response: None,
             undecryptable: Vec::new(),
+            cids,
+            dgram_send: DatagramQueue::new(config.dgram_send_queue_len),
+            dgram_recv: DatagramQueue::new(config.dgram_recv_queue_len),
             max_send_udp_payload_size: max_datagram,
             peer_ack_delay_exponent: 3,
             last_now: None,
@@ -289,6 +319,8 @@ impl Connection {
                 paths_count: 1,
                 ..Stats::default()
             },
+            #[cfg(feature = "qlog")]
+            qlog: None,
         };
 
         if !is_server {
@@ -365,6 +397,16 @@ impl Connection {
     pub fn on_timeout_at(&mut self, now: Instant) {
         self.last_now = Some(now);
         self.lifecycle.on_timeout(now);
+        if self.lifecycle.is_closed() {
+            #[cfg(feature = "qlog")]
+            {
+                self.qlog_state(now, crate::qlog::ConnectionState::Closed);
+                if let Some(q) = self.qlog.as_deref_mut() {
+                    q.flush();
+                }
+            }
+            return;
+        }
         if self.lifecycle.is_closing_or_draining() {
             return;
         }
@@ -451,6 +493,12 @@ impl Connection {
             && self.tx_max_data.saturating_sub(self.tx_data) >= len as u64)
     }
 
+    /// Stream bytes written by the application and not yet acknowledged by the peer, over all
+    /// streams: what back-pressure bounds (each stream holds at most the peer's window).
+    pub fn stream_send_buffered(&self) -> u64 {
+        self.streams.send_buffered()
+    }
+
     /// The streams with data to read.
     pub fn readable(&self) -> StreamIter {
         self.streams.readable()
@@ -477,12 +525,14 @@ impl Connection {
             return;
         }
         self.rx_fc.add_consumed(n);
-        if self.rx_fc.should_update_max_data() {
+        // A stream window that grew raises the connection window at once, not only at the next
+        // update: otherwise the connection lags one update behind and throttles the stream.
+        self.rx_fc
+            .ensure_window_lower_bound(self.streams.largest_recv_window().saturating_mul(3) / 2);
+        // One decision per MAX_DATA frame: a pending one carries the newest credit anyway.
+        if !self.max_data_pending && self.rx_fc.should_update_max_data() {
             self.rx_fc
                 .autotune_window(now, self.recovery.rtt().smoothed_rtt());
-            self.rx_fc.ensure_window_lower_bound(
-                self.streams.largest_recv_window().saturating_mul(3) / 2,
-            );
             self.max_data_pending = true;
         }
     }
@@ -553,6 +603,8 @@ impl Connection {
         }
         let pto = self.recovery.pto();
         self.lifecycle.close(error, now, pto);
+        #[cfg(feature = "qlog")]
+        self.qlog_state(now, crate::qlog::ConnectionState::Closing);
     }
 
     /// Closes because of a protocol error detected locally.

@@ -2,6 +2,7 @@
 
 use std::time::Instant;
 
+use super::qlog::qlog;
 use super::{Connection, ConnectionError, RecvInfo};
 use crate::config::MIN_UDP_PAYLOAD_SIZE;
 use crate::error::{Error, Result};
@@ -31,6 +32,9 @@ impl Connection {
         if self.lifecycle.is_closed() {
             return Err(Error::Done);
         }
+        // The idle timeout runs from the first use, handshake included (RFC 9000 §10.1): a
+        // connection whose packets never authenticate must still end.
+        self.lifecycle.start_idle_timer(now, self.recovery.pto());
         if self.lifecycle.is_draining() {
             // Nothing is processed or answered while draining (RFC 9000 §10.2.2).
             return Ok(len);
@@ -48,6 +52,12 @@ impl Connection {
         self.recv_bytes += len as u64;
         self.stats.recv_bytes += len as u64;
 
+        // Kept aside for stateless reset detection: decryption attempts modify the buffer.
+        let tail: Option<[u8; crate::cid::RESET_TOKEN_LEN]> = buf
+            .get(len.saturating_sub(crate::cid::RESET_TOKEN_LEN)..)
+            .and_then(|t| t.try_into().ok());
+        let recv_before = self.stats.recv;
+
         let mut off = 0;
         while off < len {
             match self.recv_packet(&mut buf[off..], info, now)? {
@@ -56,6 +66,12 @@ impl Connection {
                     self.stats.dropped += 1;
                     break;
                 }
+            }
+        }
+
+        if let Some(tail) = tail.filter(|_| self.stats.recv == recv_before) {
+            if self.on_unprocessed_datagram(first, len, &tail, now) {
+                return Ok(len);
             }
         }
 
@@ -90,7 +106,7 @@ impl Connection {
         }
 
         let dcid = hdr.dcid.get(b);
-        let dcid_ok = dcid == &self.scid[..]
+        let dcid_ok = self.is_our_dcid(dcid)
             || (self.is_server
                 && matches!(hdr.ty, Type::Initial | Type::ZeroRTT)
                 && (!self.dcid_from_peer || dcid == &self.odcid[..]));
@@ -107,13 +123,24 @@ impl Connection {
             return Ok(Fate::Next(packet_len));
         }
 
-        if self.is_server && !self.dcid_from_peer {
+        // A server's first Initial: its keys are derived from the packet's DCID, but nothing
+        // about the client is committed until the packet authenticates, so that forged
+        // Initials cannot fix the connection's IDs or keys.
+        let first_initial = self.is_server && !self.dcid_from_peer;
+        if first_initial {
             if hdr.ty != Type::Initial {
                 return Ok(Fate::Next(packet_len));
             }
-            let (dcid, scid) = (hdr.dcid.get(b).to_vec(), hdr.scid.get(b).to_vec());
-            self.on_first_client_initial(&dcid, &scid)?;
+            let (open, seal) = crate::crypto::initial_keys(hdr.dcid.get(b), true)?;
+            self.spaces[0].open = Some(open);
+            self.spaces[0].seal = Some(seal);
         }
+        let unauthenticated = |conn: &mut Self| {
+            if first_initial {
+                conn.spaces[0].open = None;
+                conn.spaces[0].seal = None;
+            }
+        };
 
         if !self.keys_ready(hdr.ty) {
             if matches!(hdr.ty, Type::Short | Type::Handshake)
@@ -131,7 +158,14 @@ impl Connection {
             .unwrap_or(0);
         let ty = hdr.ty;
         if decrypt_hdr(b, &mut hdr, self.hp_open(ty)?, largest).is_err() {
+            unauthenticated(self);
             self.stats.dropped += 1;
+            qlog!(self, q => q.packet_dropped(
+                now,
+                Some(ty),
+                packet_len,
+                crate::qlog::DropReason::PayloadDecryptError
+            ));
             return Ok(Fate::Next(packet_len));
         }
         let pn = hdr.pkt_num;
@@ -139,7 +173,14 @@ impl Connection {
         let key_update = match self.open_payload(b, &hdr, now) {
             Ok(key_update) => key_update,
             Err(Error::CryptoFail) => {
+                unauthenticated(self);
                 self.stats.dropped += 1;
+                qlog!(self, q => q.packet_dropped(
+                    now,
+                    Some(hdr.ty),
+                    packet_len,
+                    crate::qlog::DropReason::PayloadDecryptError
+                ));
                 return Ok(Fate::Next(packet_len));
             }
             Err(e) => {
@@ -150,7 +191,17 @@ impl Connection {
 
         if self.spaces[epoch.index()].acks.is_duplicate(pn) {
             self.stats.dropped += 1;
+            qlog!(self, q => q.packet_dropped(
+                now,
+                Some(hdr.ty),
+                packet_len,
+                crate::qlog::DropReason::Duplicate
+            ));
             return Ok(Fate::Next(packet_len));
+        }
+        if first_initial {
+            let (dcid, scid) = (hdr.dcid.get(b).to_vec(), hdr.scid.get(b).to_vec());
+            self.on_first_client_initial(&dcid, &scid)?;
         }
         if key_update {
             self.on_peer_key_update(now);
@@ -180,6 +231,7 @@ impl Connection {
                 }
             };
             ack_eliciting |= frame.is_ack_eliciting();
+            qlog!(self, q => q.received_frames().push_frame(&frame));
             if let Err(e) = self.process_frame(frame, epoch, now) {
                 self.close_on_error(e, 0, now);
                 return Err(e);
@@ -194,6 +246,7 @@ impl Connection {
             .acks
             .on_packet_received(pn, ack_eliciting, now, max_ack_delay);
         self.stats.recv += 1;
+        qlog!(self, q => q.packet_received_from_log(now, hdr.ty, pn, packet_len));
         self.lifecycle.on_packet_received(now, self.recovery.pto());
 
         // A Handshake packet from the client proves it owns its address (RFC 9000 §8.1), and

@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use octets::OctetsMut;
 
+use super::qlog::qlog;
 use super::sent::{SentFrame, SentFrames};
 use super::{Connection, SendInfo, AMPLIFICATION_FACTOR};
 use crate::config::MIN_UDP_PAYLOAD_SIZE;
@@ -37,6 +38,7 @@ impl Connection {
         if self.lifecycle.is_closed() || self.lifecycle.is_draining() {
             return Err(Error::Done);
         }
+        self.lifecycle.start_idle_timer(now, self.recovery.pto());
 
         if !self.is_server && self.stats.sent == 0 {
             self.drive_handshake()?;
@@ -196,6 +198,7 @@ impl Connection {
         let one_rtt = ty == Type::Short;
         (one_rtt && (self.handshake_done_pending && self.is_server || self.path_response.is_some()))
             || self.max_data_pending
+            || (one_rtt && (self.cids.has_frames_to_send() || self.has_datagrams_to_send()))
             || self.streams.has_control_frames()
             || (self.streams.has_data_to_send() && self.tx_max_data > 0)
     }
@@ -259,6 +262,7 @@ impl Connection {
             .min(payload_cap);
         if payload_len == 0 && padded_len == 0 {
             self.frames_pool.push(frames);
+            qlog!(self, q => q.sent_frames().clear());
             return Err(Error::Done);
         }
         buf[hdr_len + payload_len..hdr_len + padded_len].fill(0);
@@ -289,6 +293,13 @@ impl Connection {
             }
         }
         self.stats.sent += 1;
+        qlog!(self, q => {
+            if padded {
+                q.sent_frames().push_padding(padded_len - payload_len);
+            }
+            q.packet_sent_from_log(now, ty, pn, len)
+        });
+        self.qlog_metrics(now);
         Ok(Written { len, ack_eliciting })
     }
 
@@ -340,6 +351,11 @@ impl Connection {
                 frame::encode_ack(space.acks.ranges(), delay, ecn.as_ref(), max_len, &mut b)
             {
                 if n > 0 {
+                    qlog!(self, q => q.sent_frames().push_ack(
+                        space.acks.ranges(),
+                        space.acks.ack_delay(now),
+                        ecn
+                    ));
                     if let Some(largest) = space.acks.largest_received() {
                         frames.push(SentFrame::Ack { largest });
                     }
@@ -375,6 +391,9 @@ impl Connection {
 
         eliciting |= self.write_crypto(epoch, &mut b, room_limit, frames)?;
 
+        if ty == Type::Short {
+            eliciting |= self.write_datagrams(&mut b, room_limit, frames)?;
+        }
         if epoch == Epoch::Application {
             eliciting |= self.write_streams(&mut b, room_limit, frames)?;
         }
@@ -382,6 +401,7 @@ impl Connection {
         if probing && !eliciting && b.cap() > 0 {
             b.put_u8(0x01)?; // PING
             frames.push(SentFrame::Other);
+            qlog!(self, q => q.sent_frames().push_ping());
             eliciting = true;
         }
         Ok((b.off(), eliciting))
@@ -419,6 +439,7 @@ impl Connection {
         if frame.wire_len() <= b.cap() {
             frame.to_bytes(b)?;
             frames.push(SentFrame::Other);
+            qlog!(self, q => q.sent_frames().push_frame(&frame));
         }
         Ok(())
     }
@@ -429,6 +450,7 @@ impl Connection {
         if self.is_server && self.handshake_done_pending && b.cap() >= 1 {
             b.put_u8(0x1e)?;
             frames.push(SentFrame::HandshakeDone);
+            qlog!(self, q => q.sent_frames().push_frame(&Frame::HandshakeDone));
             self.handshake_done_pending = false;
             eliciting = true;
         }
@@ -437,10 +459,12 @@ impl Connection {
             if frame.wire_len() <= b.cap() {
                 frame.to_bytes(b)?;
                 frames.push(SentFrame::Other);
+                qlog!(self, q => q.sent_frames().push_frame(&frame));
                 self.path_response = None;
                 eliciting = true;
             }
         }
+        eliciting |= self.write_cid_frames(b, frames)?;
         eliciting |= self.write_stream_control(b, frames)?;
         Ok(eliciting)
     }
@@ -459,6 +483,7 @@ impl Connection {
             if frame.wire_len() <= b.cap() {
                 frame.to_bytes(b)?;
                 frames.push(SentFrame::MaxData);
+                qlog!(self, q => q.sent_frames().push_frame(&frame));
                 self.max_data_pending = false;
                 eliciting = true;
             }
@@ -473,6 +498,7 @@ impl Connection {
             if frame.wire_len() <= b.cap() {
                 frame.to_bytes(b)?;
                 frames.push(SentFrame::DataBlocked);
+                qlog!(self, q => q.sent_frames().push_frame(&frame));
                 self.data_blocked_sent_at = Some(self.tx_max_data);
                 eliciting = true;
             }
@@ -485,6 +511,7 @@ impl Connection {
             frame.to_bytes(b)?;
             self.streams.on_control_frame_sent(&cf);
             frames.push(SentFrame::Control(cf));
+            qlog!(self, q => q.sent_frames().push_frame(&frame));
             eliciting = true;
         }
         Ok(eliciting)
@@ -514,10 +541,9 @@ impl Connection {
             };
             frame::encode_crypto_header(offset, data.len(), b)?;
             b.put_bytes(data)?;
-            frames.push(SentFrame::Crypto {
-                offset,
-                len: data.len() as u64,
-            });
+            let len = data.len() as u64;
+            frames.push(SentFrame::Crypto { offset, len });
+            qlog!(self, q => q.sent_frames().push_crypto(offset, len));
             eliciting = true;
         }
         Ok(eliciting)
@@ -571,6 +597,12 @@ impl Connection {
                 len: emitted.len as u64,
                 fin: emitted.fin,
             });
+            qlog!(self, q => q.sent_frames().push_stream(
+                id,
+                emitted.offset,
+                emitted.len as u64,
+                emitted.fin
+            ));
             eliciting = true;
             if emitted.len == 0 && !emitted.fin {
                 break;

@@ -39,6 +39,8 @@ pub enum SentFrame {
     DataBlocked,
     /// HANDSHAKE_DONE.
     HandshakeDone,
+    /// NEW_CONNECTION_ID or RETIRE_CONNECTION_ID.
+    Cid(crate::cid::CidFrame),
     /// PING, or another frame whose loss needs no repair (PADDING, DATAGRAM, PATH_RESPONSE,
     /// CONNECTION_CLOSE).
     Other,

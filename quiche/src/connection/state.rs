@@ -136,6 +136,13 @@ impl Lifecycle {
         self.idle_timeout.map(|t| t.max(pto * 3))
     }
 
+    /// Starts the idle timer if nothing has started it yet (the connection's first use).
+    pub fn start_idle_timer(&mut self, now: Instant, pto: Duration) {
+        if self.idle_deadline.is_none() && !self.is_closing_or_draining() {
+            self.idle_deadline = self.effective_idle_timeout(pto).map(|t| now + t);
+        }
+    }
+
     /// A packet from the peer was processed: the idle timer restarts.
     pub fn on_packet_received(&mut self, now: Instant, pto: Duration) {
         self.idle_deadline = self.effective_idle_timeout(pto).map(|t| now + t);

@@ -654,3 +654,46 @@ fn resumption_with_zero_rtt_data() {
     assert!(second.client.is_resumed() && second.server.is_resumed());
     assert!(zero_rtt_packets.get() >= 1, "data went in 0-RTT packets");
 }
+
+#[test]
+fn forged_first_initial_commits_nothing() {
+    let (dgram, mut server, info) = first_flight();
+    let now = crate::testing::virtual_epoch();
+    // A forgery: a valid Initial header with another DCID and SCID, garbage payload.
+    let mut forged = dgram.clone();
+    for b in &mut forged[6..14] {
+        *b ^= 0x5a;
+    }
+    for b in &mut forged[100..] {
+        *b = 0x42;
+    }
+    let _ = server.recv_at(&mut forged, info, now);
+    assert!(
+        server.destination_id().is_empty(),
+        "no client CID was learnt"
+    );
+    assert!(server.spaces[0].open.is_none(), "no Initial keys kept");
+    // The real client's Initial is then accepted as the first.
+    let mut real = dgram;
+    assert!(server.recv_at(&mut real, info, now).is_ok());
+    assert!(!server.destination_id().is_empty());
+    let mut out = [0u8; 1500];
+    assert!(
+        server.send_at(&mut out, now).is_ok(),
+        "the server answers the real client"
+    );
+}
+
+#[test]
+fn connection_that_never_authenticates_a_packet_times_out() {
+    let (mut dgram, mut server, info) = first_flight();
+    let now = crate::testing::virtual_epoch();
+    for b in &mut dgram[100..] {
+        *b ^= 0xff;
+    }
+    let _ = server.recv_at(&mut dgram, info, now);
+    let deadline = server.timeout_instant().expect("the idle timer runs");
+    assert!(deadline <= now + Duration::from_secs(31));
+    server.on_timeout_at(deadline);
+    assert!(server.is_closed() && server.is_timed_out());
+}

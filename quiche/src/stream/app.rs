@@ -86,11 +86,18 @@ impl StreamMap {
         now: Instant,
         srtt: Duration,
     ) -> Result<(usize, bool)> {
-        let Some(recv) = self.streams.get_mut(&id).and_then(|s| s.recv.as_mut()) else {
+        let Some(stream) = self.streams.get_mut(&id) else {
+            return Err(Error::InvalidStreamState(id));
+        };
+        // While an update waits to be sent, further reads only add to the credit it will carry
+        // (it is computed when written): deciding again would count one update twice for
+        // auto-tuning.
+        let update_pending = stream.ctl.max_stream_data;
+        let Some(recv) = stream.recv.as_mut() else {
             return Err(Error::InvalidStreamState(id));
         };
         let res = recv.read(out);
-        let updated = res.is_ok() && recv.update_max_data(now, srtt);
+        let updated = res.is_ok() && !update_pending && recv.update_max_data(now, srtt);
         let window = recv.window();
         if updated {
             self.largest_recv_window = self.largest_recv_window.max(window);

@@ -202,6 +202,12 @@ impl StreamMap {
     /// stale (stream collected, state moved on) are dropped here.
     pub fn next_control_frame(&mut self) -> Option<ControlFrame> {
         while let Some(&key) = self.ctl_queue.front() {
+            if let CtlKey::MaxStreamData(id) = key {
+                // The frame carries the credit of everything read by the time it is sent.
+                if let Some(recv) = self.streams.get_mut(&id).and_then(|s| s.recv.as_mut()) {
+                    recv.refresh_max_data();
+                }
+            }
             if let Some(frame) = self.build_control(key) {
                 return Some(frame);
             }

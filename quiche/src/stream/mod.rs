@@ -545,6 +545,16 @@ impl StreamMap {
         d.peer_max_streams.saturating_sub(d.local_opened)
     }
 
+    /// Bytes held in the send buffers of all streams: written by the application and not yet
+    /// acknowledged. Bounded by the peer's stream windows (and the local buffer limit).
+    pub fn send_buffered(&self) -> u64 {
+        self.streams
+            .values()
+            .filter_map(|s| s.send.as_ref())
+            .map(|w| w.buffered() as u64)
+            .sum()
+    }
+
     /// Our current limit on peer-initiated streams of one direction (what MAX_STREAMS says).
     pub fn local_max_streams(&self, bidi: bool) -> u64 {
         self.dirs[dir_index(bidi)].local_max_streams

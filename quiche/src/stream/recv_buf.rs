@@ -296,6 +296,14 @@ impl RecvBuf {
         true
     }
 
+    /// Brings the advertised limit up to date just before MAX_STREAM_DATA is written (see
+    /// [`FlowControl::refresh_max_data`]).
+    pub(crate) fn refresh_max_data(&mut self) {
+        if self.wants_credit() {
+            self.flow.refresh_max_data();
+        }
+    }
+
     /// Whether MAX_STREAM_DATA is still useful: "Recv" state and still reading (§3.3).
     pub(crate) fn wants_credit(&self) -> bool {
         self.final_size.is_none() && self.reset.is_none() && !self.discarding

@@ -306,7 +306,6 @@ impl SendBuf {
     }
 
     /// Bytes held in the ring (unacknowledged or unsent).
-    #[cfg(test)]
     pub(crate) fn buffered(&self) -> usize {
         self.data.len()
     }

@@ -451,8 +451,9 @@ fn back_pressure_and_recovery_after_max_stream_data() {
     assert_eq!(client.stream_send(4, &[1; 600], false, 250), Ok(250));
 
     deliver(&mut client, &mut server);
-    // The server reads (700 bytes, then 300): after the first read less than half the window
-    // is unused, so the limit moves to 700 + 1000 and MAX_STREAM_DATA goes out.
+    // The server reads (700 bytes, then 300): after the first read less than three quarters of
+    // the window is unused, so MAX_STREAM_DATA is due; written after both reads, it carries
+    // 1000 + 1000.
     let (got, _, _) = read_stream(&mut server, 0, now);
     assert_eq!(got.len(), 1000);
     let ctl = drain_control(&mut server);
@@ -460,13 +461,13 @@ fn back_pressure_and_recovery_after_max_stream_data() {
         ctl,
         vec![ControlFrame::MaxStreamData {
             stream_id: 0,
-            max: 1700
+            max: 2000
         }]
     );
     for f in ctl {
         apply_control(&mut client, f).unwrap();
     }
-    assert_eq!(client.stream_capacity(0), Ok(700));
+    assert_eq!(client.stream_capacity(0), Ok(1000));
     assert!(client.writable().any(|id| id == 0));
     assert_eq!(client.stream_send(0, &[4; 10], false, CONN_CAP), Ok(10));
 }
@@ -778,13 +779,14 @@ fn lost_control_frames_are_resent_unless_superseded() {
     client.stream_send(0, &[1; 1000], false, CONN_CAP).unwrap();
     deliver(&mut client, &mut server);
     read_stream(&mut server, 0, now);
-    // Reads of 700 then 300: the update is due after the first, at 700 + 1000.
+    // Reads of 700 then 300: the update is due after the first; written after both, it
+    // carries 1000 + 1000.
     let first = server.next_control_frame().unwrap();
     assert_eq!(
         first,
         ControlFrame::MaxStreamData {
             stream_id: 0,
-            max: 1700
+            max: 2000
         }
     );
     server.on_control_frame_sent(&first);
@@ -794,7 +796,7 @@ fn lost_control_frames_are_resent_unless_superseded() {
     server.on_control_frame_sent(&first);
     // A newer update supersedes it: losing the old one queues nothing.
     apply_control(&mut client, first).unwrap();
-    assert_eq!(client.stream_send(0, &[1; 1000], false, CONN_CAP), Ok(700));
+    assert_eq!(client.stream_send(0, &[1; 1000], false, CONN_CAP), Ok(1000));
     deliver(&mut client, &mut server);
     read_stream(&mut server, 0, now + Duration::from_secs(1));
     let second = server.next_control_frame().unwrap();
@@ -802,18 +804,18 @@ fn lost_control_frames_are_resent_unless_superseded() {
         second,
         ControlFrame::MaxStreamData {
             stream_id: 0,
-            max: 2700
+            max: 3000
         }
     );
     server.on_control_frame_sent(&second);
     server.on_control_frame_lost(&first);
     assert_eq!(server.next_control_frame(), None);
     // STREAM_DATA_BLOCKED from the peer at a lower limit than ours: resend MAX_STREAM_DATA.
-    server.on_stream_data_blocked(0, 1700).unwrap();
+    server.on_stream_data_blocked(0, 2000).unwrap();
     assert_eq!(server.next_control_frame(), Some(second));
     server.on_control_frame_sent(&second);
     // Once the FIN is known the stream needs no more credit: a lost update is dropped.
-    server.on_stream_frame(0, 1700, &[], true).unwrap();
+    server.on_stream_frame(0, 2000, &[], true).unwrap();
     server.on_control_frame_lost(&second);
     assert_eq!(server.next_control_frame(), None);
 

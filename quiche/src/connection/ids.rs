@@ -1,0 +1,147 @@
+//! The connection's side of connection-ID management (the bookkeeping is in [`crate::cid`]):
+//! the frames, the switch of the ID we send with, stateless reset detection, and the API a
+//! server application routes with.
+
+use std::time::Instant;
+
+use octets::OctetsMut;
+
+use super::qlog::qlog;
+use super::sent::{SentFrame, SentFrames};
+use super::Connection;
+use crate::cid::{MIN_STATELESS_RESET_LEN, RESET_TOKEN_LEN};
+use crate::error::{Error, Result};
+use crate::packet::ConnectionId;
+use crate::transport_params::TransportParams;
+
+/// Fills `buf` from the system's secure random source.
+fn fill_random(buf: &mut [u8]) -> Result<()> {
+    ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), buf)
+        .map_err(|_| Error::CryptoFail)
+}
+
+impl Connection {
+    /// The peer's transport parameters arrived: how many of our IDs it stores, and the token
+    /// of its handshake ID (servers only send one).
+    pub(super) fn init_peer_cids(&mut self, tp: &TransportParams) {
+        self.cids.set_peer_limit(tp.active_conn_id_limit);
+        let token = tp.stateless_reset_token.map(u128::to_be_bytes);
+        self.cids.set_peer_initial(&self.dcid, token);
+    }
+
+    /// Issues our IDs up to the peer's limit (after the handshake, RFC 9000 §5.1.1).
+    pub(super) fn issue_scids(&mut self) -> Result<()> {
+        self.cids.issue_up_to_limit(&mut fill_random)
+    }
+
+    /// Whether a packet addressed to `dcid` is ours (any of our active IDs).
+    pub(super) fn is_our_dcid(&mut self, dcid: &[u8]) -> bool {
+        self.cids.on_packet_dcid(dcid)
+    }
+
+    /// NEW_CONNECTION_ID (RFC 9000 §19.15).
+    pub(super) fn on_new_connection_id_frame(
+        &mut self,
+        seq: u64,
+        retire_prior_to: u64,
+        cid: &[u8],
+        token: [u8; RESET_TOKEN_LEN],
+    ) -> Result<()> {
+        // An endpoint using a zero-length ID cannot be given others.
+        if self.dcid.is_empty() {
+            return Err(Error::ProtocolViolation);
+        }
+        self.cids.set_peer_initial(&self.dcid, None);
+        if let Some(dcid) = self
+            .cids
+            .on_new_connection_id(seq, retire_prior_to, cid, token)?
+        {
+            self.dcid = dcid;
+        }
+        Ok(())
+    }
+
+    /// RETIRE_CONNECTION_ID (RFC 9000 §19.16): the peer no longer uses one of our IDs; a
+    /// replacement keeps it supplied up to its limit.
+    pub(super) fn on_retire_connection_id_frame(&mut self, seq: u64) -> Result<()> {
+        if self.cids.on_retire_connection_id(seq)?.is_some() && self.handshake_complete {
+            self.issue_scids()?;
+        }
+        Ok(())
+    }
+
+    /// NEW_CONNECTION_ID and RETIRE_CONNECTION_ID frames, as far as they fit.
+    pub(super) fn write_cid_frames(
+        &mut self,
+        b: &mut OctetsMut,
+        frames: &mut SentFrames,
+    ) -> Result<bool> {
+        let mut eliciting = false;
+        while let Some((cf, frame)) = self.cids.next_frame() {
+            if frame.wire_len() > b.cap() {
+                break;
+            }
+            frame.to_bytes(b)?;
+            qlog!(self, q => q.sent_frames().push_frame(&frame));
+            self.cids.on_frame_sent(cf);
+            frames.push(SentFrame::Cid(cf));
+            eliciting = true;
+        }
+        Ok(eliciting)
+    }
+
+    /// A datagram none of whose packets could be processed: if it ends in the stateless reset
+    /// token of a peer ID we used, the peer lost the connection's state and the connection
+    /// drains (RFC 9000 §10.3.1). `tail` is the datagram's last 16 bytes as received (the
+    /// decryption attempt may have changed the buffer).
+    pub(super) fn on_unprocessed_datagram(
+        &mut self,
+        first: u8,
+        len: usize,
+        tail: &[u8; RESET_TOKEN_LEN],
+        now: Instant,
+    ) -> bool {
+        // A stateless reset looks like a short header packet (§10.3).
+        if len < MIN_STATELESS_RESET_LEN || first & 0x80 != 0 {
+            return false;
+        }
+        if !self.cids.is_stateless_reset(tail) {
+            return false;
+        }
+        let pto = self.recovery.pto();
+        self.lifecycle.on_peer_close(None, now, pto);
+        true
+    }
+
+    /// Our active connection IDs: a server routes datagrams addressed to any of them to this
+    /// connection. New ones appear after the handshake and whenever the peer retires one.
+    pub fn source_ids(&self) -> impl Iterator<Item = &ConnectionId<'static>> + '_ {
+        self.cids.source_ids()
+    }
+
+    /// The next of our connection IDs the peer retired (to stop routing it), if any.
+    pub fn retired_scid_next(&mut self) -> Option<ConnectionId<'static>> {
+        self.cids.retired_scid_next()
+    }
+
+    /// How many of our connection IDs are active.
+    pub fn active_scids(&self) -> usize {
+        self.cids.active_source_count()
+    }
+
+    /// How many of the peer's connection IDs we hold (including the one in use).
+    pub fn available_dcids(&self) -> usize {
+        self.cids.available_dcids()
+    }
+
+    /// Issues a new connection ID of ours and announces it. With `retire_prior`, the peer is
+    /// asked to retire all earlier ones (it then switches to this or a later one). Errors:
+    /// `InvalidState` before the peer's transport parameters are known or with zero-length IDs;
+    /// `IdLimit` when the peer stores no more (and `retire_prior` is false).
+    pub fn new_source_cid(&mut self, retire_prior: bool) -> Result<ConnectionId<'static>> {
+        if self.peer_tp.is_none() {
+            return Err(Error::InvalidState);
+        }
+        self.cids.issue(&mut fill_random, retire_prior)
+    }
+}

@@ -1,0 +1,101 @@
+//! The connection's qlog events. Every event goes through the `qlog!` macro: without the `qlog`
+//! feature it compiles to nothing, and without a writer it is one `Option` check, so the hot
+//! path builds, formats and allocates nothing when qlog is off (DESIGN.md §8).
+
+use std::time::Instant;
+
+use super::Connection;
+
+/// Runs `$body` with the connection's qlog logger bound to `$q`, if qlog is on.
+macro_rules! qlog {
+    ($conn:expr, $q:ident => $body:expr) => {
+        #[cfg(feature = "qlog")]
+        if let Some($q) = $conn.qlog.as_deref_mut() {
+            $body;
+        }
+    };
+}
+pub(super) use qlog;
+
+impl Connection {
+    /// Writes this connection's qlog (JSON-SEQ, qlog 0.3, the format qvis opens) to `writer`.
+    /// `title` and `description` go into the trace header.
+    #[cfg(feature = "qlog")]
+    pub fn set_qlog(
+        &mut self,
+        writer: Box<dyn std::io::Write + Send + Sync>,
+        title: String,
+        description: String,
+    ) {
+        self.set_qlog_with_reference_time(writer, title, description, 0.0);
+    }
+
+    /// As [`Connection::set_qlog`], with the wall-clock time of the trace's start in
+    /// milliseconds since the Unix epoch (the library does not read the clock itself).
+    #[cfg(feature = "qlog")]
+    pub fn set_qlog_with_reference_time(
+        &mut self,
+        writer: Box<dyn std::io::Write + Send + Sync>,
+        title: String,
+        description: String,
+        reference_time_ms: f64,
+    ) {
+        use crate::qlog::{ConnectionState, Owner, QlogLogger, Vantage};
+        let start = self.last_now.unwrap_or_else(Self::wall_now);
+        let vantage = if self.is_server {
+            Vantage::Server
+        } else {
+            Vantage::Client
+        };
+        let mut logger = QlogLogger::new(
+            writer,
+            title,
+            description,
+            vantage,
+            &self.odcid,
+            reference_time_ms,
+            start,
+        );
+        logger.parameters_set(start, Owner::Local, &self.local_tp);
+        if let Some(tp) = &self.peer_tp {
+            logger.parameters_set(start, Owner::Remote, tp);
+        }
+        logger.connection_state_updated(start, ConnectionState::Attempted);
+        self.qlog = Some(Box::new(logger));
+        self.qlog_metrics(start);
+    }
+
+    /// Logs the recovery metrics and congestion state; the logger writes only what changed.
+    pub(super) fn qlog_metrics(&mut self, now: Instant) {
+        #[cfg(feature = "qlog")]
+        if let Some(q) = self.qlog.as_deref_mut() {
+            use crate::cc::CongestionControl;
+            let rtt = self.recovery.rtt();
+            let cc = self.recovery.controller();
+            q.metrics_updated(
+                now,
+                &crate::qlog::Metrics {
+                    cwnd: self.recovery.cwnd() as u64,
+                    bytes_in_flight: self.recovery.bytes_in_flight() as u64,
+                    smoothed_rtt: rtt.smoothed_rtt(),
+                    latest_rtt: rtt.latest_rtt(),
+                    min_rtt: rtt.min_rtt(),
+                    rtt_variance: rtt.rttvar(),
+                    ssthresh: cc.ssthresh().map(|s| s as u64),
+                    pacing_rate: self.pacer.rate(),
+                },
+            );
+            q.congestion_state_updated(now, cc.state().as_str(), None);
+        }
+        #[cfg(not(feature = "qlog"))]
+        let _ = now;
+    }
+
+    /// Logs a change of the connection's state.
+    #[cfg(feature = "qlog")]
+    pub(super) fn qlog_state(&mut self, now: Instant, state: crate::qlog::ConnectionState) {
+        if let Some(q) = self.qlog.as_deref_mut() {
+            q.connection_state_updated(now, state);
+        }
+    }
+}
