@@ -205,6 +205,11 @@ void quiche_config_set_max_connection_window(quiche_config *config, uint64_t v);
 /* Sets the ceiling that a stream's auto-tuned receive window may grow to, in bytes. */
 void quiche_config_set_max_stream_window(quiche_config *config, uint64_t v);
 
+/* Enables DATAGRAM frames (RFC 9221): received datagrams wait in a queue of recv_queue_len
+ * (the oldest is dropped when it is full), datagrams to send in one of send_queue_len. */
+void quiche_config_enable_dgram(quiche_config *config, bool enabled, size_t recv_queue_len,
+                                size_t send_queue_len);
+
 /* Frees a configuration. */
 void quiche_config_free(quiche_config *config);
 
@@ -280,6 +285,14 @@ quiche_conn *quiche_connect(const char *server_name,
  * worked.
  */
 bool quiche_conn_set_keylog_path(quiche_conn *conn, const char *path);
+
+/*
+ * Writes the connection's qlog (JSON-SEQ with qlog version 0.3, the format qvis opens) to the
+ * file at path, created or truncated; log_title and log_desc go into the trace's header.
+ * Returns whether it worked (false if the library was built without qlog support).
+ */
+bool quiche_conn_set_qlog_path(quiche_conn *conn, const char *path, const char *log_title,
+                               const char *log_desc);
 
 /* Offers a session saved with quiche_conn_session() for resumption and 0-RTT (clients, before
  * the first quiche_conn_send()). Returns 0 or an error. */
@@ -527,6 +540,37 @@ typedef struct {
 
 /* Fills *out with the connection's statistics. */
 void quiche_conn_stats(const quiche_conn *conn, quiche_stats *out);
+
+/* DATAGRAM frames (RFC 9221; quiche_config_enable_dgram() on both sides). */
+
+/* Returns the largest datagram quiche_conn_dgram_send() accepts now, or QUICHE_ERR_DONE
+ * while the peer has not said that it accepts datagrams. */
+ssize_t quiche_conn_dgram_max_writable_len(quiche_conn *conn);
+
+/* Returns the length of the oldest received datagram, or QUICHE_ERR_DONE if there is none. */
+ssize_t quiche_conn_dgram_recv_front_len(quiche_conn *conn);
+
+/* Return how many received datagrams wait to be read, and their total size in bytes. */
+ssize_t quiche_conn_dgram_recv_queue_len(quiche_conn *conn);
+ssize_t quiche_conn_dgram_recv_queue_byte_size(quiche_conn *conn);
+
+/* Return how many datagrams wait to be sent, and their total size in bytes. */
+ssize_t quiche_conn_dgram_send_queue_len(quiche_conn *conn);
+ssize_t quiche_conn_dgram_send_queue_byte_size(quiche_conn *conn);
+
+/* Return whether the send queue, or the receive queue, is full. */
+bool quiche_conn_is_dgram_send_queue_full(quiche_conn *conn);
+bool quiche_conn_is_dgram_recv_queue_full(quiche_conn *conn);
+
+/* Moves the oldest received datagram into buf and returns its length: QUICHE_ERR_DONE if there
+ * is none, QUICHE_ERR_BUFFER_TOO_SHORT (the datagram stays queued) if buf is too small. */
+ssize_t quiche_conn_dgram_recv(quiche_conn *conn, uint8_t *buf, size_t buf_len);
+
+/* Queues a datagram to send and returns its length, or an error: QUICHE_ERR_DONE if the send
+ * queue is full, QUICHE_ERR_BUFFER_TOO_SHORT if it is larger than
+ * quiche_conn_dgram_max_writable_len(), QUICHE_ERR_INVALID_STATE if the peer does not accept
+ * datagrams. */
+ssize_t quiche_conn_dgram_send(quiche_conn *conn, const uint8_t *buf, size_t buf_len);
 
 /* Frees a connection. */
 void quiche_conn_free(quiche_conn *conn);

@@ -7,14 +7,15 @@
 #  4. the header and the libraries agree: every function declared in quiche.h is exported by
 #     libquiche.so and libquiche.a, and every exported quiche_* symbol is declared;
 #  5. the examples build with -Wall -Wextra -Werror (also through pkg-config), null_test
-#     (NULL in every required pointer argument) and cpp_smoke pass;
+#     (NULL in every required pointer argument), api_test (a client and a server joined in
+#     memory: streams, DATAGRAM, qlog, resumption, close) and cpp_smoke pass;
 #  6. interop over loopback UDP, SHA-256 checked: the C client downloads 5 MiB from the Rust
 #     quiche-server (with its default Retry and with --no-retry), the Rust quiche-client
 #     downloads 5 MiB from the C server (one connection with two streams, then three
 #     connections at once), and the C server answers an unknown version with Version
 #     Negotiation;
-#  7. valgrind: null_test, and one full connection each of the C server and the C client, with
-#     no leak and no invalid access.
+#  7. valgrind: null_test, api_test, and one full connection each of the C server and the C
+#     client (5 MiB), with no leak and no invalid access.
 #
 # Every process runs under `timeout`; background servers are ended by their PID. Exits
 # non-zero at the first failure. Installs valgrind, a C/C++ toolchain and pkg-config with
@@ -125,6 +126,7 @@ PKG_CONFIG_PATH="$LIBDIR" pkg-config --exists quiche || fail "pkg-config does no
 c++ -std=c++17 -Wall -Wextra -Werror -o "$BUILD/cpp_smoke_pc" "$EX/cpp_smoke.cpp" \
     $(PKG_CONFIG_PATH="$LIBDIR" pkg-config --cflags --libs quiche) -Wl,-rpath,"$LIBDIR"
 timeout 60 "$BUILD/null_test"
+timeout 60 "$BUILD/api_test" "$WORK/api_test.sqlog"
 timeout 60 "$BUILD/cpp_smoke"
 LD_LIBRARY_PATH="$LIBDIR" timeout 60 "$BUILD/cpp_smoke_pc"
 
@@ -217,6 +219,13 @@ step "valgrind: no leak, no invalid access"
 VALGRIND=(valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite)
 echo "-- null_test"
 timeout 300 "${VALGRIND[@]}" "$BUILD/null_test" || fail "valgrind reports errors in null_test"
+# api_test runs both ends of a connection in one process, so packets sealed there are also
+# opened there: Memcheck's false "uninitialised" report on AES-GCM tags (see valgrind.supp)
+# then spreads into every check of a received packet. Leaks and invalid accesses are what
+# this run looks for.
+echo "-- api_test (leaks and invalid accesses)"
+timeout 300 "${VALGRIND[@]}" --undef-value-errors=no "$BUILD/api_test" "$WORK/api_test_vg.sqlog" ||
+    fail "valgrind reports errors in api_test"
 
 echo "-- C server under valgrind, one connection (quiche-client, 5 MiB)"
 start_server c-server-vg timeout 300 "${VALGRIND[@]}" "$BUILD/server" -c "$CERT" -k "$KEY" \

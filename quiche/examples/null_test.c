@@ -93,6 +93,7 @@ static void test_config(void) {
     quiche_config_enable_pacing(NULL, true);
     quiche_config_set_max_connection_window(NULL, 1);
     quiche_config_set_max_stream_window(NULL, 1);
+    quiche_config_enable_dgram(NULL, true, 1, 1);
     /* Out-of-range enum values are ignored too. */
     quiche_config_set_cc_algorithm(config, (enum quiche_cc_algorithm) 77);
     quiche_config_free(NULL);
@@ -239,6 +240,10 @@ static void test_datagrams(quiche_conn *conn) {
     CHECK(!quiche_conn_set_keylog_path(NULL, "/dev/null"));
     CHECK(!quiche_conn_set_keylog_path(conn, NULL));
     CHECK(quiche_conn_set_keylog_path(conn, "/dev/null"));
+    CHECK(!quiche_conn_set_qlog_path(NULL, "/dev/null", "t", "d"));
+    CHECK(!quiche_conn_set_qlog_path(conn, NULL, "t", "d"));
+    CHECK(!quiche_conn_set_qlog_path(conn, "/dev/null", NULL, "d"));
+    CHECK(!quiche_conn_set_qlog_path(conn, "/dev/null", "t", NULL));
     CHECK(quiche_conn_set_session(NULL, buf, 10) < 0);
     CHECK(quiche_conn_set_session(conn, NULL, 10) < 0);
 }
@@ -274,6 +279,25 @@ static void test_streams(quiche_conn *conn) {
     quiche_stream_iter_free(NULL);
     CHECK(quiche_conn_peer_streams_left_bidi(NULL) == 0);
     CHECK(quiche_conn_peer_streams_left_uni(NULL) == 0);
+}
+
+static void test_dgram(quiche_conn *conn) {
+    uint8_t buf[16];
+    CHECK(quiche_conn_dgram_max_writable_len(NULL) < 0);
+    CHECK(quiche_conn_dgram_recv_front_len(NULL) < 0);
+    CHECK(quiche_conn_dgram_recv_queue_len(NULL) < 0);
+    CHECK(quiche_conn_dgram_recv_queue_byte_size(NULL) < 0);
+    CHECK(quiche_conn_dgram_send_queue_len(NULL) < 0);
+    CHECK(quiche_conn_dgram_send_queue_byte_size(NULL) < 0);
+    CHECK(!quiche_conn_is_dgram_send_queue_full(NULL));
+    CHECK(!quiche_conn_is_dgram_recv_queue_full(NULL));
+    CHECK(quiche_conn_dgram_recv(NULL, buf, sizeof(buf)) < 0);
+    CHECK(quiche_conn_dgram_recv(conn, NULL, sizeof(buf)) < 0);
+    CHECK(quiche_conn_dgram_send(NULL, buf, sizeof(buf)) < 0);
+    CHECK(quiche_conn_dgram_send(conn, NULL, sizeof(buf)) < 0);
+    /* Nothing is known about the peer yet. */
+    CHECK(quiche_conn_dgram_max_writable_len(conn) == QUICHE_ERR_DONE);
+    CHECK(quiche_conn_dgram_recv_queue_len(conn) == 0);
 }
 
 typedef void (*lend_fn)(const quiche_conn *, const uint8_t **, size_t *);
@@ -368,6 +392,7 @@ int main(void) {
     if (conn != NULL) {
         test_datagrams(conn);
         test_streams(conn);
+        test_dgram(conn);
         test_lending(conn);
         test_state(conn);
         quiche_conn_free(conn);

@@ -517,6 +517,25 @@ config_setter!(
     quiche_config_set_max_stream_window => |c, v: u64| c.set_max_stream_window(v)
 );
 
+/// Enables DATAGRAM frames (RFC 9221) with the given receive and send queue lengths.
+///
+/// # Safety
+/// `config` is NULL or from `quiche_config_new` and not freed.
+#[no_mangle]
+pub unsafe extern "C" fn quiche_config_enable_dgram(
+    config: *mut Config,
+    enabled: bool,
+    recv_queue_len: size_t,
+    send_queue_len: size_t,
+) {
+    guard((), || {
+        // SAFETY: `config` is NULL (checked) or a live configuration.
+        if let Some(c) = unsafe { config.as_mut() } {
+            c.enable_dgram(enabled, recv_queue_len, send_queue_len);
+        }
+    })
+}
+
 /// Enables key logging (written where `quiche_conn_set_keylog_path` says).
 ///
 /// # Safety
@@ -779,5 +798,6 @@ pub extern "C" fn quiche_version_is_supported(version: u32) -> bool {
 }
 
 mod conn;
+mod dgram;
 #[cfg(test)]
 mod tests;

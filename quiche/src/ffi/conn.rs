@@ -21,7 +21,7 @@ use crate::stream::{Shutdown, StreamIter};
 /// What a `quiche_conn *` points to: the connection, plus storage for the values the C API
 /// lends out by pointer but the Rust API returns by value.
 pub struct Conn {
-    conn: Connection,
+    pub(super) conn: Connection,
     trace_id: String,
     session: Option<Vec<u8>>,
 }
@@ -142,6 +142,54 @@ pub unsafe extern "C" fn quiche_conn_set_keylog_path(conn: *mut Conn, path: *con
             Err(_) => false,
         }
     })
+}
+
+/// Writes the connection's qlog (JSON-SEQ, qlog 0.3) to the file at `path`, created or
+/// truncated, with the given trace title and description. Returns whether it worked (false
+/// also when the library was built without the `qlog` feature).
+///
+/// # Safety
+/// `conn` is NULL or live; the strings are NULL or C strings.
+#[no_mangle]
+pub unsafe extern "C" fn quiche_conn_set_qlog_path(
+    conn: *mut Conn,
+    path: *const c_char,
+    log_title: *const c_char,
+    log_desc: *const c_char,
+) -> bool {
+    guard(false, || {
+        // SAFETY: NULL is checked; otherwise valid by contract.
+        let args = unsafe {
+            (
+                conn.as_mut(),
+                c_str(path),
+                c_str(log_title),
+                c_str(log_desc),
+            )
+        };
+        let (Some(conn), Some(path), Some(title), Some(desc)) = args else {
+            return false;
+        };
+        set_qlog(conn, path, title, desc)
+    })
+}
+
+#[cfg(feature = "qlog")]
+fn set_qlog(conn: &mut Conn, path: &str, title: &str, desc: &str) -> bool {
+    match std::fs::File::create(path) {
+        Ok(file) => {
+            let writer = std::io::BufWriter::new(file);
+            conn.conn
+                .set_qlog(Box::new(writer), title.to_string(), desc.to_string());
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+#[cfg(not(feature = "qlog"))]
+fn set_qlog(_: &mut Conn, _: &str, _: &str, _: &str) -> bool {
+    false
 }
 
 /// Offers a session saved by `quiche_conn_session` for resumption (client, before sending).
