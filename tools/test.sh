@@ -45,6 +45,9 @@ if [ -d fuzz ]; then
     (cd fuzz && cargo check --bins)
 fi
 
+step "C API: header vs libraries, C/C++ examples, interop with the Rust apps, valgrind"
+tools/ffi-check.sh
+
 step "interop: our apps against aioquic, quic-go and quinn, both roles"
 # The peers come from PyPI, the Go module proxy and crates.io, installed by the project's script.
 tools/interop/setup.sh

@@ -16,6 +16,8 @@ pub mod connection;
 pub mod crypto;
 pub mod dgram;
 pub mod error;
+#[cfg(feature = "ffi")]
+mod ffi;
 pub mod flow_control;
 pub mod frame;
 pub mod packet;

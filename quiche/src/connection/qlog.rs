@@ -30,6 +30,20 @@ impl Connection {
         self.set_qlog_with_reference_time(writer, title, description, 0.0);
     }
 
+    /// As [`Connection::set_qlog`], with `now` as the start of the trace's relative times (for
+    /// virtual clocks: a connection that was not used yet knows no time of its own).
+    #[cfg(feature = "qlog")]
+    pub fn set_qlog_at(
+        &mut self,
+        writer: Box<dyn std::io::Write + Send + Sync>,
+        title: String,
+        description: String,
+        now: std::time::Instant,
+    ) {
+        self.last_now.get_or_insert(now);
+        self.set_qlog_with_reference_time(writer, title, description, 0.0);
+    }
+
     /// As [`Connection::set_qlog`], with the wall-clock time of the trace's start in
     /// milliseconds since the Unix epoch (the library does not read the clock itself).
     #[cfg(feature = "qlog")]

@@ -107,6 +107,13 @@ impl Connection {
         }
 
         if written == 0 {
+            // Nothing to send although the window has room: the application is the limit, and
+            // the window must not grow on ACKs until it is used again (RFC 9002 §7.8).
+            if self.recovery.cwnd_available() >= self.max_send_udp_payload_size
+                && !self.recovery.app_limited()
+            {
+                self.recovery.set_app_limited(true, now);
+            }
             return Err(Error::Done);
         }
         if self.lifecycle.close_pending() {
@@ -114,6 +121,11 @@ impl Connection {
         }
         self.sent_bytes += written as u64;
         self.stats.sent_bytes += written as u64;
+        // Data went out: the application is not the limit (waiting for the pacer is not being
+        // application-limited, RFC 9002 §7.8).
+        if eliciting && self.recovery.app_limited() {
+            self.recovery.set_app_limited(false, now);
+        }
         // Pacing: ack-eliciting datagrams leave at the pacer's release time; ACK-only and close
         // datagrams go at once.
         let at = if eliciting {

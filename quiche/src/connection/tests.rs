@@ -697,3 +697,32 @@ fn connection_that_never_authenticates_a_packet_times_out() {
     server.on_timeout_at(deadline);
     assert!(server.is_closed() && server.is_timed_out());
 }
+
+#[test]
+fn window_does_not_grow_while_application_limited() {
+    let mut pipe = lossy_pipe(0.0, 0.0, 12);
+    pipe.run_until(Duration::from_secs(5), |p| p.client.handshake_confirmed)
+        .unwrap();
+    let initial = pipe.client.path_stats().cwnd;
+    // One small message per round trip for 50 round trips: far below the window.
+    let mut buf = [0u8; 64];
+    for _ in 0..50 {
+        assert_eq!(pipe.client.stream_send(0, b"tick", false), Ok(4));
+        let until = pipe.now + Duration::from_millis(25);
+        pipe.run_until(Duration::from_secs(1), |p| p.now >= until)
+            .unwrap();
+        while pipe.server.stream_recv(0, &mut buf).is_ok() {}
+    }
+    assert_eq!(pipe.client.path_stats().cwnd, initial, "RFC 9002 §7.8");
+    // A bulk transfer then grows it.
+    let data = payload(1 << 20, 12);
+    let mut sent = 0;
+    pipe.run_until(Duration::from_secs(30), |p| {
+        if let Ok(n) = p.client.stream_send(4, &data[sent..], true) {
+            sent += n;
+        }
+        while p.server.stream_recv(4, &mut [0u8; 65536]).is_ok() {}
+        p.client.path_stats().cwnd > initial * 2
+    })
+    .unwrap();
+}

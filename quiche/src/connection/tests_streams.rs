@@ -388,7 +388,11 @@ fn slow_reader_pushes_back_with_bounded_buffering() {
             Err(e) => panic!("stream_send: {e:?}"),
         }
         max_buffered = max_buffered.max(p.client.stream_send_buffered());
-        dones > 0 && p.client.path_stats().bytes_in_flight == 0
+        // Everything accepted was sent and acknowledged (checking only bytes in flight would
+        // stop between an ACK and the next send).
+        dones > 0
+            && p.client.path_stats().bytes_in_flight == 0
+            && !p.client.streams.has_data_to_send()
     })
     .unwrap();
     assert_eq!(

@@ -148,14 +148,11 @@ fn attach_qlog(
     now: Instant,
 ) -> Result<(), String> {
     let file = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    // The trace starts at the connection's last known time. A connection that has not run yet
-    // knows none and would take the wall clock's; handling the timers due at `now` (there are
-    // none yet) tells it the virtual time and changes nothing else.
-    conn.on_timeout_at(now);
-    conn.set_qlog(
+    conn.set_qlog_at(
         Box::new(std::io::BufWriter::new(file)),
         title.to_string(),
         description.to_string(),
+        now,
     );
     Ok(())
 }

@@ -1,0 +1,984 @@
+//! The connection functions of the C API: creating connections, moving datagrams and stream
+//! data, timers, state queries and statistics. The rules of the parent module apply.
+#![allow(unsafe_code)]
+
+use std::ffi::{c_char, c_int};
+use std::fs::OpenOptions;
+use std::ptr;
+
+use libc::{size_t, sockaddr, sockaddr_storage, socklen_t, ssize_t, timespec};
+
+use super::{
+    c_str, code, err_ssize, guard, instant_to_timespec, invalid, invalid_ssize, len_ssize, lend,
+    put, slice_in, slice_out, sockaddr_to_std, std_to_sockaddr, zeroed_storage,
+};
+use crate::config::Config;
+use crate::connection::{Connection, ConnectionError, RecvInfo, Stats};
+use crate::error::Error;
+use crate::packet::ConnectionId;
+use crate::stream::{Shutdown, StreamIter};
+
+/// What a `quiche_conn *` points to: the connection, plus storage for the values the C API
+/// lends out by pointer but the Rust API returns by value.
+pub struct Conn {
+    pub(super) conn: Connection,
+    trace_id: String,
+    session: Option<Vec<u8>>,
+}
+
+/// Boxes a new connection for C.
+fn new_conn(conn: crate::Result<Connection>) -> *mut Conn {
+    match conn {
+        Ok(conn) => {
+            let trace_id = conn.trace_id();
+            Box::into_raw(Box::new(Conn {
+                conn,
+                trace_id,
+                session: None,
+            }))
+        }
+        Err(e) => {
+            log::debug!("creating a connection failed: {e:?}");
+            ptr::null_mut()
+        }
+    }
+}
+
+/// Creates a server-side connection; `odcid` (may be NULL with length 0) is the original
+/// Destination Connection ID when the client came back after a Retry.
+///
+/// # Safety
+/// Buffers and addresses are NULL or valid for their lengths; `config` is NULL or live.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn quiche_accept(
+    scid: *const u8,
+    scid_len: size_t,
+    odcid: *const u8,
+    odcid_len: size_t,
+    local: *const sockaddr,
+    local_len: size_t,
+    peer: *const sockaddr,
+    peer_len: size_t,
+    config: *mut Config,
+) -> *mut Conn {
+    guard(ptr::null_mut(), || {
+        // SAFETY: NULL is checked; otherwise valid for the given lengths by contract.
+        let args = unsafe {
+            (
+                slice_in(scid, scid_len),
+                slice_in(odcid, odcid_len),
+                sockaddr_to_std(local, local_len),
+                sockaddr_to_std(peer, peer_len),
+                config.as_mut(),
+            )
+        };
+        let (Some(scid), Some(odcid), Some(local), Some(peer), Some(config)) = args else {
+            return ptr::null_mut();
+        };
+        let scid = ConnectionId::from_ref(scid);
+        let odcid = (!odcid.is_empty()).then(|| ConnectionId::from_ref(odcid));
+        new_conn(crate::accept(&scid, odcid.as_ref(), local, peer, config))
+    })
+}
+
+/// Creates a client-side connection; `server_name` (SNI and certificate name) may be NULL.
+///
+/// # Safety
+/// `server_name` is NULL or a C string; the rest as for [`quiche_accept`].
+#[no_mangle]
+pub unsafe extern "C" fn quiche_connect(
+    server_name: *const c_char,
+    scid: *const u8,
+    scid_len: size_t,
+    local: *const sockaddr,
+    local_len: size_t,
+    peer: *const sockaddr,
+    peer_len: size_t,
+    config: *mut Config,
+) -> *mut Conn {
+    guard(ptr::null_mut(), || {
+        // SAFETY: NULL is checked; otherwise valid for the given lengths by contract.
+        let args = unsafe {
+            (
+                slice_in(scid, scid_len),
+                sockaddr_to_std(local, local_len),
+                sockaddr_to_std(peer, peer_len),
+                config.as_mut(),
+            )
+        };
+        let (Some(scid), Some(local), Some(peer), Some(config)) = args else {
+            return ptr::null_mut();
+        };
+        let name = if server_name.is_null() {
+            None
+        } else {
+            // SAFETY: non-NULL, so a C string by contract.
+            match unsafe { c_str(server_name) } {
+                Some(name) => Some(name),
+                None => return ptr::null_mut(),
+            }
+        };
+        let scid = ConnectionId::from_ref(scid);
+        new_conn(crate::connect(name, &scid, local, peer, config))
+    })
+}
+
+/// Appends the connection's TLS secrets (NSS key log format) to the file at `path`; needs
+/// `quiche_config_log_keys`. Returns whether it worked.
+///
+/// # Safety
+/// `conn` is NULL or live; `path` is NULL or a C string.
+#[no_mangle]
+pub unsafe extern "C" fn quiche_conn_set_keylog_path(conn: *mut Conn, path: *const c_char) -> bool {
+    guard(false, || {
+        // SAFETY: NULL is checked; otherwise valid by contract.
+        let (conn, path) = unsafe { (conn.as_mut(), c_str(path)) };
+        let (Some(conn), Some(path)) = (conn, path) else {
+            return false;
+        };
+        match OpenOptions::new().create(true).append(true).open(path) {
+            Ok(file) => conn.conn.set_keylog(Box::new(file)).is_ok(),
+            Err(_) => false,
+        }
+    })
+}
+
+/// Writes the connection's qlog (JSON-SEQ, qlog 0.3) to the file at `path`, created or
+/// truncated, with the given trace title and description. Returns whether it worked (false
+/// also when the library was built without the `qlog` feature).
+///
+/// # Safety
+/// `conn` is NULL or live; the strings are NULL or C strings.
+#[no_mangle]
+pub unsafe extern "C" fn quiche_conn_set_qlog_path(
+    conn: *mut Conn,
+    path: *const c_char,
+    log_title: *const c_char,
+    log_desc: *const c_char,
+) -> bool {
+    guard(false, || {
+        // SAFETY: NULL is checked; otherwise valid by contract.
+        let args = unsafe {
+            (
+                conn.as_mut(),
+                c_str(path),
+                c_str(log_title),
+                c_str(log_desc),
+            )
+        };
+        let (Some(conn), Some(path), Some(title), Some(desc)) = args else {
+            return false;
+        };
+        set_qlog(conn, path, title, desc)
+    })
+}
+
+#[cfg(feature = "qlog")]
+fn set_qlog(conn: &mut Conn, path: &str, title: &str, desc: &str) -> bool {
+    match std::fs::File::create(path) {
+        Ok(file) => {
+            let writer = std::io::BufWriter::new(file);
+            conn.conn
+                .set_qlog(Box::new(writer), title.to_string(), desc.to_string());
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+#[cfg(not(feature = "qlog"))]
+fn set_qlog(_: &mut Conn, _: &str, _: &str, _: &str) -> bool {
+    false
+}
+
+/// Offers a session saved by `quiche_conn_session` for resumption (client, before sending).
+///
+/// # Safety
+/// `conn` is NULL or live; `buf` is NULL or `buf_len` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn quiche_conn_set_session(
+    conn: *mut Conn,
+    buf: *const u8,
+    buf_len: size_t,
+) -> c_int {
+    guard(invalid(), || {
+        // SAFETY: NULL is checked; otherwise valid by contract.
+        let (conn, buf) = unsafe { (conn.as_mut(), slice_in(buf, buf_len)) };
+        match (conn, buf) {
+            (Some(conn), Some(buf)) if !buf.is_empty() => code(conn.conn.set_session(buf)),
+            _ => invalid(),
+        }
+    })
+}
+
+/// The C layout of a received datagram's addresses.
+#[repr(C)]
+pub struct CRecvInfo {
+    from: *const sockaddr,
+    from_len: socklen_t,
+    to: *const sockaddr,
+    to_len: socklen_t,
+}
+
+/// The C layout of where and when to send a datagram.
+#[repr(C)]
+pub struct CSendInfo {
+    from: sockaddr_storage,
+    from_len: socklen_t,
+    to: sockaddr_storage,
+    to_len: socklen_t,
+    at: timespec,
+}
+
+/// Processes a received datagram (decrypted in place); the bytes consumed or an error.
+///
+/// # Safety
+/// `conn` is NULL or live; `buf` NULL or `buf_len` writable bytes; `info` NULL or a valid
+/// `quiche_recv_info` whose addresses are NULL or valid for their lengths.
+#[no_mangle]
+pub unsafe extern "C" fn quiche_conn_recv(
+    conn: *mut Conn,
+    buf: *mut u8,
+    buf_len: size_t,
+    info: *const CRecvInfo,
+) -> ssize_t {
+    guard(invalid_ssize(), || {
+        // SAFETY: NULL is checked; otherwise valid by contract.
+        let (conn, buf, info) = unsafe { (conn.as_mut(), slice_out(buf, buf_len), info.as_ref()) };
+        let (Some(conn), Some(buf), Some(info)) = (conn, buf, info) else {
+            return invalid_ssize();
+        };
+        // SAFETY: the addresses are NULL (checked) or valid for their lengths by contract.
+        let (from, to) = unsafe {
+            (
+                sockaddr_to_std(info.from, info.from_len as usize),
+                sockaddr_to_std(info.to, info.to_len as usize),
+            )
+        };
+        let (Some(from), Some(to)) = (from, to) else {
+            return invalid_ssize();
+        };
+        match conn.conn.recv(buf, RecvInfo { from, to }) {
+            Ok(n) => len_ssize(n),
+            Err(e) => err_ssize(e),
+        }
+    })
+}
+
+/// Writes one datagram to send into `out` and its addresses and send time into `out_info`;
+/// the datagram's length, or `QUICHE_ERR_DONE` when there is nothing to send.
+///
+/// # Safety
+/// `conn` is NULL or live; `out` NULL or `out_len` writable bytes; `out_info` NULL or valid
+/// for a write of `quiche_send_info`.
+#[no_mangle]
+pub unsafe extern "C" fn quiche_conn_send(
+    conn: *mut Conn,
+    out: *mut u8,
+    out_len: size_t,
+    out_info: *mut CSendInfo,
+) -> ssize_t {
+    guard(invalid_ssize(), || {
+        // SAFETY: NULL is checked; otherwise valid by contract.
+        let (conn, out) = unsafe { (conn.as_mut(), slice_out(out, out_len)) };
+        let (Some(conn), Some(out)) = (conn, out) else {
+            return invalid_ssize();
+        };
+        if out_info.is_null() {
+            return invalid_ssize();
+        }
+        match conn.conn.send(out) {
+            Ok((n, info)) => {
+                let mut from = zeroed_storage();
+                let mut to = zeroed_storage();
+                let from_len = std_to_sockaddr(&info.from, &mut from);
+                let to_len = std_to_sockaddr(&info.to, &mut to);
+                let at = instant_to_timespec(info.at);
+                // SAFETY: `out_info` is non-NULL (checked) and valid for writes of a whole
+                // `quiche_send_info` by contract. It is zeroed first so that its padding is
+                // initialized too (C code may copy or compare the struct bytewise); the fields
+                // are then written through raw pointers, without reading the old contents.
+                unsafe {
+                    out_info.write_bytes(0, 1);
+                    ptr::addr_of_mut!((*out_info).from).write(from);
+                    ptr::addr_of_mut!((*out_info).from_len).write(from_len);
+                    ptr::addr_of_mut!((*out_info).to).write(to);
+                    ptr::addr_of_mut!((*out_info).to_len).write(to_len);
+                    ptr::addr_of_mut!((*out_info).at).write(at);
+                }
+                len_ssize(n)
+            }
+            Err(e) => err_ssize(e),
+        }
+    })
+}
+
+/// Runs `f` on the connection behind `conn`, or returns `fallback` if it is NULL or panics.
+///
+/// # Safety
+/// `conn` is NULL or a live connection not used elsewhere during the call.
+unsafe fn with_conn<T>(conn: *const Conn, fallback: T, f: impl FnOnce(&Conn) -> T) -> T {
+    // SAFETY: NULL is checked by `as_ref`; otherwise live by contract.
+    let conn = unsafe { conn.as_ref() };
+    match conn {
+        Some(conn) => guard(fallback, || f(conn)),
+        None => fallback,
+    }
+}
+
+/// As [`with_conn`], with mutable access.
+///
+/// # Safety
+/// As [`with_conn`].
+unsafe fn with_conn_mut<T>(conn: *mut Conn, fallback: T, f: impl FnOnce(&mut Conn) -> T) -> T {
+    // SAFETY: NULL is checked by `as_mut`; otherwise live and unaliased by contract.
+    let conn = unsafe { conn.as_mut() };
+    match conn {
+        Some(conn) => guard(fallback, || f(conn)),
+        None => fallback,
+    }
+}
+
+/// How many bytes the application may send in one burst now.
+///
+/// # Safety
+/// `conn` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn quiche_conn_send_quantum(conn: *const Conn) -> size_t {
+    // SAFETY: the contract is passed on.
+    unsafe { with_conn(conn, 0, |c| c.conn.send_quantum()) }
+}
+
+/// The largest UDP payload the connection sends.
+///
+/// # Safety
+/// `conn` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn quiche_conn_max_send_udp_payload_size(conn: *const Conn) -> size_t {
+    // SAFETY: the contract is passed on.
+    unsafe { with_conn(conn, 0, |c| c.conn.max_send_udp_payload_size()) }
+}
+
+/// Reads stream data into `out`: the bytes read, with `*fin` set when the stream ended. When
+/// the peer reset the stream, its error code goes to `*out_error_code` (if not NULL).
+///
+/// # Safety
+/// `conn` is NULL or live; `out` NULL or `buf_len` writable bytes; `fin` and
+/// `out_error_code` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn quiche_conn_stream_recv(
+    conn: *mut Conn,
+    stream_id: u64,
+    out: *mut u8,
+    buf_len: size_t,
+    fin: *mut bool,
+    out_error_code: *mut u64,
+) -> ssize_t {
+    guard(invalid_ssize(), || {
+        // SAFETY: NULL is checked; otherwise valid by contract.
+        let (conn, out) = unsafe { (conn.as_mut(), slice_out(out, buf_len)) };
+        let (Some(conn), Some(out)) = (conn, out) else {
+            return invalid_ssize();
+        };
+        if fin.is_null() {
+            return invalid_ssize();
+        }
+        match conn.conn.stream_recv(stream_id, out) {
+            Ok((n, f)) => {
+                // SAFETY: `fin` is non-NULL (checked) and writable by contract.
+                unsafe { put(fin, f) };
+                len_ssize(n)
+            }
+            Err(e) => {
+                if let Error::StreamReset(app) | Error::StreamStopped(app) = e {
+                    // SAFETY: NULL or writable by contract; `put` checks NULL.
+                    unsafe { put(out_error_code, app) };
+                }
+                err_ssize(e)
+            }
+        }
+    })
+}
+
+/// Writes stream data: the bytes accepted (possibly fewer than `buf_len`: write the rest
+/// later). When the peer stopped the stream, its error code goes to `*out_error_code` (if not
+/// NULL).
+///
+/// # Safety
+/// `conn` is NULL or live; `buf` NULL or `buf_len` bytes; `out_error_code` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn quiche_conn_stream_send(
+    conn: *mut Conn,
+    stream_id: u64,
+    buf: *const u8,
+    buf_len: size_t,
+    fin: bool,
+    out_error_code: *mut u64,
+) -> ssize_t {
+    guard(invalid_ssize(), || {
+        // SAFETY: NULL is checked; otherwise valid by contract.
+        let (conn, buf) = unsafe { (conn.as_mut(), slice_in(buf, buf_len)) };
+        let (Some(conn), Some(buf)) = (conn, buf) else {
+            return invalid_ssize();
+        };
+        match conn.conn.stream_send(stream_id, buf, fin) {
+            Ok(n) => len_ssize(n),
+            Err(e) => {
+                if let Error::StreamStopped(app) | Error::StreamReset(app) = e {
+                    // SAFETY: NULL or writable by contract; `put` checks NULL.
+                    unsafe { put(out_error_code, app) };
+                }
+                err_ssize(e)
+            }
+        }
+    })
+}
+
+/// Sets a stream's priority (urgency 0-7, lower first; incremental or not).
+///
+/// # Safety
+/// `conn` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn quiche_conn_stream_priority(
+    conn: *mut Conn,
+    stream_id: u64,
+    urgency: u8,
+    incremental: bool,
+) -> c_int {
+    // SAFETY: the contract is passed on.
+    unsafe {
+        with_conn_mut(conn, invalid(), |c| {
+            code(c.conn.stream_priority(stream_id, urgency, incremental))
+        })
+    }
+}
+
+/// Shuts a stream down for reading (0) or writing (1), with the application error `err`.
+///
+/// # Safety
+/// `conn` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn quiche_conn_stream_shutdown(
+    conn: *mut Conn,
+    stream_id: u64,
+    direction: c_int,
+    err: u64,
+) -> c_int {
+    let direction = match direction {
+        0 => Shutdown::Read,
+        1 => Shutdown::Write,
+        _ => return invalid(),
+    };
+    // SAFETY: the contract is passed on.
+    unsafe {
+        with_conn_mut(conn, invalid(), |c| {
+            code(c.conn.stream_shutdown(stream_id, direction, err))
+        })
+    }
+}
+
+/// How many bytes `quiche_conn_stream_send` would accept on the stream now.
+///
+/// # Safety
+/// `conn` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn quiche_conn_stream_capacity(conn: *const Conn, stream_id: u64) -> ssize_t {
+    // SAFETY: the contract is passed on.
+    unsafe {
+        with_conn(conn, invalid_ssize(), |c| {
+            match c.conn.stream_capacity(stream_id) {
+                Ok(n) => len_ssize(n),
+                Err(e) => err_ssize(e),
+            }
+        })
+    }
+}
+
+/// Whether `len` bytes can be written to the stream now: 1, 0 or a negative error.
+///
+/// # Safety
+/// `conn` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn quiche_conn_stream_writable(
+    conn: *const Conn,
+    stream_id: u64,
+    len: size_t,
+) -> c_int {
+    // SAFETY: the contract is passed on.
+    unsafe {
+        with_conn(conn, invalid(), |c| {
+            match c.conn.stream_writable(stream_id, len) {
+                Ok(w) => c_int::from(w),
+                Err(e) => e.to_c(),
+            }
+        })
+    }
+}
+
+/// Whether the stream has data (or its end) to read.
+///
+/// # Safety
+/// `conn` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn quiche_conn_stream_readable(conn: *const Conn, stream_id: u64) -> bool {
+    // SAFETY: the contract is passed on.
+    unsafe { with_conn(conn, false, |c| c.conn.stream_readable(stream_id)) }
+}
+
+/// Whether all of the stream's data, and its end, were read.
+///
+/// # Safety
+/// `conn` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn quiche_conn_stream_finished(conn: *const Conn, stream_id: u64) -> bool {
+    // SAFETY: the contract is passed on.
+    unsafe { with_conn(conn, false, |c| c.conn.stream_finished(stream_id)) }
+}
+
+/// Boxes a stream iterator for C.
+fn new_iter(iter: StreamIter) -> *mut StreamIter {
+    Box::into_raw(Box::new(iter))
+}
+
+/// The streams with data to read, as an iterator to free with `quiche_stream_iter_free`.
+///
+/// # Safety
+/// `conn` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn quiche_conn_readable(conn: *const Conn) -> *mut StreamIter {
+    // SAFETY: the contract is passed on.
+    unsafe { with_conn(conn, ptr::null_mut(), |c| new_iter(c.conn.readable())) }
+}
+
+/// The streams that accept data, as an iterator to free with `quiche_stream_iter_free`.
+///
+/// # Safety
+/// `conn` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn quiche_conn_writable(conn: *const Conn) -> *mut StreamIter {
+    // SAFETY: the contract is passed on.
+    unsafe { with_conn(conn, ptr::null_mut(), |c| new_iter(c.conn.writable())) }
+}
+
+/// Takes the next stream ID from the iterator; false when there is none.
+///
+/// # Safety
+/// `iter` is NULL or live; `stream_id` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn quiche_stream_iter_next(
+    iter: *mut StreamIter,
+    stream_id: *mut u64,
+) -> bool {
+    guard(false, || {
+        // SAFETY: NULL is checked; otherwise live by contract.
+        let Some(iter) = (unsafe { iter.as_mut() }) else {
+            return false;
+        };
+        if stream_id.is_null() {
+            return false;
+        }
+        match iter.next() {
+            // SAFETY: non-NULL (checked) and writable by contract.
+            Some(id) => unsafe { put(stream_id, id) },
+            None => false,
+        }
+    })
+}
+
+/// Frees a stream iterator (NULL is ignored).
+///
+/// # Safety
+/// `iter` is NULL or from `quiche_conn_readable`/`quiche_conn_writable`, freed once.
+#[no_mangle]
+pub unsafe extern "C" fn quiche_stream_iter_free(iter: *mut StreamIter) {
+    guard((), || {
+        if !iter.is_null() {
+            // SAFETY: from `Box::into_raw` in `new_iter`, freed once by contract.
+            drop(unsafe { Box::from_raw(iter) });
+        }
+    })
+}
+
+/// Nanoseconds until `quiche_conn_on_timeout` is due; `UINT64_MAX` when no timer is armed.
+///
+/// # Safety
+/// `conn` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn quiche_conn_timeout_as_nanos(conn: *const Conn) -> u64 {
+    // SAFETY: the contract is passed on.
+    unsafe {
+        with_conn(conn, u64::MAX, |c| match c.conn.timeout() {
+            Some(d) => u64::try_from(d.as_nanos()).unwrap_or(u64::MAX),
+            None => u64::MAX,
+        })
+    }
+}
+
+/// Milliseconds until `quiche_conn_on_timeout` is due (rounded down); `UINT64_MAX` when no
+/// timer is armed.
+///
+/// # Safety
+/// `conn` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn quiche_conn_timeout_as_millis(conn: *const Conn) -> u64 {
+    // SAFETY: the contract is passed on.
+    unsafe {
+        with_conn(conn, u64::MAX, |c| match c.conn.timeout() {
+            Some(d) => u64::try_from(d.as_millis()).unwrap_or(u64::MAX),
+            None => u64::MAX,
+        })
+    }
+}
+
+/// Handles the timers that expired.
+///
+/// # Safety
+/// `conn` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn quiche_conn_on_timeout(conn: *mut Conn) {
+    // SAFETY: the contract is passed on.
+    unsafe { with_conn_mut(conn, (), |c| c.conn.on_timeout()) }
+}
+
+/// Closes the connection (an application close when `app`) with `err` and `reason`.
+///
+/// # Safety
+/// `conn` is NULL or live; `reason` NULL or `reason_len` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn quiche_conn_close(
+    conn: *mut Conn,
+    app: bool,
+    err: u64,
+    reason: *const u8,
+    reason_len: size_t,
+) -> c_int {
+    // SAFETY: NULL is checked; otherwise valid by contract.
+    let Some(reason) = (unsafe { slice_in(reason, reason_len) }) else {
+        return invalid();
+    };
+    // SAFETY: the contract is passed on.
+    unsafe { with_conn_mut(conn, invalid(), |c| code(c.conn.close(app, err, reason))) }
+}
+
+/// Defines an exported function lending bytes owned by the connection through `out`/`out_len`.
+macro_rules! conn_bytes {
+    ($(#[$doc:meta])* $name:ident => |$c:ident| $bytes:expr) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// `conn` is NULL or live; `out` and `out_len` are NULL or writable.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            conn: *mut Conn,
+            out: *mut *const u8,
+            out_len: *mut size_t,
+        ) {
+            // SAFETY: the contract is passed on; the lent bytes live in `*conn`, so they stay
+            // valid until the connection is freed (or, for the session, asked again).
+            unsafe {
+                lend(&[], out, out_len);
+                with_conn_mut(conn, (), |$c| lend($bytes, out, out_len));
+            }
+        }
+    };
+}
+
+conn_bytes!(
+    /// A string identifying the connection in logs (not NUL-terminated).
+    quiche_conn_trace_id => |c| c.trace_id.as_bytes()
+);
+conn_bytes!(
+    /// Our connection ID.
+    quiche_conn_source_id => |c| &c.conn.source_id()
+);
+conn_bytes!(
+    /// The peer's connection ID.
+    quiche_conn_destination_id => |c| &c.conn.destination_id()
+);
+conn_bytes!(
+    /// The negotiated ALPN protocol (empty before the handshake chose one).
+    quiche_conn_application_proto => |c| c.conn.application_proto()
+);
+conn_bytes!(
+    /// The session to resume later with `quiche_conn_set_session` (empty if none yet); valid
+    /// until the next call or until the connection is freed.
+    quiche_conn_session => |c| {
+        c.session = c.conn.session();
+        c.session.as_deref().unwrap_or(&[])
+    }
+);
+
+/// Defines an exported boolean query of the connection (false for NULL).
+macro_rules! conn_bool {
+    ($(#[$doc:meta])* $name:ident => $method:ident) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// `conn` is NULL or live.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(conn: *const Conn) -> bool {
+            // SAFETY: the contract is passed on.
+            unsafe { with_conn(conn, false, |c| c.conn.$method()) }
+        }
+    };
+}
+
+conn_bool!(
+    /// Whether the handshake completed.
+    quiche_conn_is_established => is_established
+);
+conn_bool!(
+    /// Whether the connection resumed an earlier session.
+    quiche_conn_is_resumed => is_resumed
+);
+conn_bool!(
+    /// Whether 0-RTT data is being sent or accepted.
+    quiche_conn_is_in_early_data => is_in_early_data
+);
+conn_bool!(
+    /// Whether the connection is draining.
+    quiche_conn_is_draining => is_draining
+);
+conn_bool!(
+    /// Whether the connection is closed and can be freed.
+    quiche_conn_is_closed => is_closed
+);
+conn_bool!(
+    /// Whether the idle timeout closed the connection.
+    quiche_conn_is_timed_out => is_timed_out
+);
+conn_bool!(
+    /// Whether this is the server side.
+    quiche_conn_is_server => is_server
+);
+
+/// How many more bidirectional streams we may open.
+///
+/// # Safety
+/// `conn` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn quiche_conn_peer_streams_left_bidi(conn: *const Conn) -> u64 {
+    // SAFETY: the contract is passed on.
+    unsafe { with_conn(conn, 0, |c| c.conn.peer_streams_left_bidi()) }
+}
+
+/// How many more unidirectional streams we may open.
+///
+/// # Safety
+/// `conn` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn quiche_conn_peer_streams_left_uni(conn: *const Conn) -> u64 {
+    // SAFETY: the contract is passed on.
+    unsafe { with_conn(conn, 0, |c| c.conn.peer_streams_left_uni()) }
+}
+
+/// Reports a connection error through the four output pointers; false if there is none or an
+/// output pointer is NULL.
+///
+/// # Safety
+/// The output pointers are NULL or writable.
+unsafe fn report_error(
+    error: Option<&ConnectionError>,
+    is_app: *mut bool,
+    error_code: *mut u64,
+    reason: *mut *const u8,
+    reason_len: *mut size_t,
+) -> bool {
+    if is_app.is_null() || error_code.is_null() || reason.is_null() || reason_len.is_null() {
+        return false;
+    }
+    let Some(error) = error else {
+        return false;
+    };
+    // SAFETY: all four are non-NULL (checked) and writable by contract.
+    unsafe {
+        put(is_app, error.is_app);
+        put(error_code, error.error_code);
+        lend(&error.reason, reason, reason_len);
+    }
+    true
+}
+
+/// The error the peer closed the connection with, if any.
+///
+/// # Safety
+/// `conn` is NULL or live; the output pointers NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn quiche_conn_peer_error(
+    conn: *const Conn,
+    is_app: *mut bool,
+    error_code: *mut u64,
+    reason: *mut *const u8,
+    reason_len: *mut size_t,
+) -> bool {
+    // SAFETY: the contract is passed on; the reason lives in `*conn`.
+    unsafe {
+        with_conn(conn, false, |c| {
+            report_error(c.conn.peer_error(), is_app, error_code, reason, reason_len)
+        })
+    }
+}
+
+/// The error we closed the connection with, if any.
+///
+/// # Safety
+/// As [`quiche_conn_peer_error`].
+#[no_mangle]
+pub unsafe extern "C" fn quiche_conn_local_error(
+    conn: *const Conn,
+    is_app: *mut bool,
+    error_code: *mut u64,
+    reason: *mut *const u8,
+    reason_len: *mut size_t,
+) -> bool {
+    // SAFETY: the contract is passed on; the reason lives in `*conn`.
+    unsafe {
+        with_conn(conn, false, |c| {
+            report_error(c.conn.local_error(), is_app, error_code, reason, reason_len)
+        })
+    }
+}
+
+/// The C layout of connection statistics: quiche's fields first, in quiche's order, then the
+/// peer's transport parameters as quiche reports them, then this library's own counters.
+#[repr(C)]
+#[derive(Default)]
+pub struct CStats {
+    recv: size_t,
+    sent: size_t,
+    lost: size_t,
+    retrans: size_t,
+    sent_bytes: u64,
+    recv_bytes: u64,
+    lost_bytes: u64,
+    stream_retrans_bytes: u64,
+    paths_count: size_t,
+    peer_max_idle_timeout: u64,
+    peer_max_udp_payload_size: u64,
+    peer_initial_max_data: u64,
+    peer_initial_max_stream_data_bidi_local: u64,
+    peer_initial_max_stream_data_bidi_remote: u64,
+    peer_initial_max_stream_data_uni: u64,
+    peer_initial_max_streams_bidi: u64,
+    peer_initial_max_streams_uni: u64,
+    peer_ack_delay_exponent: u64,
+    peer_max_ack_delay: u64,
+    peer_disable_active_migration: bool,
+    peer_active_conn_id_limit: u64,
+    peer_max_datagram_frame_size: ssize_t,
+    lost_by_packet_threshold: size_t,
+    lost_by_time_threshold: size_t,
+    spurious_lost: size_t,
+    pto_count: size_t,
+    pto_probes_sent: size_t,
+    persistent_congestion: size_t,
+    dropped: size_t,
+    peer_key_updates: size_t,
+    local_key_updates: size_t,
+}
+
+impl CStats {
+    fn new(s: &Stats, conn: &Connection) -> CStats {
+        let mut c = CStats {
+            recv: s.recv,
+            sent: s.sent,
+            lost: s.lost,
+            retrans: s.retrans,
+            sent_bytes: s.sent_bytes,
+            recv_bytes: s.recv_bytes,
+            lost_bytes: s.lost_bytes,
+            stream_retrans_bytes: s.stream_retrans_bytes,
+            paths_count: s.paths_count,
+            peer_max_datagram_frame_size: -1,
+            lost_by_packet_threshold: s.lost_by_packet_threshold,
+            lost_by_time_threshold: s.lost_by_time_threshold,
+            spurious_lost: s.spurious_lost,
+            pto_count: s.pto_count,
+            pto_probes_sent: s.pto_probes_sent,
+            persistent_congestion: s.persistent_congestion,
+            dropped: s.dropped,
+            peer_key_updates: s.peer_key_updates,
+            local_key_updates: s.local_key_updates,
+            ..CStats::default()
+        };
+        if let Some(tp) = conn.peer_transport_params() {
+            c.peer_max_idle_timeout = tp.max_idle_timeout;
+            c.peer_max_udp_payload_size = tp.max_udp_payload_size;
+            c.peer_initial_max_data = tp.initial_max_data;
+            c.peer_initial_max_stream_data_bidi_local = tp.initial_max_stream_data_bidi_local;
+            c.peer_initial_max_stream_data_bidi_remote = tp.initial_max_stream_data_bidi_remote;
+            c.peer_initial_max_stream_data_uni = tp.initial_max_stream_data_uni;
+            c.peer_initial_max_streams_bidi = tp.initial_max_streams_bidi;
+            c.peer_initial_max_streams_uni = tp.initial_max_streams_uni;
+            c.peer_ack_delay_exponent = tp.ack_delay_exponent;
+            c.peer_max_ack_delay = tp.max_ack_delay;
+            c.peer_disable_active_migration = tp.disable_active_migration;
+            c.peer_active_conn_id_limit = tp.active_conn_id_limit;
+            c.peer_max_datagram_frame_size = tp
+                .max_datagram_frame_size
+                .map_or(-1, |v| ssize_t::try_from(v).unwrap_or(ssize_t::MAX));
+        }
+        c
+    }
+}
+
+/// Fills `*out` with the connection's statistics (nothing happens if either is NULL).
+///
+/// # Safety
+/// `conn` is NULL or live; `out` NULL or valid for a write of `quiche_stats`.
+#[no_mangle]
+pub unsafe extern "C" fn quiche_conn_stats(conn: *const Conn, out: *mut CStats) {
+    if out.is_null() {
+        return;
+    }
+    // SAFETY: the contract is passed on; `out` is non-NULL and writable.
+    unsafe {
+        with_conn(conn, (), |c| {
+            put(out, CStats::new(&c.conn.stats(), &c.conn));
+        })
+    }
+}
+
+/// Frees a connection (NULL is ignored).
+///
+/// # Safety
+/// `conn` is NULL or from `quiche_accept`/`quiche_connect`, freed once.
+#[no_mangle]
+pub unsafe extern "C" fn quiche_conn_free(conn: *mut Conn) {
+    guard((), || {
+        if !conn.is_null() {
+            // SAFETY: from `Box::into_raw` in `new_conn`, freed once by contract.
+            drop(unsafe { Box::from_raw(conn) });
+        }
+    })
+}
+
+#[cfg(all(test, target_arch = "x86_64", target_os = "linux"))]
+mod layout_tests {
+    use std::mem::{offset_of, size_of};
+
+    use super::{CRecvInfo, CSendInfo, CStats};
+
+    /// The sizes and offsets gcc gives the structures of include/quiche.h on x86-64 Linux.
+    #[test]
+    fn structures_match_the_header() {
+        assert_eq!(size_of::<CRecvInfo>(), 32);
+        assert_eq!(offset_of!(CRecvInfo, from_len), 8);
+        assert_eq!(offset_of!(CRecvInfo, to), 16);
+        assert_eq!(offset_of!(CRecvInfo, to_len), 24);
+
+        assert_eq!(size_of::<CSendInfo>(), 288);
+        assert_eq!(offset_of!(CSendInfo, from_len), 128);
+        assert_eq!(offset_of!(CSendInfo, to), 136);
+        assert_eq!(offset_of!(CSendInfo, to_len), 264);
+        assert_eq!(offset_of!(CSendInfo, at), 272);
+
+        assert_eq!(size_of::<CStats>(), 248);
+        assert_eq!(offset_of!(CStats, paths_count), 64);
+        assert_eq!(offset_of!(CStats, peer_disable_active_migration), 152);
+        assert_eq!(offset_of!(CStats, peer_active_conn_id_limit), 160);
+        assert_eq!(offset_of!(CStats, peer_max_datagram_frame_size), 168);
+        assert_eq!(offset_of!(CStats, local_key_updates), 240);
+    }
+}

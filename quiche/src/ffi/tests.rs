@@ -1,0 +1,175 @@
+//! Tests of the translation helpers and of argument checking; the C programs in
+//! quiche/examples (run by tools/ffi-check.sh) test the API end to end.
+#![allow(unsafe_code)]
+
+use super::conn::*;
+use super::*;
+
+fn roundtrip(addr: SocketAddr) -> SocketAddr {
+    let mut storage = zeroed_storage();
+    let len = std_to_sockaddr(&addr, &mut storage);
+    let p: *const sockaddr_storage = &storage;
+    // SAFETY: `storage` holds `len` initialized bytes.
+    unsafe { sockaddr_to_std(p.cast(), len as usize) }.unwrap()
+}
+
+#[test]
+fn socket_addresses_survive_the_c_layout() {
+    for a in [
+        "127.0.0.1:4433",
+        "10.1.2.3:1",
+        "[::1]:443",
+        "[fe80::1%3]:8443",
+    ] {
+        let addr: SocketAddr = a.parse().unwrap();
+        assert_eq!(roundtrip(addr), addr);
+    }
+    // The port and address are in network byte order in the C layout.
+    let mut storage = zeroed_storage();
+    let addr: SocketAddr = "1.2.3.4:258".parse().unwrap();
+    std_to_sockaddr(&addr, &mut storage);
+    let p: *const sockaddr_storage = &storage;
+    // SAFETY: `storage` is at least as large as a sockaddr_in.
+    let bytes = unsafe { slice::from_raw_parts(p.cast::<u8>(), size_of::<sockaddr_in>()) };
+    assert_eq!(&bytes[2..8], &[1, 2, 1, 2, 3, 4]);
+}
+
+#[test]
+fn short_or_foreign_socket_addresses_are_refused() {
+    let mut storage = zeroed_storage();
+    let addr: SocketAddr = "[::1]:443".parse().unwrap();
+    let len = std_to_sockaddr(&addr, &mut storage);
+    let p: *const sockaddr_storage = &storage;
+    // SAFETY: every length passed is within `storage`.
+    unsafe {
+        assert!(sockaddr_to_std(p.cast(), len as usize - 1).is_none());
+        assert!(sockaddr_to_std(ptr::null(), len as usize).is_none());
+    }
+    storage.ss_family = libc::AF_UNIX as sa_family_t;
+    let p: *const sockaddr_storage = &storage;
+    // SAFETY: as above.
+    assert!(unsafe { sockaddr_to_std(p.cast(), len as usize) }.is_none());
+}
+
+#[test]
+fn alpn_wire_format() {
+    assert_eq!(
+        parse_alpn_list(b"\x0ahq-interop\x02h3").unwrap(),
+        vec![&b"hq-interop"[..], b"h3"]
+    );
+    assert!(parse_alpn_list(b"\x05hq").is_none());
+    assert_eq!(parse_alpn_list(b"").unwrap().len(), 0);
+}
+
+#[test]
+fn send_times_land_on_the_monotonic_clock() {
+    #[allow(clippy::disallowed_methods)]
+    let now = Instant::now();
+    let at = instant_to_timespec(now + std::time::Duration::from_millis(250));
+    let mut ts = timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is writable.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    assert_eq!(rc, 0);
+    let ahead = (i128::from(at.tv_sec) - i128::from(ts.tv_sec)) * NANOS_PER_SEC
+        + i128::from(at.tv_nsec)
+        - i128::from(ts.tv_nsec);
+    assert!((200_000_000..=250_000_000).contains(&ahead), "{ahead}");
+    assert!((0..NANOS_PER_SEC).contains(&i128::from(at.tv_nsec)));
+}
+
+#[test]
+fn header_info_reads_a_version_negotiation_packet() {
+    let mut pkt = [0u8; 128];
+    let scid = [1u8; 8];
+    let dcid = [2u8; 16];
+    // SAFETY: every buffer is valid for the length passed with it.
+    let n = unsafe {
+        quiche_negotiate_version(
+            scid.as_ptr(),
+            scid.len(),
+            dcid.as_ptr(),
+            dcid.len(),
+            pkt.as_mut_ptr(),
+            pkt.len(),
+        )
+    };
+    assert!(n > 0);
+    let (mut version, mut ty) = (7u32, 0u8);
+    let (mut s, mut d, mut t) = ([0u8; 20], [0u8; 20], [0u8; 4]);
+    let (mut s_len, mut d_len, mut t_len) = (s.len(), d.len(), t.len());
+    // SAFETY: as above.
+    let rc = unsafe {
+        quiche_header_info(
+            pkt.as_ptr(),
+            n as usize,
+            16,
+            &mut version,
+            &mut ty,
+            s.as_mut_ptr(),
+            &mut s_len,
+            d.as_mut_ptr(),
+            &mut d_len,
+            t.as_mut_ptr(),
+            &mut t_len,
+        )
+    };
+    assert_eq!(rc, 0);
+    assert_eq!((version, ty, t_len), (0, 6, 0));
+    // The answer swaps the IDs: its DCID is the SCID it answers.
+    assert_eq!(&d[..d_len], &scid);
+    assert_eq!(&s[..s_len], &dcid);
+
+    // Output buffers that are too small are an error, not an overflow.
+    let mut d_len = 4;
+    // SAFETY: as above (capacity 4 of 20).
+    let rc = unsafe {
+        quiche_header_info(
+            pkt.as_ptr(),
+            n as usize,
+            16,
+            &mut version,
+            &mut ty,
+            s.as_mut_ptr(),
+            &mut s_len,
+            d.as_mut_ptr(),
+            &mut d_len,
+            t.as_mut_ptr(),
+            &mut t_len,
+        )
+    };
+    assert_eq!(rc, Error::BufferTooShort.to_c());
+}
+
+#[test]
+fn null_arguments_are_errors() {
+    // SAFETY: NULL is what is being tested; nothing else is passed.
+    unsafe {
+        assert!(quiche_conn_readable(ptr::null()).is_null());
+        assert_eq!(quiche_conn_timeout_as_nanos(ptr::null()), u64::MAX);
+        assert_eq!(
+            quiche_conn_send(ptr::null_mut(), ptr::null_mut(), 0, ptr::null_mut()),
+            invalid_ssize()
+        );
+        assert_eq!(
+            quiche_config_set_application_protos(ptr::null_mut(), ptr::null(), 0),
+            invalid()
+        );
+    }
+    let config = quiche_config_new(crate::PROTOCOL_VERSION);
+    assert!(!config.is_null());
+    // SAFETY: `config` is live until freed at the end; NULL buffers go with length 4.
+    unsafe {
+        assert_eq!(
+            quiche_config_set_application_protos(config, ptr::null(), 4),
+            invalid()
+        );
+        assert_eq!(
+            quiche_config_set_application_protos(config, b"\x02h3".as_ptr(), 3),
+            0
+        );
+        quiche_config_free(config);
+    }
+}
