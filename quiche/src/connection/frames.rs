@@ -5,15 +5,11 @@ use std::time::{Duration, Instant};
 
 use super::qlog::qlog;
 use super::sent::{SentFrame, SentFrames};
-use super::{Connection, ConnectionError};
+use super::{Connection, ConnectionError, HANDSHAKE_ACK_DELAY_EXPONENT};
 use crate::error::{Error, Result};
 use crate::frame::{AckRanges, Frame};
 use crate::packet::Epoch;
 use crate::recovery::TimeoutAction;
-
-/// The ACK Delay exponent of Initial and Handshake packets, whatever the transport parameters
-/// say (they may not be known yet).
-const HANDSHAKE_ACK_DELAY_EXPONENT: u64 = 3;
 
 /// Losses found while processing an ACK (packet or time threshold).
 const LOSS_BY_ACK: bool = false;

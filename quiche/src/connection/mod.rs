@@ -65,6 +65,10 @@ pub struct SendInfo {
     pub at: Instant,
 }
 
+/// The ACK Delay exponent of Initial and Handshake packets, in both directions, whatever the
+/// transport parameters say (they may not be known yet).
+const HANDSHAKE_ACK_DELAY_EXPONENT: u64 = 3;
+
 /// The anti-amplification factor of RFC 9000 §8.1.
 const AMPLIFICATION_FACTOR: u64 = 3;
 
@@ -608,8 +612,7 @@ impl Connection {
     }
 
     /// Closes because of a protocol error detected locally.
-    fn close_on_error(&mut self, err: Error, frame_type: u64, now: Instant) {
-        let _ = frame_type;
+    fn close_on_error(&mut self, err: Error, now: Instant) {
         self.close_with(
             ConnectionError {
                 is_app: false,

@@ -170,7 +170,7 @@ impl Connection {
         }
         let pn = hdr.pkt_num;
 
-        let key_update = match self.open_payload(b, &hdr, now) {
+        let key_update = match self.open_payload(b, &hdr) {
             Ok(key_update) => key_update,
             Err(Error::CryptoFail) => {
                 unauthenticated(self);
@@ -184,7 +184,7 @@ impl Connection {
                 return Ok(Fate::Next(packet_len));
             }
             Err(e) => {
-                self.close_on_error(e, 0, now);
+                self.close_on_error(e, now);
                 return Err(e);
             }
         };
@@ -226,14 +226,14 @@ impl Connection {
             let frame = match frame {
                 Ok(frame) => frame,
                 Err(e) => {
-                    self.close_on_error(e, 0, now);
+                    self.close_on_error(e, now);
                     return Err(e);
                 }
             };
             ack_eliciting |= frame.is_ack_eliciting();
             qlog!(self, q => q.received_frames().push_frame(&frame));
             if let Err(e) = self.process_frame(frame, epoch, now) {
-                self.close_on_error(e, 0, now);
+                self.close_on_error(e, now);
                 return Err(e);
             }
             if self.lifecycle.is_draining() {
@@ -291,7 +291,7 @@ impl Connection {
     /// Decrypts the payload in place. For 1-RTT packets picks the key by key phase (RFC 9001
     /// §6.3): the current key, the previous one for reordered packets, or the next one when
     /// the peer updated keys; returns whether it was the next one.
-    fn open_payload(&mut self, b: &mut [u8], hdr: &HeaderLayout, _now: Instant) -> Result<bool> {
+    fn open_payload(&mut self, b: &mut [u8], hdr: &HeaderLayout) -> Result<bool> {
         let key: &dyn PacketKey = match hdr.ty {
             Type::Initial => {
                 &*self.spaces[0]
@@ -367,7 +367,7 @@ impl Connection {
             (Error::TlsFail, Some(alert)) => Error::TlsAlert(alert),
             (e, _) => e,
         };
-        self.close_on_error(e, 0, now);
+        self.close_on_error(e, now);
     }
 
     /// Processes packets that arrived before their keys, now that keys may be ready.

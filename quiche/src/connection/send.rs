@@ -7,7 +7,7 @@ use octets::OctetsMut;
 
 use super::qlog::qlog;
 use super::sent::{SentFrame, SentFrames};
-use super::{Connection, SendInfo, AMPLIFICATION_FACTOR};
+use super::{Connection, SendInfo, AMPLIFICATION_FACTOR, HANDSHAKE_ACK_DELAY_EXPONENT};
 use crate::config::MIN_UDP_PAYLOAD_SIZE;
 use crate::error::{Error, Result};
 use crate::frame::{self, Frame};
@@ -18,9 +18,6 @@ use crate::tls::{HeaderProtectionKey, PacketKey};
 
 /// Smallest room worth starting a packet in: header, a few frame bytes and the AEAD tag.
 const MIN_PACKET_ROOM: usize = 64;
-
-/// The ACK Delay exponent we use in Initial and Handshake packets (RFC 9000 §19.3).
-const HANDSHAKE_ACK_DELAY_EXPONENT: u64 = 3;
 
 /// What `write_packet` produced.
 struct Written {
