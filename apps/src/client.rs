@@ -311,12 +311,19 @@ impl<'a> Client<'a> {
                     let _ = conn.close(true, 0, b"done");
                 }
             }
+            let could_request = conn.is_established() || conn.is_in_early_data();
             if !send_blocked {
                 let flushed = flush(conn, &mut queue, &self.socket, &mut self.pool, usize::MAX);
                 send_blocked = flushed == Flush::Blocked;
             }
             if conn.is_closed() {
                 break;
+            }
+            if !could_request && conn.is_in_early_data() {
+                // The first flush built the ClientHello and, with a resumed session, the 0-RTT
+                // keys: write the requests now, before the server's reply can complete the
+                // handshake and push them into 1-RTT.
+                continue;
             }
 
             let timeout = if read_pending {
