@@ -108,7 +108,8 @@ fn lossless_download_is_near_ideal_and_hystart_cuts_slow_start_losses() {
     // is ahead is down to packet timing. With standard slow start CUBIC's beta of 0.7 keeps
     // more of the overshoot in flight after the reduction than Reno's 0.5 and loses more
     // before recovery ends (RFC 9438 §4.6 names this side effect): 13.52 s against 13.51 s.
-    // "No worse" allows 1 % here; with random loss (below) it is strict.
+    // "No worse" allows 1 % for standard slow start here; with HyStart++ (the default, which
+    // ends slow start before the overshoot) and with random loss (below) it is strict.
     for hystart in [false, true] {
         let reno = cell(
             &rows,
@@ -121,7 +122,8 @@ fn lossless_download_is_near_ideal_and_hystart_cuts_slow_start_losses() {
             Cc::new(CongestionControlAlgorithm::CUBIC, hystart),
         );
         let (r, c) = (reno.summary.time().median, cubic.summary.time().median);
-        assert!(c <= r * 1.01, "hystart={hystart}: CUBIC {c} s, Reno {r} s");
+        let allowed = if hystart { r } else { r * 1.01 };
+        assert!(c <= allowed, "hystart={hystart}: CUBIC {c} s, Reno {r} s");
     }
 }
 
