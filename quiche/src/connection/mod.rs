@@ -23,6 +23,8 @@ mod tests;
 mod tests_qlog;
 #[cfg(test)]
 mod tests_streams;
+#[cfg(test)]
+mod tests_zero_rtt;
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};

@@ -223,6 +223,28 @@ impl SendBuf {
         false
     }
 
+    /// 0-RTT was rejected: nothing sent so far reached the peer, and its limit for this stream
+    /// is now `peer_max_data`, possibly below the remembered one (RFC 9000 §7.4.1). Returns the
+    /// bytes written if they fit both that and `conn_room`; they are then sent again as the
+    /// lost 0-RTT packets are repaired. Otherwise forgets every transmission, so that the
+    /// RESET_STREAM the caller then sends has the final size the peer saw (zero), and returns
+    /// `None`.
+    pub(crate) fn on_zero_rtt_rejected(
+        &mut self,
+        peer_max_data: u64,
+        conn_room: u64,
+    ) -> Option<u64> {
+        self.peer_max_data = peer_max_data;
+        if self.write_off <= peer_max_data.min(conn_room) {
+            return Some(self.write_off);
+        }
+        self.sent_off = self.acked_front;
+        self.lost.clear();
+        self.acked.clear();
+        self.fin_sent = self.fin_acked;
+        None
+    }
+
     /// The peer's current limit.
     pub(crate) fn peer_max_data(&self) -> u64 {
         self.peer_max_data
