@@ -22,6 +22,8 @@ mod tests;
 #[cfg(all(test, feature = "qlog"))]
 mod tests_qlog;
 #[cfg(test)]
+mod tests_retrans;
+#[cfg(test)]
 mod tests_streams;
 #[cfg(test)]
 mod tests_zero_rtt;

@@ -28,6 +28,8 @@ pub struct Emitted {
     pub len: usize,
     /// Whether the frame carries the FIN bit (its end is the final size).
     pub fin: bool,
+    /// Whether the bytes were sent before (a lost range sent again).
+    pub retransmission: bool,
 }
 
 /// A RESET_STREAM we decided to send.
@@ -133,7 +135,8 @@ impl SendBuf {
         let at = usize::try_from(offset.saturating_sub(self.acked_front)).unwrap_or(usize::MAX);
         let copied = ring::copy_from(&self.data, at, out.get_mut(..len).unwrap_or(&mut []));
         debug_assert_eq!(copied, len);
-        if offset < self.sent_off {
+        let retransmission = offset < self.sent_off;
+        if retransmission {
             self.lost.remove(offset..end);
         } else {
             self.sent_off = end;
@@ -141,7 +144,12 @@ impl SendBuf {
         if fin {
             self.fin_sent = true;
         }
-        Some(Emitted { offset, len, fin })
+        Some(Emitted {
+            offset,
+            len,
+            fin,
+            retransmission,
+        })
     }
 
     /// What [`SendBuf::emit`] would send with unlimited room: offset and length.
