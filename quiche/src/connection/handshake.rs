@@ -230,6 +230,8 @@ impl Connection {
         if self.local_tp.original_destination_connection_id.is_none() {
             self.odcid = ConnectionId::from_vec(dcid.to_vec());
         }
+        #[cfg(feature = "qlog")]
+        self.start_pending_qlog();
         // The Initial keys, derived from this DCID (after a Retry, the one the server chose),
         // were installed when the packet was opened.
         self.set_server_transport_params()

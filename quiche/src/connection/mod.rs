@@ -158,6 +158,9 @@ pub struct Connection {
     stats: Stats,
     #[cfg(feature = "qlog")]
     qlog: Option<Box<crate::qlog::QlogLogger>>,
+    /// A server's trace waiting for the client's first Initial (see `set_qlog`).
+    #[cfg(feature = "qlog")]
+    qlog_pending: Option<Box<self::qlog::PendingQlog>>,
 }
 
 /// Builds recovery with the configured controller.
@@ -329,6 +332,8 @@ impl Connection {
             },
             #[cfg(feature = "qlog")]
             qlog: None,
+            #[cfg(feature = "qlog")]
+            qlog_pending: None,
         };
 
         if !is_server {
