@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 from aioquic.asyncio import QuicConnectionProtocol, connect, serve
 from aioquic.quic import events
 from aioquic.quic.configuration import QuicConfiguration
+from aioquic.quic.packet import QuicProtocolVersion
 from aioquic.tls import CipherSuite
 
 ALPN = ["hq-interop"]
@@ -37,7 +38,11 @@ CASES = {
     "zerortt",
     "chacha20",
     "keyupdate",
+    "versionnegotiation",
 }
+# A reserved version of the form 0x?a?a?a?a (RFC 9000 §15): no server supports it, so the
+# first Initial of the versionnegotiation case gets a Version Negotiation packet.
+GREASE_VERSION = 0x1A2A3A4A
 # A request line is tiny; anything longer is a broken or hostile client.
 MAX_REQUEST = 64 * 1024
 # The largest test file is a few MiB; refuse to buffer unbounded responses.
@@ -189,6 +194,11 @@ def client_config(args, host, ticket=None):
         config.secrets_log_file = open(args.keylog, "a", buffering=1)
     if args.case == "chacha20":
         config.cipher_suites = [CipherSuite.CHACHA20_POLY1305_SHA256]
+    if args.case == "versionnegotiation":
+        # Start with the reserved version (aioquic needs Initial keys for every version it
+        # starts with, hence its place in the list); on Version Negotiation aioquic starts
+        # over with the first version of this list that the server offers (RFC 9368 §2.2).
+        config.supported_versions = [GREASE_VERSION, QuicProtocolVersion.VERSION_1]
     if ticket is not None:
         config.session_ticket = ticket
     return config
@@ -255,6 +265,10 @@ async def one_connection(args, host, port, paths, ticket=None, early=False):
                 await asyncio.wait_for(got_ticket.wait(), 5)
             except asyncio.TimeoutError:
                 raise RuntimeError("server sent no session ticket")
+        if args.case == "versionnegotiation" and not getattr(
+            protocol._quic, "_version_negotiated_incompatible", False
+        ):
+            raise RuntimeError("the server did not answer the reserved version with Version Negotiation")
         hs = protocol.handshake
         state = {
             "resumed": hs is not None and hs.session_resumed,

@@ -21,6 +21,7 @@ FIELDS = [
     "udp.dstport",
     "quic.long.packet_type",
     "quic.scid",
+    "quic.dcid",
     "quic.version",
     "quic.token_length",
     "quic.key_phase",
@@ -32,7 +33,7 @@ FIELDS = [
 ]
 # Only frames that can matter; 1-RTT packets in key phase 0 are most of a
 # transfer and tell nothing.
-FILTER = "quic.long.packet_type || quic.key_phase == 1 || tls.handshake"
+FILTER = "quic.long.packet_type || quic.version == 0 || quic.key_phase == 1 || tls.handshake"
 
 INITIAL, ZERO_RTT, HANDSHAKE, RETRY = "0", "1", "2", "3"
 CLIENT_HELLO, SERVER_HELLO, CERTIFICATE = "1", "2", "11"
@@ -76,6 +77,8 @@ class Facts:
         self.chosen = []  # one per ServerHello
         self.certificates = 0
         self.max_streams_bidi = []
+        self.first_initial = None  # (version, dcid, scid) of the client's first Initial
+        self.vns = []  # (dcid, scid) of each Version Negotiation packet from the server
 
 
 def collect(rows, port):
@@ -85,6 +88,13 @@ def collect(rows, port):
         from_server = r["udp.srcport"] == [port]
         types = r["quic.long.packet_type"]
         hs = r["tls.handshake.type"]
+        versions = [as_int(v) for v in r["quic.version"]]
+        if from_server and 0 in versions:
+            # Version Negotiation: version 0, no packet type, not part of any handshake.
+            f.vns.append((r["quic.dcid"][:1], r["quic.scid"][:1]))
+            continue
+        if not from_server and INITIAL in types and f.first_initial is None:
+            f.first_initial = (versions[:1], r["quic.dcid"][:1], r["quic.scid"][:1])
         if from_server:
             if INITIAL in types:
                 # All long headers of one datagram belong to one connection.
@@ -149,6 +159,18 @@ def check(f, case):
         for side in ("client", "server"):
             if f.key_phase1[side] == 0:
                 problems.append(f"{side} sent no 1-RTT packet with key phase 1")
+    if case == "versionnegotiation":
+        # RFC 9000 §6.1, RFC 8999 §6: the server answers the unsupported version with a
+        # Version Negotiation packet that echoes the client's connection IDs, swapped.
+        first = f.first_initial
+        if first is None or not first[0] or (first[0][0] & 0x0F0F0F0F) != 0x0A0A0A0A:
+            problems.append(f"the client's first Initial {first} does not use a reserved version")
+        elif not f.vns:
+            problems.append("no Version Negotiation packet from the server")
+        elif (f.vns[0][1], f.vns[0][0]) != (first[1], first[2]):
+            problems.append(f"Version Negotiation (dcid, scid) {f.vns[0]} does not echo the first Initial's (scid, dcid) {first[2], first[1]}")
+    elif f.vns:
+        problems.append(f"{len(f.vns)} unexpected Version Negotiation packet(s)")
     if case == "multiplexing":
         if not f.max_streams_bidi:
             problems.append("server initial_max_streams_bidi not seen (trace not decrypted?)")
@@ -165,6 +187,14 @@ TSHARK_LIMITS = ("Cannot verify Retry Packet due to unknown ODCID",)
 # same CRYPTO offsets: tshark takes it for a retransmission, keeps the first client random and
 # cannot match the Handshake secrets in the key log. Only in the retry case.
 RETRY_TSHARK_LIMITS = ("Failed to create decryption context: Secrets are not available",)
+# After Version Negotiation the client starts over with the same Destination Connection ID: tshark
+# 4.0 keeps the Initial keys it derived for the reserved version of the first attempt, fails to
+# open the client's version 1 Initial with them, and so misses the ClientHello that the later
+# secrets of the key log belong to. Only in the versionnegotiation case.
+VN_TSHARK_LIMITS = (
+    "Decryption (checktag) failed: Checksum error",
+    "Failed to create decryption context: Secrets are not available",
+)
 
 
 def strict_problems(pcap, keylog, port, case):
@@ -182,6 +212,7 @@ def strict_problems(pcap, keylog, port, case):
             counted[section] = 0
         elif section and line.strip() and line.strip()[0].isdigit():
             limits = TSHARK_LIMITS + (RETRY_TSHARK_LIMITS if case == "retry" else ())
+            limits += VN_TSHARK_LIMITS if case == "versionnegotiation" else ()
             if not any(limit in line for limit in limits):
                 counted[section] += int(line.split()[0])
     for section, n in counted.items():
@@ -218,6 +249,7 @@ def main():
         f" key_update_first={f.key_update_first}"
         f" offered={hexes(f.offered)} chosen={hexes(f.chosen)}"
         f" max_streams_bidi={sorted(set(f.max_streams_bidi))}"
+        f" version_negotiations={len(f.vns)}"
     )
     problems = check(f, a.case)
     if a.strict:

@@ -145,6 +145,9 @@ impl Connection {
             self.qlog_state(now, crate::qlog::ConnectionState::HandshakeCompleted);
         }
         self.issue_scids()?;
+        if !self.is_server && self.zero_rtt.is_some() && !self.tls.is_early_data_accepted() {
+            self.on_zero_rtt_rejected()?;
+        }
         // 0-RTT keys are done with once 1-RTT keys are in use (RFC 9001 §4.9.3); a server keeps
         // them briefly for reordered 0-RTT packets, which we simply drop.
         self.zero_rtt = None;
@@ -153,6 +156,37 @@ impl Connection {
             self.handshake_done_pending = true;
             let now = self.last_now.unwrap_or_else(Self::wall_now);
             self.on_handshake_confirmed(now);
+        }
+        Ok(())
+    }
+
+    /// The server rejected 0-RTT (RFC 9001 §4.6.2). Its packets will never be acknowledged:
+    /// their recovery state goes without a congestion signal (RFC 9002 §6.4) and what they
+    /// carried is sent again in 1-RTT, within the server's new limits rather than the
+    /// remembered ones (RFC 9000 §7.4.1; see `stream::zero_rtt` for streams beyond them).
+    fn on_zero_rtt_rejected(&mut self) -> Result<()> {
+        let now = self.last_now.unwrap_or_else(Self::wall_now);
+        let tp = self.peer_tp.as_ref().ok_or(Error::InvalidTransportParam)?;
+        let kept = self.streams.on_zero_rtt_rejected(
+            tp.initial_max_stream_data_bidi_local,
+            tp.initial_max_stream_data_bidi_remote,
+            tp.initial_max_stream_data_uni,
+            tp.initial_max_streams_bidi,
+            tp.initial_max_streams_uni,
+            tp.initial_max_data,
+        )?;
+        self.tx_max_data = tp.initial_max_data;
+        self.tx_data = kept;
+        self.data_blocked_sent_at = None;
+        let sent: Vec<_> = self
+            .recovery
+            .sent_packets(Epoch::Application)
+            .iter()
+            .map(|p| p.payload.clone())
+            .collect();
+        self.recovery.discard_in_flight(Epoch::Application, now);
+        for frames in &sent {
+            self.on_frames_lost(Epoch::Application, frames);
         }
         Ok(())
     }
@@ -196,6 +230,8 @@ impl Connection {
         if self.local_tp.original_destination_connection_id.is_none() {
             self.odcid = ConnectionId::from_vec(dcid.to_vec());
         }
+        #[cfg(feature = "qlog")]
+        self.start_pending_qlog();
         // The Initial keys, derived from this DCID (after a Retry, the one the server chose),
         // were installed when the packet was opened.
         self.set_server_transport_params()

@@ -22,7 +22,11 @@ mod tests;
 #[cfg(all(test, feature = "qlog"))]
 mod tests_qlog;
 #[cfg(test)]
+mod tests_retrans;
+#[cfg(test)]
 mod tests_streams;
+#[cfg(test)]
+mod tests_zero_rtt;
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -154,6 +158,9 @@ pub struct Connection {
     stats: Stats,
     #[cfg(feature = "qlog")]
     qlog: Option<Box<crate::qlog::QlogLogger>>,
+    /// A server's trace waiting for the client's first Initial (see `set_qlog`).
+    #[cfg(feature = "qlog")]
+    qlog_pending: Option<Box<self::qlog::PendingQlog>>,
 }
 
 /// Builds recovery with the configured controller.
@@ -325,6 +332,8 @@ impl Connection {
             },
             #[cfg(feature = "qlog")]
             qlog: None,
+            #[cfg(feature = "qlog")]
+            qlog_pending: None,
         };
 
         if !is_server {

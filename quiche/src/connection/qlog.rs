@@ -17,9 +17,21 @@ macro_rules! qlog {
 }
 pub(super) use qlog;
 
+/// What `set_qlog` was given, kept until the trace can start.
+#[cfg(feature = "qlog")]
+pub(super) struct PendingQlog {
+    writer: Box<dyn std::io::Write + Send + Sync>,
+    title: String,
+    description: String,
+    reference_time_ms: f64,
+    start: Instant,
+}
+
 impl Connection {
     /// Writes this connection's qlog (JSON-SEQ, qlog 0.3, the format qvis opens) to `writer`.
-    /// `title` and `description` go into the trace header.
+    /// `title` and `description` go into the trace header, whose `group_id` is the client's
+    /// original Destination Connection ID: on a server that has not received the client's
+    /// first Initial yet (accepted without a Retry), the trace starts with that packet.
     #[cfg(feature = "qlog")]
     pub fn set_qlog(
         &mut self,
@@ -54,8 +66,41 @@ impl Connection {
         description: String,
         reference_time_ms: f64,
     ) {
-        use crate::qlog::{ConnectionState, Owner, QlogLogger, Vantage};
         let start = self.last_now.unwrap_or_else(Self::wall_now);
+        let trace = PendingQlog {
+            writer,
+            title,
+            description,
+            reference_time_ms,
+            start,
+        };
+        if self.is_server && self.odcid.is_empty() {
+            // The trace's group_id is the client's original DCID, which a server accepted
+            // without a Retry learns only from the first Initial: the header waits for it.
+            self.qlog_pending = Some(Box::new(trace));
+            return;
+        }
+        self.start_qlog(trace);
+    }
+
+    /// Starts the trace that waited for the client's original DCID, once it is known.
+    #[cfg(feature = "qlog")]
+    pub(super) fn start_pending_qlog(&mut self) {
+        if let Some(trace) = self.qlog_pending.take() {
+            self.start_qlog(*trace);
+        }
+    }
+
+    #[cfg(feature = "qlog")]
+    fn start_qlog(&mut self, trace: PendingQlog) {
+        use crate::qlog::{ConnectionState, Owner, QlogLogger, Vantage};
+        let PendingQlog {
+            writer,
+            title,
+            description,
+            reference_time_ms,
+            start,
+        } = trace;
         let vantage = if self.is_server {
             Vantage::Server
         } else {

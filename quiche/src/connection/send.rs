@@ -544,10 +544,12 @@ impl Connection {
             if max_data == 0 {
                 break;
             }
-            let Some((offset, data)) = self.spaces[epoch.index()].crypto_send.next_chunk(max_data)
-            else {
+            let crypto = &mut self.spaces[epoch.index()].crypto_send;
+            let sent_before = crypto.sent_off();
+            let Some((offset, data)) = crypto.next_chunk(max_data) else {
                 break;
             };
+            frames.retransmission |= offset < sent_before;
             frame::encode_crypto_header(offset, data.len(), b)?;
             b.put_bytes(data)?;
             let len = data.len() as u64;
@@ -600,6 +602,7 @@ impl Connection {
                 frame::stream_header_len(id, emitted.offset, emitted.len)
             );
             b.skip(emitted.len)?;
+            frames.retransmission |= emitted.retransmission;
             frames.push(SentFrame::Stream {
                 stream_id: id,
                 offset: emitted.offset,

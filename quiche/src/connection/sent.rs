@@ -52,7 +52,7 @@ pub enum SentFrame {
 pub struct SentFrames {
     inline: [Option<SentFrame>; INLINE],
     spill: Vec<SentFrame>,
-    /// Whether the packet carried data or control frames again after a loss.
+    /// Whether the packet carried STREAM or CRYPTO bytes again after a loss.
     pub retransmission: bool,
 }
 

@@ -59,6 +59,12 @@ impl CryptoSend {
         self.base + self.data.len() as u64
     }
 
+    /// Bytes below this offset were sent at least once: a chunk starting below it is a
+    /// retransmission.
+    pub fn sent_off(&self) -> u64 {
+        self.sent
+    }
+
     /// The next chunk to send, at most `max` bytes: lost ranges first, then new data.
     /// Returns the offset and the bytes.
     pub fn next_chunk(&mut self, max: usize) -> Option<(u64, &[u8])> {

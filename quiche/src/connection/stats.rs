@@ -13,7 +13,7 @@ pub struct Stats {
     pub sent: usize,
     /// Packets declared lost.
     pub lost: usize,
-    /// Packets that carried retransmitted data or frames.
+    /// Packets sent that carried STREAM or CRYPTO bytes sent before (repairing a loss).
     pub retrans: usize,
     /// Bytes sent (UDP payload bytes).
     pub sent_bytes: u64,

@@ -30,6 +30,10 @@ fn records(buf: &SharedBuf) -> Vec<serde_json::Value> {
         .collect()
 }
 
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// Legal moves of the congestion controller's state (qlog names).
 fn legal(from: &str, to: &str) -> bool {
     let allowed: &[&str] = match from {
@@ -75,7 +79,12 @@ fn check_trace(recs: &[serde_json::Value], conn: &crate::Connection, vantage: &s
     assert_eq!(header["qlog_version"], "0.3");
     assert_eq!(header["qlog_format"], "JSON-SEQ");
     assert_eq!(header["trace"]["vantage_point"]["type"], vantage);
-    assert!(header["trace"]["common_fields"]["group_id"].is_string());
+    // Both sides group their traces under the client's original DCID.
+    assert!(!conn.odcid.is_empty());
+    assert_eq!(
+        header["trace"]["common_fields"]["group_id"],
+        hex(&conn.odcid)
+    );
 
     let mut last_time = f64::MIN;
     let mut sent: HashSet<(&'static str, u64)> = HashSet::new();
@@ -221,4 +230,37 @@ fn without_qlog_nothing_is_logged() {
     // The default connection has no logger: the hot path's qlog hooks are a None check.
     let pipe = Pipe::new(&mut client_config(), &mut server_config()).unwrap();
     assert!(pipe.client.qlog.is_none() && pipe.server.qlog.is_none());
+}
+
+#[test]
+fn server_trace_set_before_the_first_packet_has_the_group_id() {
+    let mut pipe = Pipe::new(&mut client_config(), &mut server_config()).unwrap();
+    let (client_log, server_log) = (SharedBuf::default(), SharedBuf::default());
+    let now = pipe.now;
+    pipe.client.set_qlog_at(
+        Box::new(client_log.clone()),
+        "client".into(),
+        "test".into(),
+        now,
+    );
+    pipe.server.set_qlog_at(
+        Box::new(server_log.clone()),
+        "server".into(),
+        "test".into(),
+        now,
+    );
+    pipe.handshake().unwrap();
+
+    let odcid = hex(&pipe.client.odcid);
+    assert_eq!(odcid.len(), 32);
+    let (client, server) = (records(&client_log), records(&server_log));
+    assert_eq!(client[0]["trace"]["common_fields"]["group_id"], odcid);
+    assert_eq!(server[0]["trace"]["common_fields"]["group_id"], odcid);
+    // The server's trace still covers the client's first Initial.
+    let first_received = server
+        .iter()
+        .find(|r| r["name"] == "transport:packet_received")
+        .expect("a packet_received event");
+    assert_eq!(first_received["data"]["header"]["packet_type"], "initial");
+    assert_eq!(first_received["data"]["header"]["packet_number"], 0);
 }

@@ -698,6 +698,22 @@ impl<P> Recovery<P> {
         self.set_timer(now);
     }
 
+    /// Forgets the packets in flight of `epoch` without declaring them lost, keeping the space
+    /// usable: when 0-RTT is rejected, its packets can never be acknowledged and their recovery
+    /// state is discarded (RFC 9002 §6.4), which is no congestion signal. The caller repairs
+    /// what they carried first ([`Recovery::sent_packets`]).
+    pub fn discard_in_flight(&mut self, epoch: Epoch, now: Instant) {
+        let space = self.space_mut(epoch);
+        let bytes = space.sent.clear();
+        space.lost_history.clear();
+        space.loss_time = None;
+        space.last_ack_eliciting = None;
+        if bytes > 0 {
+            self.cc.on_packets_discarded(bytes);
+        }
+        self.set_timer(now);
+    }
+
     /// The handshake is confirmed (RFC 9001 §4.1.2): ACK delays are capped by max_ack_delay, the
     /// Application space's PTO may be armed, and the peer has validated our address.
     pub fn on_handshake_confirmed(&mut self, now: Instant) {

@@ -54,6 +54,7 @@ mod range_list;
 mod recv_buf;
 mod ring;
 mod send_buf;
+mod zero_rtt;
 
 #[cfg(test)]
 mod tests;

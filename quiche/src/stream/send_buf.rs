@@ -28,6 +28,8 @@ pub struct Emitted {
     pub len: usize,
     /// Whether the frame carries the FIN bit (its end is the final size).
     pub fin: bool,
+    /// Whether the bytes were sent before (a lost range sent again).
+    pub retransmission: bool,
 }
 
 /// A RESET_STREAM we decided to send.
@@ -133,7 +135,8 @@ impl SendBuf {
         let at = usize::try_from(offset.saturating_sub(self.acked_front)).unwrap_or(usize::MAX);
         let copied = ring::copy_from(&self.data, at, out.get_mut(..len).unwrap_or(&mut []));
         debug_assert_eq!(copied, len);
-        if offset < self.sent_off {
+        let retransmission = offset < self.sent_off;
+        if retransmission {
             self.lost.remove(offset..end);
         } else {
             self.sent_off = end;
@@ -141,7 +144,12 @@ impl SendBuf {
         if fin {
             self.fin_sent = true;
         }
-        Some(Emitted { offset, len, fin })
+        Some(Emitted {
+            offset,
+            len,
+            fin,
+            retransmission,
+        })
     }
 
     /// What [`SendBuf::emit`] would send with unlimited room: offset and length.
@@ -221,6 +229,28 @@ impl SendBuf {
             return true;
         }
         false
+    }
+
+    /// 0-RTT was rejected: nothing sent so far reached the peer, and its limit for this stream
+    /// is now `peer_max_data`, possibly below the remembered one (RFC 9000 §7.4.1). Returns the
+    /// bytes written if they fit both that and `conn_room`; they are then sent again as the
+    /// lost 0-RTT packets are repaired. Otherwise forgets every transmission, so that the
+    /// RESET_STREAM the caller then sends has the final size the peer saw (zero), and returns
+    /// `None`.
+    pub(crate) fn on_zero_rtt_rejected(
+        &mut self,
+        peer_max_data: u64,
+        conn_room: u64,
+    ) -> Option<u64> {
+        self.peer_max_data = peer_max_data;
+        if self.write_off <= peer_max_data.min(conn_room) {
+            return Some(self.write_off);
+        }
+        self.sent_off = self.acked_front;
+        self.lost.clear();
+        self.acked.clear();
+        self.fin_sent = self.fin_acked;
+        None
     }
 
     /// The peer's current limit.
