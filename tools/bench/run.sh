@@ -1,22 +1,31 @@
 #!/usr/bin/env bash
-# Bulk-transfer benchmark over loopback: our quiche-server -> quiche-client, and quinn's peer
-# program from tools/interop (server -> client) on the same machine, in the same run,
-# alternating, RUNS times each. Every transfer is checked intact (SHA-256 of the dumped file).
-# Prints one row per transfer and a table of medians: goodput (the client's summary line),
-# CPU time (user+sys) of each side, CPU seconds per GiB, and the ratios ours/quinn.
+# The benchmark, ours next to quinn in one run:
+#  1. bulk transfer over loopback: quiche-server -> quiche-client, the same with --disable-gso on
+#     both, and quinn's peer program from tools/interop (server -> client), alternating, RUNS
+#     times each; every transfer checked intact (exit status, byte count, SHA-256). One row per
+#     transfer, then medians: goodput, CPU seconds per GiB of each side, ratios ours/quinn;
+#  2. handshakes per second on one core (taskset -c 0), ours and quinn-proto alternating, three
+#     runs each, medians and the ratio (tools/bench/handshakes, in memory, no sockets);
+#  3. heap bytes held by one idle established connection, per side (same program).
 #
 #   tools/bench/run.sh                      # 1 GiB, 3 runs each
-#   tools/bench/run.sh --size 256M --runs 5
+#   tools/bench/run.sh --size 64M --runs 1  # a quick check
 #   tools/bench/run.sh --no-build --dir /dev/shm/bench
 #
 # Options (or environment variables):
-#   --size N     bytes per transfer, K/M/G suffix = powers of 1024 (BENCH_SIZE, default 1G)
-#   --runs N     transfers per implementation (BENCH_RUNS, default 3)
-#   --dir DIR    work directory for the file served and the file downloaded; needs twice the
-#                size free (BENCH_DIR, default: a new directory under ${TMPDIR:-/tmp})
-#   --timeout S  seconds one transfer may take (BENCH_TIMEOUT, default 600)
-#   --no-build   use the binaries already built
-#   --keep       keep the work directory (logs, results.tsv)
+#   --size N        bytes per transfer, K/M/G suffix = powers of 1024 (BENCH_SIZE, default 1G)
+#   --runs N        transfers per variant (BENCH_RUNS, default 3)
+#   --dir DIR       work directory for the file served and the file downloaded; needs twice the
+#                   size free (BENCH_DIR, default: a new directory under ${TMPDIR:-/tmp})
+#   --timeout S     seconds one transfer may take (BENCH_TIMEOUT, default 600)
+#   --handshakes N  handshakes per measurement (BENCH_HANDSHAKES, default 2000; 0 skips 2 and 3)
+#   --hs-runs N     measurements per implementation (BENCH_HS_RUNS, default 3)
+#   --idle-conns K  idle connection pairs for the heap figure (BENCH_IDLE_CONNS, default 1000)
+#   --skip-transfers  only parts 2 and 3
+#   --ours-bin DIR  take quiche-server and quiche-client from DIR (another build) and do not
+#                   build them (BENCH_OURS_BIN)
+#   --no-build      use the binaries already built
+#   --keep          keep the work directory (logs, results.tsv, handshakes.tsv)
 # See tools/bench/README.md for what is measured and how.
 set -euo pipefail
 REPO="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -26,6 +35,11 @@ SIZE_ARG="${BENCH_SIZE:-1G}"
 RUNS="${BENCH_RUNS:-3}"
 DIR="${BENCH_DIR:-}"
 TIMEOUT="${BENCH_TIMEOUT:-600}"
+HS_N="${BENCH_HANDSHAKES:-2000}"
+HS_RUNS="${BENCH_HS_RUNS:-3}"
+IDLE_K="${BENCH_IDLE_CONNS:-1000}"
+OURS_BIN="${BENCH_OURS_BIN:-}"
+TRANSFERS=1
 BUILD=1
 KEEP=0
 while [ $# -gt 0 ]; do
@@ -34,6 +48,11 @@ while [ $# -gt 0 ]; do
         --runs) RUNS="$2"; shift 2 ;;
         --dir) DIR="$2"; shift 2 ;;
         --timeout) TIMEOUT="$2"; shift 2 ;;
+        --handshakes) HS_N="$2"; shift 2 ;;
+        --hs-runs) HS_RUNS="$2"; shift 2 ;;
+        --idle-conns) IDLE_K="$2"; shift 2 ;;
+        --skip-transfers) TRANSFERS=0; shift ;;
+        --ours-bin) OURS_BIN="$2"; shift 2 ;;
         --no-build) BUILD=0; shift ;;
         --keep) KEEP=1; shift ;;
         -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -42,7 +61,7 @@ while [ $# -gt 0 ]; do
 done
 
 die() { echo "run.sh: $*" >&2; exit 1; }
-step() { printf '== %s\n' "$*"; }
+step() { printf '\n== %s\n' "$*"; }
 
 size_bytes() {
     local v="$1" n mult=1
@@ -58,30 +77,49 @@ size_bytes() {
 SIZE="$(size_bytes "$SIZE_ARG")"
 [ "$SIZE" -gt 0 ] || die "the size must be positive"
 [[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || die "bad run count $RUNS"
+[[ "$HS_N" =~ ^[0-9]+$ ]] || die "bad handshake count $HS_N"
+[[ "$HS_RUNS" =~ ^[1-9][0-9]*$ ]] || die "bad handshake run count $HS_RUNS"
+[[ "$IDLE_K" =~ ^[1-9][0-9]*$ ]] || die "bad idle connection count $IDLE_K"
 
-for tool in /usr/bin/time sha256sum timeout awk df; do
-    command -v "$tool" >/dev/null || die "$tool is missing (GNU time: apt-get install time)"
+for tool in /usr/bin/time sha256sum timeout awk df taskset; do
+    command -v "$tool" >/dev/null || die "$tool is missing (GNU time: apt-get install time; taskset: util-linux)"
 done
 CLK_TCK="$(getconf CLK_TCK)"
 
-OURS_SERVER="$REPO/target/release/quiche-server"
-OURS_CLIENT="$REPO/target/release/quiche-client"
+OURS_DIR="${OURS_BIN:-$REPO/target/release}"
+OURS_SERVER="$OURS_DIR/quiche-server"
+OURS_CLIENT="$OURS_DIR/quiche-client"
 QUINN_DIR="$REPO/tools/interop/quinn-peer"
 QUINN_BUILD="$REPO/tools/interop/.build"
 QUINN="$QUINN_BUILD/bin/quinn-peer"
+HS_MANIFEST="$REPO/tools/bench/handshakes/Cargo.toml"
+HS_TARGET="$REPO/tools/bench/.build/target"
+HS="$HS_TARGET/release/bench-handshakes"
 CERTS="$REPO/quiche/tests/certs"
 
 if [ "$BUILD" = 1 ]; then
-    step "building quiche-server and quiche-client (release)"
-    cargo build --release --quiet -p quiche-apps
-    # The same build as tools/interop/setup.sh's quinn step (crates.io, versions pinned with =).
-    step "building quinn-peer (release)"
-    cargo build --release --quiet --manifest-path "$QUINN_DIR/Cargo.toml" \
-        --target-dir "$QUINN_BUILD/quinn-target"
-    mkdir -p "$QUINN_BUILD/bin"
-    install -m 0755 "$QUINN_BUILD/quinn-target/release/quinn-peer" "$QUINN"
+    if [ "$TRANSFERS" = 1 ]; then
+        if [ -z "$OURS_BIN" ]; then
+            step "building quiche-server and quiche-client (release)"
+            cargo build --release --quiet -p quiche-apps
+        fi
+        # The same build as tools/interop/setup.sh's quinn step (crates.io, versions pinned with =).
+        step "building quinn-peer (release)"
+        cargo build --release --quiet --manifest-path "$QUINN_DIR/Cargo.toml" \
+            --target-dir "$QUINN_BUILD/quinn-target"
+        mkdir -p "$QUINN_BUILD/bin"
+        install -m 0755 "$QUINN_BUILD/quinn-target/release/quinn-peer" "$QUINN"
+    fi
+    if [ "$HS_N" -gt 0 ]; then
+        # Outside the workspace (it depends on quinn-proto), with its own target dir.
+        step "building tools/bench/handshakes (release)"
+        cargo build --release --quiet --manifest-path "$HS_MANIFEST" --target-dir "$HS_TARGET"
+    fi
 fi
-for bin in "$OURS_SERVER" "$OURS_CLIENT" "$QUINN"; do
+need=()
+[ "$TRANSFERS" = 1 ] && need+=("$OURS_SERVER" "$OURS_CLIENT" "$QUINN")
+[ "$HS_N" -gt 0 ] && need+=("$HS")
+for bin in "${need[@]}"; do
     [ -x "$bin" ] || die "$bin is missing: run without --no-build"
 done
 
@@ -105,14 +143,12 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# The file served and the file downloaded, plus some slack.
-need_kib=$(((2 * SIZE + (64 << 20)) / 1024))
-free_kib="$(df -Pk "$DIR" | awk 'NR == 2 { print $4 }')"
-[ "$free_kib" -ge "$need_kib" ] || die "$DIR has $free_kib KiB free, the run needs $need_kib KiB"
+# Median of the numbers on stdin, one per line.
+median() {
+    sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) exit 1; print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
 
-step "generating $SIZE bytes of random data in $DIR"
-head -c "$SIZE" /dev/urandom >"$DIR/root/bench.bin"
-WANT_SHA="$(sha256sum "$DIR/root/bench.bin" | awk '{ print $1 }')"
+# ---------------------------------------------------------------- 1. bulk transfer
 
 # CPU seconds (user+sys, all threads) a live process has used so far, from /proc/PID/stat.
 cpu_secs() {
@@ -121,14 +157,23 @@ cpu_secs() {
 }
 hwm_kib() { awk '$1 == "VmHWM:" { print $2 }' "/proc/$1/status"; }
 
-# Starts the server of implementation $1; sets SERVER_PID and PORT.
+# The extra flags of variant $1 for both of our programs.
+ours_flags() {
+    case "$1" in
+        ours-nogso) echo "--disable-gso" ;;
+        *) echo "" ;;
+    esac
+}
+
+# Starts the server of variant $1; sets SERVER_PID and PORT.
 start_server() {
-    local impl="$1" log="$2" port=""
-    case "$impl" in
-        ours)
+    local variant="$1" log="$2" port=""
+    case "$variant" in
+        ours|ours-nogso)
             # --no-retry: quinn-peer's server does not send Retry either (one round trip less).
+            # shellcheck disable=SC2046 # the flags are words
             "$OURS_SERVER" --listen 127.0.0.1:0 --cert "$CERTS/cert.crt" --key "$CERTS/cert.key" \
-                --root "$DIR/root" --no-retry >"$log.out" 2>"$log.err" &
+                --root "$DIR/root" --no-retry $(ours_flags "$variant") >"$log.out" 2>"$log.err" &
             ;;
         quinn)
             "$QUINN" server --listen 127.0.0.1:0 --cert "$CERTS/cert.crt" --key "$CERTS/cert.key" \
@@ -141,10 +186,10 @@ start_server() {
         port="$(sed -n 's/^\(quinn: \)\{0,1\}listening on 127\.0\.0\.1:\([0-9]*\).*/\2/p' \
             "$log.out" "$log.err" | head -n 1)"
         [ -n "$port" ] && break
-        kill -0 "$SERVER_PID" 2>/dev/null || { cat "$log.err" >&2; die "$impl server failed to start"; }
+        kill -0 "$SERVER_PID" 2>/dev/null || { cat "$log.err" >&2; die "$variant server failed to start"; }
         sleep 0.1
     done
-    [ -n "$port" ] || die "$impl server reported no address"
+    [ -n "$port" ] || die "$variant server reported no address"
     PORT="$port"
 }
 
@@ -154,14 +199,17 @@ stop_server() {
     SERVER_PID=""
 }
 
-# One transfer with implementation $1, run $2: appends a row to results.tsv.
+# One transfer with variant $1, run $2: appends a row to results.tsv.
 transfer() {
-    local impl="$1" run="$2" log="$DIR/logs/$1-$2" url status
-    start_server "$impl" "$log-server"
+    local variant="$1" run="$2" log="$DIR/logs/$1-$2" url status
+    start_server "$variant" "$log-server"
     url="https://127.0.0.1:$PORT/bench.bin"
     local client=()
-    case "$impl" in
-        ours) client=("$OURS_CLIENT" --ca "$CERTS/rootca.crt" --dump-responses "$DIR/out" "$url") ;;
+    case "$variant" in
+        ours|ours-nogso)
+            # shellcheck disable=SC2207 # the flags are words
+            client=("$OURS_CLIENT" $(ours_flags "$variant") --ca "$CERTS/rootca.crt" \
+                --dump-responses "$DIR/out" "$url") ;;
         quinn) client=("$QUINN" client --ca "$CERTS/rootca.crt" --out "$DIR/out" --case transfer "$url") ;;
     esac
     status=0
@@ -176,59 +224,139 @@ transfer() {
     stop_server
     if [ "$status" != 0 ]; then
         cat "$log-client.err" >&2
-        die "$impl run $run: the client failed (status $status; 124 = over ${TIMEOUT}s)"
+        die "$variant run $run: the client failed (status $status; 124 = over ${TIMEOUT}s)"
     fi
     local summary bytes mbps got
     summary="$(grep '^bytes=' "$log-client.out" | tail -n 1)"
     bytes="$(sed -n 's/.*bytes=\([0-9]*\).*/\1/p' <<<"$summary")"
     mbps="$(sed -n 's/.*mbps=\([0-9.]*\).*/\1/p' <<<"$summary")"
-    [ "$bytes" = "$SIZE" ] || die "$impl run $run: $bytes bytes received, $SIZE expected ($summary)"
+    [ "$bytes" = "$SIZE" ] || die "$variant run $run: $bytes bytes received, $SIZE expected ($summary)"
     got="$(sha256sum "$DIR/out/bench.bin" | awk '{ print $1 }')"
-    [ "$got" = "$WANT_SHA" ] || die "$impl run $run: the downloaded file differs (SHA-256 $got)"
+    [ "$got" = "$WANT_SHA" ] || die "$variant run $run: the downloaded file differs (SHA-256 $got)"
     rm -f "$DIR/out/bench.bin"
-    local wall user sys rss client_cpu
+    local wall user sys rss client_cpu gib
     read -r wall user sys rss <"$log-client.time"
     client_cpu="$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')"
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$impl" "$run" "$mbps" "$wall" "$client_cpu" \
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$variant" "$run" "$mbps" "$wall" "$client_cpu" \
         "$server_cpu" "$rss" "$server_hwm" >>"$DIR/results.tsv"
-    printf '  %-5s run %s: %8s Mbit/s  %6ss  client CPU %6ss  server CPU %6ss  (SHA-256 ok)\n' \
-        "$impl" "$run" "$mbps" "$wall" "$client_cpu" "$server_cpu"
+    gib="$(awk -v s="$SIZE" 'BEGIN { print s / 1073741824 }')"
+    printf '  %-10s run %s: %8s Mbit/s  %6ss  client CPU %6ss (%5.2f s/GiB)  server CPU %6ss (%5.2f s/GiB)  SHA-256 ok\n' \
+        "$variant" "$run" "$mbps" "$wall" "$client_cpu" "$(awk -v c="$client_cpu" -v g="$gib" 'BEGIN { print c / g }')" \
+        "$server_cpu" "$(awk -v c="$server_cpu" -v g="$gib" 'BEGIN { print c / g }')"
 }
 
-step "$RUNS transfers of $SIZE bytes each over 127.0.0.1, alternating ($(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg))"
-: >"$DIR/results.tsv"
-for run in $(seq "$RUNS"); do
-    # Who goes first alternates too, so that neither always follows the other's page cache
-    # and CPU frequency state.
-    if [ $((run % 2)) = 1 ]; then order="ours quinn"; else order="quinn ours"; fi
-    for impl in $order; do
-        transfer "$impl" "$run"
-    done
-done
-echo "(load after: $(cut -d' ' -f1-3 /proc/loadavg))"
-
-# Medians per implementation, CPU per GiB, and ours/quinn.
-echo
-awk -F'\t' -v size="$SIZE" -v runs="$RUNS" '
+# Prints the table of medians of results.tsv; $1 is the reason ours-nogso is missing, if it is.
+transfer_medians() {
+    awk -F'\t' -v size="$SIZE" -v runs="$RUNS" -v nogso_skipped="$1" '
 function median(impl, col,    n, i, j, t, v) {
     n = 0
     for (i = 1; i <= NR_; i++) if (row_impl[i] == impl) v[++n] = row[i, col] + 0
     for (i = 2; i <= n; i++) { t = v[i]; for (j = i - 1; j >= 1 && v[j] > t; j--) v[j + 1] = v[j]; v[j + 1] = t }
     return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
 }
+function line(name, a, b, c, d, e, f, g, h) {
+    printf "%-17s %10s %8s %11s %11s %13s %13s %11s %11s\n", name, a, b, c, d, e, f, g, h
+}
+function values(impl) {
+    for (c = 3; c <= 8; c++) m[impl, c] = median(impl, c)
+    m[impl, 9] = m[impl, 5] / gib; m[impl, 10] = m[impl, 6] / gib
+    line(impl, sprintf("%.1f", m[impl, 3]), sprintf("%.2f", m[impl, 4]), sprintf("%.2f", m[impl, 5]),
+        sprintf("%.2f", m[impl, 6]), sprintf("%.2f", m[impl, 9]), sprintf("%.2f", m[impl, 10]),
+        sprintf("%.1f", m[impl, 7] / 1024), sprintf("%.1f", m[impl, 8] / 1024))
+}
+function ratio(a, b,    c, r) {
+    for (c = 3; c <= 10; c++) r[c] = m[b, c] > 0 ? sprintf("%.2f", m[a, c] / m[b, c]) : "-"
+    line(a "/" b, r[3], r[4], r[5], r[6], r[9], r[10], r[7], r[8])
+}
 { NR_ = NR; row_impl[NR] = $1; for (c = 3; c <= 8; c++) row[NR, c] = $c }
 END {
     gib = size / 1073741824
     printf "median of %d runs, %.3f GiB per transfer\n", runs, gib
-    printf "%-14s %10s %8s %11s %11s %13s %13s %11s %11s\n", "", "goodput", "wall", "client CPU", "server CPU", "client CPU", "server CPU", "client RSS", "server RSS"
-    printf "%-14s %10s %8s %11s %11s %13s %13s %11s %11s\n", "", "Mbit/s", "s", "s", "s", "s/GiB", "s/GiB", "MiB", "MiB"
-    for (k = 1; k <= 2; k++) {
-        impl = k == 1 ? "ours" : "quinn"
-        m[impl, 3] = median(impl, 3); m[impl, 4] = median(impl, 4)
-        m[impl, 5] = median(impl, 5); m[impl, 6] = median(impl, 6)
-        m[impl, 7] = median(impl, 7); m[impl, 8] = median(impl, 8)
-        printf "%-14s %10.1f %8.2f %11.2f %11.2f %13.2f %13.2f %11.1f %11.1f\n", impl, m[impl, 3], m[impl, 4], m[impl, 5], m[impl, 6], m[impl, 5] / gib, m[impl, 6] / gib, m[impl, 7] / 1024, m[impl, 8] / 1024
-    }
-    r = "ours/quinn"
-    printf "%-14s %10.2f %8.2f %11.2f %11.2f %13.2f %13.2f %11.2f %11.2f\n", r, m["ours", 3] / m["quinn", 3], m["ours", 4] / m["quinn", 4], m["ours", 5] / m["quinn", 5], m["ours", 6] / m["quinn", 6], m["ours", 5] / m["quinn", 5], m["ours", 6] / m["quinn", 6], m["ours", 7] / m["quinn", 7], m["ours", 8] / m["quinn", 8]
+    line("", "goodput", "wall", "client CPU", "server CPU", "client CPU", "server CPU", "client RSS", "server RSS")
+    line("", "Mbit/s", "s", "s", "s", "s/GiB", "s/GiB", "MiB", "MiB")
+    values("ours")
+    if (nogso_skipped == "") values("ours-nogso"); else printf "%-17s skipped: %s\n", "ours-nogso", nogso_skipped
+    values("quinn")
+    ratio("ours", "quinn")
+    if (nogso_skipped == "") ratio("ours-nogso", "quinn")
 }' "$DIR/results.tsv"
+}
+
+if [ "$TRANSFERS" = 1 ]; then
+    # The file served and the file downloaded, plus some slack.
+    need_kib=$(((2 * SIZE + (64 << 20)) / 1024))
+    free_kib="$(df -Pk "$DIR" | awk 'NR == 2 { print $4 }')"
+    [ "$free_kib" -ge "$need_kib" ] || die "$DIR has $free_kib KiB free, the run needs $need_kib KiB"
+
+    # The flag comes with the apps' GSO/GRO work; older builds lack it.
+    NOGSO_SKIPPED=""
+    if ! "$OURS_CLIENT" --help 2>&1 | grep -q -- --disable-gso \
+        || ! "$OURS_SERVER" --help 2>&1 | grep -q -- --disable-gso; then
+        NOGSO_SKIPPED="flag not available (no --disable-gso in quiche-client/quiche-server --help)"
+    fi
+    variants="ours ours-nogso quinn"
+
+    step "generating $SIZE bytes of random data in $DIR"
+    head -c "$SIZE" /dev/urandom >"$DIR/root/bench.bin"
+    WANT_SHA="$(sha256sum "$DIR/root/bench.bin" | awk '{ print $1 }')"
+
+    step "$RUNS transfers of $SIZE bytes per variant over 127.0.0.1, alternating ($(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg))"
+    : >"$DIR/results.tsv"
+    for run in $(seq "$RUNS"); do
+        # Who goes first alternates too, so that none always follows another's page cache and
+        # CPU frequency state.
+        order="$variants"
+        [ $((run % 2)) = 0 ] && order="$(tr ' ' '\n' <<<"$variants" | tac | xargs)"
+        for variant in $order; do
+            if [ "$variant" = ours-nogso ] && [ -n "$NOGSO_SKIPPED" ]; then
+                printf '  %-10s run %s: skipped: %s\n' "$variant" "$run" "$NOGSO_SKIPPED"
+                continue
+            fi
+            transfer "$variant" "$run"
+        done
+    done
+    echo "(load after: $(cut -d' ' -f1-3 /proc/loadavg))"
+    echo
+    transfer_medians "$NOGSO_SKIPPED"
+fi
+
+# ---------------------------------------------------------------- 2. handshakes, 3. idle heap
+
+# The value of key $1 in a `key=value ...` line on stdin.
+field() { tr ' ' '\n' | sed -n "s/^$1=//p"; }
+
+if [ "$HS_N" -gt 0 ]; then
+    step "handshakes per second on one core (taskset -c 0): $HS_N complete handshakes in memory per run, $HS_RUNS runs each, alternating"
+    : >"$DIR/handshakes.tsv"
+    for run in $(seq "$HS_RUNS"); do
+        if [ $((run % 2)) = 1 ]; then order="ours quinn"; else order="quinn ours"; fi
+        for impl in $order; do
+            line="$(taskset -c 0 "$HS" rate --impl "$impl" -n "$HS_N" --certs "$CERTS")" \
+                || die "bench-handshakes rate --impl $impl failed"
+            printf '%s\t%s\t%s\t%s\t%s\n' "$impl" "$run" "$(field per_sec <<<"$line")" \
+                "$(field allocs_per_handshake <<<"$line")" "$(field us_per_handshake <<<"$line")" \
+                >>"$DIR/handshakes.tsv"
+            printf '  %-5s run %s: %s\n' "$impl" "$run" "${line#rate }"
+        done
+    done
+    echo
+    printf 'median of %d runs   %14s %14s %20s\n' "$HS_RUNS" "handshakes/s" "us/handshake" "allocations/handshake"
+    for impl in ours quinn; do
+        col() { awk -F'\t' -v i="$impl" -v c="$1" '$1 == i { print $c }' "$DIR/handshakes.tsv" | median; }
+        printf '%-19s %14.1f %14.1f %20.1f\n' "$impl" "$(col 3)" "$(col 5)" "$(col 4)"
+        eval "HS_MEDIAN_$impl=$(col 3)"
+    done
+    # shellcheck disable=SC2154 # set by eval above
+    printf '%-19s %14.2f\n' "ours/quinn" "$(awk -v a="$HS_MEDIAN_ours" -v b="$HS_MEDIAN_quinn" 'BEGIN { print a / b }')"
+
+    step "heap held by one idle established connection ($IDLE_K pairs kept, counting allocator)"
+    printf '%-8s %14s %14s %14s %18s %20s\n' "" "per connection" "client side" "server side" "caches, per pair" "sizeof(Connection)"
+    for impl in ours quinn; do
+        line="$(taskset -c 0 "$HS" heap --impl "$impl" -k "$IDLE_K" --certs "$CERTS")" \
+            || die "bench-handshakes heap --impl $impl failed"
+        printf '%-8s %14s %14s %14s %18s %20s\n' "$impl" "$(field per_conn <<<"$line")" \
+            "$(field client_per_conn <<<"$line")" "$(field server_per_conn <<<"$line")" \
+            "$(field residual_per_pair <<<"$line")" "$(field conn_struct <<<"$line")"
+    done
+    echo "(bytes; per connection = (live heap after - before) / (2 x $IDLE_K); a side = what freeing its connections returned, / $IDLE_K)"
+fi

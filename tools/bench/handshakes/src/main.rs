@@ -1,0 +1,303 @@
+//! Handshakes per second on one thread, and the heap an idle established connection holds:
+//! our library next to quinn-proto, both driven in memory (no sockets), client and server in
+//! this one process.
+//!
+//! ```text
+//! bench-handshakes [all|rate|heap] [--impl ours|quinn|both] [-n N] [-k K] [--warmup W] [--certs DIR]
+//! ```
+//!
+//! - `rate`: N complete handshakes one after the other (after W unmeasured ones), each until
+//!   both sides are established and nothing is left to send, so the client has processed
+//!   HANDSHAKE_DONE; then both connections are freed. Prints one `rate ...` line.
+//! - `heap`: K connection pairs handshaken and kept idle; live heap bytes (a counting global
+//!   allocator) before, after, after freeing the clients, after freeing the servers. Prints
+//!   one `heap ...` line.
+//! - `all` (the default): both, for each implementation, and the ratio of the rates.
+//!
+//! Both sides use the test certificate of quiche/tests/certs (ECDSA P-256), TLS 1.3 with
+//! TLS_AES_128_GCM_SHA256 and X25519, the client verifies the server's certificate against the
+//! test CA and its name, and no session is resumed. See tools/bench/README.md.
+
+// A benchmark, not the library: wall-clock time is what it measures, so the workspace ban on
+// `Instant::now` (time is a parameter there) does not apply.
+#![allow(clippy::disallowed_methods)]
+
+mod alloc;
+mod common;
+mod ours;
+mod quinn;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use crate::common::Traffic;
+use crate::ours::Ours;
+use crate::quinn::Quinn;
+
+#[global_allocator]
+static GLOBAL: alloc::Counting = alloc::Counting;
+
+#[derive(Clone, Copy, PartialEq)]
+enum Impl {
+    Ours,
+    Quinn,
+}
+
+impl Impl {
+    fn name(self) -> &'static str {
+        match self {
+            Impl::Ours => "ours",
+            Impl::Quinn => "quinn",
+        }
+    }
+}
+
+struct Args {
+    mode: String,
+    impls: Vec<Impl>,
+    n: u64,
+    k: usize,
+    warmup: u64,
+    certs: PathBuf,
+}
+
+fn usage() -> String {
+    "usage: bench-handshakes [all|rate|heap] [--impl ours|quinn|both] [-n N] [-k K] \
+     [--warmup W] [--certs DIR]"
+        .into()
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut a = Args {
+        mode: "all".into(),
+        impls: vec![Impl::Ours, Impl::Quinn],
+        n: 2000,
+        k: 1000,
+        warmup: 100,
+        certs: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../quiche/tests/certs"),
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(arg) = it.next() {
+        let mut value = |name: &str| it.next().ok_or(format!("{name} needs a value"));
+        match arg.as_str() {
+            "all" | "rate" | "heap" => a.mode = arg,
+            "--impl" => {
+                a.impls = match value("--impl")?.as_str() {
+                    "ours" => vec![Impl::Ours],
+                    "quinn" => vec![Impl::Quinn],
+                    "both" => vec![Impl::Ours, Impl::Quinn],
+                    other => return Err(format!("--impl {other}: ours, quinn or both")),
+                }
+            }
+            "-n" => a.n = value("-n")?.parse().map_err(|e| format!("-n: {e}"))?,
+            "-k" => a.k = value("-k")?.parse().map_err(|e| format!("-k: {e}"))?,
+            "--warmup" => {
+                a.warmup = value("--warmup")?
+                    .parse()
+                    .map_err(|e| format!("--warmup: {e}"))?
+            }
+            "--certs" => a.certs = PathBuf::from(value("--certs")?),
+            "-h" | "--help" => return Err(usage()),
+            other => return Err(format!("unknown argument {other}\n{}", usage())),
+        }
+    }
+    if a.n == 0 || a.k == 0 {
+        return Err("-n and -k must be positive".into());
+    }
+    Ok(a)
+}
+
+/// The result of a `rate` run.
+struct Rate {
+    per_sec: f64,
+}
+
+fn rate(which: Impl, a: &Args) -> Result<Rate, String> {
+    let mut t = Traffic::default();
+    let (secs, allocs, retained) = match which {
+        Impl::Ours => {
+            let mut ours = Ours::new(&a.certs)?;
+            let mut warm = Traffic::default();
+            for _ in 0..a.warmup {
+                drop(ours.handshake(Instant::now(), &mut warm)?);
+            }
+            measure(a.n, || {
+                drop(ours.handshake(Instant::now(), &mut t)?);
+                Ok(())
+            })?
+        }
+        Impl::Quinn => {
+            let mut q = Quinn::new(&a.certs)?;
+            let mut eps = q.endpoints();
+            let mut warm = Traffic::default();
+            for _ in 0..a.warmup {
+                let pair = q.handshake(&mut eps, Instant::now(), &mut warm)?;
+                Quinn::release(&mut eps, pair);
+            }
+            measure(a.n, || {
+                let pair = q.handshake(&mut eps, Instant::now(), &mut t)?;
+                Quinn::release(&mut eps, pair);
+                Ok(())
+            })?
+        }
+    };
+    let n = a.n as f64;
+    let per_sec = n / secs;
+    println!(
+        "rate impl={} handshakes={} secs={:.3} per_sec={:.1} us_per_handshake={:.1} \
+         allocs_per_handshake={:.1} retained_bytes_per_handshake={:.0} \
+         c2s_datagrams={:.2} c2s_bytes={:.0} s2c_datagrams={:.2} s2c_bytes={:.0} timer_jumps={}",
+        which.name(),
+        a.n,
+        secs,
+        per_sec,
+        secs * 1e6 / n,
+        allocs as f64 / n,
+        retained as f64 / n,
+        t.c2s.datagrams as f64 / n,
+        t.c2s.bytes as f64 / n,
+        t.s2c.datagrams as f64 / n,
+        t.s2c.bytes as f64 / n,
+        t.timer_jumps,
+    );
+    Ok(Rate { per_sec })
+}
+
+/// Runs `f` `n` times; returns the seconds taken, the allocations made, and the heap bytes
+/// still held afterwards: a pair frees what it allocated, so this is what caches kept (the
+/// servers' TLS session caches, our clients' ticket registry).
+fn measure(n: u64, mut f: impl FnMut() -> Result<(), String>) -> Result<(f64, u64, i64), String> {
+    let allocs0 = alloc::allocations();
+    let live0 = alloc::live_bytes();
+    let start = Instant::now();
+    for _ in 0..n {
+        f()?;
+    }
+    let secs = start.elapsed().as_secs_f64();
+    Ok((
+        secs,
+        alloc::allocations() - allocs0,
+        alloc::live_bytes() - live0,
+    ))
+}
+
+fn per(bytes: i64, n: usize) -> f64 {
+    bytes as f64 / n as f64
+}
+
+fn heap(which: Impl, a: &Args) -> Result<(), String> {
+    let k = a.k;
+    let warmup = a.warmup.min(20);
+    let (live, conn_size) = match which {
+        Impl::Ours => {
+            let mut ours = Ours::new(&a.certs)?;
+            let mut t = Traffic::default();
+            // The configs build their rustls configs on first use: not per connection.
+            for _ in 0..warmup {
+                drop(ours.handshake(Instant::now(), &mut t)?);
+            }
+            let mut clients = Vec::with_capacity(k);
+            let mut servers = Vec::with_capacity(k);
+            let live0 = alloc::live_bytes();
+            for _ in 0..k {
+                let pair = ours.handshake(Instant::now(), &mut t)?;
+                clients.push(pair.client);
+                servers.push(pair.server);
+            }
+            let live1 = alloc::live_bytes();
+            // `clear` frees the connections but keeps the vectors, allocated before `live0`.
+            clients.clear();
+            let live2 = alloc::live_bytes();
+            servers.clear();
+            let live3 = alloc::live_bytes();
+            (
+                [live0, live1, live2, live3],
+                std::mem::size_of::<quiche::Connection>(),
+            )
+        }
+        Impl::Quinn => {
+            let mut q = Quinn::new(&a.certs)?;
+            let mut t = Traffic::default();
+            {
+                let mut eps = q.endpoints();
+                for _ in 0..warmup {
+                    let pair = q.handshake(&mut eps, Instant::now(), &mut t)?;
+                    Quinn::release(&mut eps, pair);
+                }
+            }
+            let mut clients = Vec::with_capacity(k);
+            let mut servers = Vec::with_capacity(k);
+            let live0 = alloc::live_bytes();
+            // Created inside the measured span: each side's figure includes its endpoint (its
+            // routing tables grow with the connections; its fixed part is spread over K).
+            let mut eps = q.endpoints();
+            for _ in 0..k {
+                let pair = q.handshake(&mut eps, Instant::now(), &mut t)?;
+                // Boxed, as quinn keeps each connection's state behind an `Arc`.
+                clients.push(Box::new(pair.client));
+                servers.push(Box::new(pair.server));
+            }
+            let live1 = alloc::live_bytes();
+            let quinn::Endpoints { client, server } = eps;
+            clients.clear();
+            drop(client);
+            let live2 = alloc::live_bytes();
+            servers.clear();
+            drop(server);
+            let live3 = alloc::live_bytes();
+            (
+                [live0, live1, live2, live3],
+                std::mem::size_of::<quinn_proto::Connection>(),
+            )
+        }
+    };
+    let [live0, live1, live2, live3] = live;
+    println!(
+        "heap impl={} conns={} per_conn={:.0} client_per_conn={:.0} server_per_conn={:.0} \
+         residual_per_pair={:.0} conn_struct={}",
+        which.name(),
+        k,
+        per(live1 - live0, 2 * k),
+        per(live1 - live2, k),
+        per(live2 - live3, k),
+        per(live3 - live0, k),
+        conn_size,
+    );
+    Ok(())
+}
+
+fn run() -> Result<(), String> {
+    let a = parse_args()?;
+    if !a.certs.join("cert.crt").exists() {
+        return Err(format!(
+            "no cert.crt in {} (--certs DIR)",
+            a.certs.display()
+        ));
+    }
+    let mut rates = Vec::new();
+    if a.mode == "all" || a.mode == "rate" {
+        for &which in &a.impls {
+            rates.push((which, rate(which, &a)?));
+        }
+    }
+    if let [(Impl::Ours, ours), (Impl::Quinn, quinn)] = rates.as_slice() {
+        println!("ratio ours/quinn={:.2}", ours.per_sec / quinn.per_sec);
+    }
+    if a.mode == "all" || a.mode == "heap" {
+        for &which in &a.impls {
+            heap(which, &a)?;
+        }
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("bench-handshakes: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
