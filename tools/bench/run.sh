@@ -210,7 +210,7 @@ transfer() {
             # shellcheck disable=SC2207 # the flags are words
             client=("$OURS_CLIENT" $(ours_flags "$variant") --ca "$CERTS/rootca.crt" \
                 --dump-responses "$DIR/out" "$url") ;;
-        quinn) client=("$QUINN" client --ca "$CERTS/rootca.crt" --out "$DIR/out" --case transfer "$url") ;;
+        quinn) client=(env QUINN_PEER_AES128=1 "$QUINN" client --ca "$CERTS/rootca.crt" --out "$DIR/out" --case transfer "$url") ;;
     esac
     status=0
     timeout -k 5 "$TIMEOUT" /usr/bin/time -o "$log-client.time" -f '%e %U %S %M' \
