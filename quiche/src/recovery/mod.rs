@@ -385,6 +385,9 @@ impl<P> Recovery<P> {
             ..Default::default()
         };
         let space = &mut self.spaces[epoch.index()];
+        // Room for every tracked packet at once: the buffer then only grows when more packets
+        // are in flight than ever before, not step by step as ACKs cover more of them.
+        out.acked.reserve(space.sent.len());
         let history = &mut space.lost_history;
         let scan = space.sent.on_ack_received(ranges, &mut out.acked, |r| {
             history.on_acked_range(r, &mut tally)
