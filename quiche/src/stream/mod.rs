@@ -185,6 +185,11 @@ pub(crate) struct Stream {
     scheduled: bool,
     /// `stream_send` has reported the peer's STOP_SENDING to the application.
     stop_reported: bool,
+    /// In the map's `readable` set. The flags let `refresh`, which runs for every packet sent
+    /// and every acknowledged frame, touch the sets only when membership changes.
+    listed_readable: bool,
+    /// In the map's `writable` set.
+    listed_writable: bool,
     ctl: StreamCtl,
 }
 
@@ -359,6 +364,8 @@ impl StreamMap {
             priority: Priority::default(),
             scheduled: false,
             stop_reported: false,
+            listed_readable: false,
+            listed_writable: false,
             ctl: StreamCtl::default(),
         };
         self.streams.insert(id, stream);
@@ -482,8 +489,14 @@ impl StreamMap {
             self.collect(id);
             return;
         }
-        set_membership(&mut self.readable, id, readable);
-        set_membership(&mut self.writable, id, writable);
+        if readable != s.listed_readable {
+            s.listed_readable = readable;
+            set_membership(&mut self.readable, id, readable);
+        }
+        if writable != s.listed_writable {
+            s.listed_writable = writable;
+            set_membership(&mut self.writable, id, writable);
+        }
     }
 
     /// Removes a finished stream; a peer stream frees a slot for the peer (MAX_STREAMS).
@@ -494,8 +507,12 @@ impl StreamMap {
         if s.scheduled {
             self.sched.remove(id, s.priority);
         }
-        self.readable.remove(&id);
-        self.writable.remove(&id);
+        if s.listed_readable {
+            self.readable.remove(&id);
+        }
+        if s.listed_writable {
+            self.writable.remove(&id);
+        }
         if !self.is_local(id) {
             let bidi = is_bidi(id);
             self.dirs[dir_index(bidi)].peer_collected += 1;
