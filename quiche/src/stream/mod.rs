@@ -49,6 +49,7 @@
 mod app;
 mod control;
 mod frames;
+mod id_hash;
 pub mod priority;
 mod range_list;
 mod recv_buf;
@@ -58,7 +59,7 @@ mod send_buf;
 #[cfg(test)]
 mod tests;
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
 
 use crate::{Error, Result};
 
@@ -67,6 +68,7 @@ pub use self::priority::{Priority, DEFAULT_URGENCY, MAX_URGENCY};
 pub use self::send_buf::Emitted;
 
 use self::control::{CtlKey, StreamCtl};
+use self::id_hash::{StreamIdMap, StreamIdSet};
 use self::priority::Scheduler;
 use self::range_list::RangeList;
 use self::recv_buf::RecvBuf;
@@ -151,7 +153,7 @@ pub struct StreamIter {
 }
 
 impl StreamIter {
-    fn from_set(set: &HashSet<u64>) -> Self {
+    fn from_set(set: &StreamIdSet) -> Self {
         let mut ids: Vec<u64> = set.iter().copied().collect();
         ids.sort_unstable();
         StreamIter {
@@ -231,11 +233,11 @@ pub struct StreamMap {
     is_server: bool,
     config: StreamConfig,
     peer: PeerParams,
-    streams: HashMap<u64, Stream>,
+    streams: StreamIdMap<Stream>,
     /// Indexed by [`dir_index`].
     dirs: [DirState; 2],
-    readable: HashSet<u64>,
-    writable: HashSet<u64>,
+    readable: StreamIdSet,
+    writable: StreamIdSet,
     sched: Scheduler,
     ctl_queue: VecDeque<CtlKey>,
     recv_discarded: u64,
@@ -273,10 +275,10 @@ impl StreamMap {
             is_server,
             config,
             peer: PeerParams::default(),
-            streams: HashMap::new(),
+            streams: StreamIdMap::default(),
             dirs,
-            readable: HashSet::new(),
-            writable: HashSet::new(),
+            readable: StreamIdSet::default(),
+            writable: StreamIdSet::default(),
             sched: Scheduler::default(),
             ctl_queue: VecDeque::new(),
             recv_discarded: 0,
@@ -598,7 +600,7 @@ impl StreamMap {
     }
 }
 
-fn set_membership(set: &mut HashSet<u64>, id: u64, member: bool) {
+fn set_membership(set: &mut StreamIdSet, id: u64, member: bool) {
     if member {
         set.insert(id);
     } else {
