@@ -188,8 +188,10 @@ impl Connection {
         }
     }
 
+    /// Keeps a record's heap buffer for a later packet. Records that fit inline own no buffer
+    /// and are simply dropped: pooling them would only copy them around and grow the pool.
     fn recycle(&mut self, mut frames: SentFrames) {
-        if self.frames_pool.len() < 1024 {
+        if frames.has_spill_capacity() && self.frames_pool.len() < 1024 {
             frames.clear();
             self.frames_pool.push(frames);
         }

@@ -80,6 +80,12 @@ impl SentFrames {
         self.retransmission = false;
     }
 
+    /// Whether the record holds a heap buffer worth reusing (it once had more frames than fit
+    /// inline).
+    pub fn has_spill_capacity(&self) -> bool {
+        self.spill.capacity() > 0
+    }
+
     /// Whether nothing was recorded.
     pub fn is_empty(&self) -> bool {
         self.inline[0].is_none()

@@ -243,6 +243,9 @@ impl<P> Default for Space<P> {
 pub struct Recovery<P> {
     spaces: [Space<P>; 3],
     rtt: RttEstimator,
+    /// [`Recovery::pto`], recomputed when the RTT estimate or max_ack_delay changes: the
+    /// connection asks for it several times per packet (idle timer, key retention).
+    pto: Duration,
     cc: Controller,
     max_datagram_size: usize,
     timer: Option<Instant>,
@@ -266,9 +269,11 @@ impl<P> Recovery<P> {
 
     /// Creates recovery with a given controller (e.g. from [`Controller::from_factory`]).
     pub fn with_controller(cfg: &RecoveryConfig, cc: Controller) -> Self {
+        let rtt = RttEstimator::new(cfg.initial_rtt, cfg.max_ack_delay);
         Recovery {
             spaces: Default::default(),
-            rtt: RttEstimator::new(cfg.initial_rtt, cfg.max_ack_delay),
+            pto: pto_period(&rtt.stats(), 0, Epoch::Application),
+            rtt,
             cc,
             max_datagram_size: cfg.cc.max_datagram_size,
             timer: None,
@@ -385,6 +390,9 @@ impl<P> Recovery<P> {
             ..Default::default()
         };
         let space = &mut self.spaces[epoch.index()];
+        // Room for every tracked packet at once: the buffer then only grows when more packets
+        // are in flight than ever before, not step by step as ACKs cover more of them.
+        out.acked.reserve(space.sent.len());
         let history = &mut space.lost_history;
         let scan = space.sent.on_ack_received(ranges, &mut out.acked, |r| {
             history.on_acked_range(r, &mut tally)
@@ -471,6 +479,7 @@ impl<P> Recovery<P> {
         };
         self.rtt
             .update(now, latest_rtt, ack_delay, self.handshake_confirmed);
+        self.pto = pto_period(&self.rtt.stats(), 0, Epoch::Application);
         Some(latest_rtt)
     }
 
@@ -758,6 +767,7 @@ impl<P> Recovery<P> {
     /// Sets the peer's max_ack_delay (from its transport parameters).
     pub fn set_max_ack_delay(&mut self, max_ack_delay: Duration) {
         self.rtt.set_max_ack_delay(max_ack_delay);
+        self.pto = pto_period(&self.rtt.stats(), 0, Epoch::Application);
     }
 
     /// The maximum datagram size changed (path MTU discovery).
@@ -840,7 +850,11 @@ impl<P> Recovery<P> {
     /// The PTO period without backoff, with max_ack_delay (for idle and closing timeouts, RFC
     /// 9000 §10).
     pub fn pto(&self) -> Duration {
-        pto_period(&self.rtt.stats(), 0, Epoch::Application)
+        debug_assert_eq!(
+            self.pto,
+            pto_period(&self.rtt.stats(), 0, Epoch::Application)
+        );
+        self.pto
     }
 
     /// Consecutive PTOs without an acknowledgment (the backoff exponent).

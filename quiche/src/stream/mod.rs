@@ -49,6 +49,7 @@
 mod app;
 mod control;
 mod frames;
+mod id_hash;
 pub mod priority;
 mod range_list;
 mod recv_buf;
@@ -59,7 +60,7 @@ mod zero_rtt;
 #[cfg(test)]
 mod tests;
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
 
 use crate::{Error, Result};
 
@@ -68,6 +69,7 @@ pub use self::priority::{Priority, DEFAULT_URGENCY, MAX_URGENCY};
 pub use self::send_buf::Emitted;
 
 use self::control::{CtlKey, StreamCtl};
+use self::id_hash::{StreamIdMap, StreamIdSet};
 use self::priority::Scheduler;
 use self::range_list::RangeList;
 use self::recv_buf::RecvBuf;
@@ -152,7 +154,7 @@ pub struct StreamIter {
 }
 
 impl StreamIter {
-    fn from_set(set: &HashSet<u64>) -> Self {
+    fn from_set(set: &StreamIdSet) -> Self {
         let mut ids: Vec<u64> = set.iter().copied().collect();
         ids.sort_unstable();
         StreamIter {
@@ -186,6 +188,11 @@ pub(crate) struct Stream {
     scheduled: bool,
     /// `stream_send` has reported the peer's STOP_SENDING to the application.
     stop_reported: bool,
+    /// In the map's `readable` set. The flags let `refresh`, which runs for every packet sent
+    /// and every acknowledged frame, touch the sets only when membership changes.
+    listed_readable: bool,
+    /// In the map's `writable` set.
+    listed_writable: bool,
     ctl: StreamCtl,
 }
 
@@ -227,11 +234,11 @@ pub struct StreamMap {
     is_server: bool,
     config: StreamConfig,
     peer: PeerParams,
-    streams: HashMap<u64, Stream>,
+    streams: StreamIdMap<Stream>,
     /// Indexed by [`dir_index`].
     dirs: [DirState; 2],
-    readable: HashSet<u64>,
-    writable: HashSet<u64>,
+    readable: StreamIdSet,
+    writable: StreamIdSet,
     sched: Scheduler,
     ctl_queue: VecDeque<CtlKey>,
     recv_discarded: u64,
@@ -269,10 +276,10 @@ impl StreamMap {
             is_server,
             config,
             peer: PeerParams::default(),
-            streams: HashMap::new(),
+            streams: StreamIdMap::default(),
             dirs,
-            readable: HashSet::new(),
-            writable: HashSet::new(),
+            readable: StreamIdSet::default(),
+            writable: StreamIdSet::default(),
             sched: Scheduler::default(),
             ctl_queue: VecDeque::new(),
             recv_discarded: 0,
@@ -360,6 +367,8 @@ impl StreamMap {
             priority: Priority::default(),
             scheduled: false,
             stop_reported: false,
+            listed_readable: false,
+            listed_writable: false,
             ctl: StreamCtl::default(),
         };
         self.streams.insert(id, stream);
@@ -483,8 +492,14 @@ impl StreamMap {
             self.collect(id);
             return;
         }
-        set_membership(&mut self.readable, id, readable);
-        set_membership(&mut self.writable, id, writable);
+        if readable != s.listed_readable {
+            s.listed_readable = readable;
+            set_membership(&mut self.readable, id, readable);
+        }
+        if writable != s.listed_writable {
+            s.listed_writable = writable;
+            set_membership(&mut self.writable, id, writable);
+        }
     }
 
     /// Removes a finished stream; a peer stream frees a slot for the peer (MAX_STREAMS).
@@ -495,8 +510,12 @@ impl StreamMap {
         if s.scheduled {
             self.sched.remove(id, s.priority);
         }
-        self.readable.remove(&id);
-        self.writable.remove(&id);
+        if s.listed_readable {
+            self.readable.remove(&id);
+        }
+        if s.listed_writable {
+            self.writable.remove(&id);
+        }
         if !self.is_local(id) {
             let bidi = is_bidi(id);
             self.dirs[dir_index(bidi)].peer_collected += 1;
@@ -582,7 +601,7 @@ impl StreamMap {
     }
 }
 
-fn set_membership(set: &mut HashSet<u64>, id: u64, member: bool) {
+fn set_membership(set: &mut StreamIdSet, id: u64, member: bool) {
     if member {
         set.insert(id);
     } else {

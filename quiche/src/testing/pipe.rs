@@ -162,6 +162,10 @@ impl Link {
     }
 }
 
+/// The capacity of a new datagram buffer: any common datagram fits, so buffers are reused
+/// without growing whatever they carried before.
+const SPARE_CAPACITY: usize = 1500;
+
 /// A client and a server connection joined by a modelled link on a virtual clock.
 pub struct Pipe {
     /// The client side.
@@ -256,6 +260,17 @@ impl Pipe {
         })
     }
 
+    /// Makes room for `n` datagrams in flight at once, so that a long transfer does not
+    /// allocate a buffer each time the windows let more datagrams into the link (tests that
+    /// count the library's allocations call this first).
+    pub fn reserve_datagrams(&mut self, n: usize) {
+        self.in_flight.reserve(n);
+        self.spare.reserve(n);
+        while self.spare.len() < n {
+            self.spare.push(Vec::with_capacity(SPARE_CAPACITY));
+        }
+    }
+
     /// Virtual time elapsed since the pipe was created.
     pub fn elapsed(&self) -> Duration {
         self.now - self.start
@@ -292,7 +307,11 @@ impl Pipe {
                 };
                 // Pacing: a datagram leaves no earlier than the time the sender asked for.
                 let leave = info.at.max(self.now);
-                let mut data = self.spare.pop().unwrap_or_default();
+                // New buffers get room for any usual datagram, so that a reused one never grows.
+                let mut data = self
+                    .spare
+                    .pop()
+                    .unwrap_or_else(|| Vec::with_capacity(len.max(SPARE_CAPACITY)));
                 data.clear();
                 data.extend_from_slice(&self.buf[..len]);
                 self.offer(direction, leave, data);
