@@ -40,9 +40,14 @@ pub struct Config {
 }
 
 impl Config {
-    /// Creates a config object with the given version (only [`crate::PROTOCOL_VERSION`]).
+    /// Creates a config object with the given version: [`crate::PROTOCOL_VERSION`], or, for a
+    /// client that tests Version Negotiation, a reserved version of the form 0x?a?a?a?a
+    /// (RFC 9000 §15). A server answers such a client's first Initial with Version
+    /// Negotiation, and the client gives up (RFC 9000 §6.2): `recv` fails with
+    /// `UnknownVersion` and the connection is closed; the application may then connect again
+    /// with version 1. `accept` refuses a config with a reserved version.
     pub fn new(version: u32) -> Result<Config> {
-        if !crate::version_is_supported(version) {
+        if !crate::version_is_supported(version) && !crate::packet::is_grease_version(version) {
             return Err(Error::UnknownVersion);
         }
         // A random key by default: tokens then survive only as long as this config, which is

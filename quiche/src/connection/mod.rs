@@ -223,6 +223,10 @@ impl Connection {
         if scid.len() > crate::MAX_CONN_ID_LEN {
             return Err(Error::InvalidState);
         }
+        if is_server && !crate::version_is_supported(config.version) {
+            // A reserved version only serves a client testing Version Negotiation.
+            return Err(Error::UnknownVersion);
+        }
         let mut local_tp = config.local_transport_params.clone();
         local_tp.initial_source_connection_id = Some(scid.clone().into_owned());
         let cids = ConnectionIds::new(

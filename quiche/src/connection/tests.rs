@@ -428,6 +428,44 @@ fn client_gives_up_on_version_negotiation_without_its_version() {
     assert!(pipe.client.is_closed());
 }
 
+/// A client configured with a reserved version (to test Version Negotiation) sends it in its
+/// first Initial; the server's Version Negotiation, listing version 1 only, makes it give up.
+/// A server refuses such a config.
+#[test]
+fn client_with_a_reserved_version_gets_negotiation_and_gives_up() {
+    const RESERVED: u32 = 0x1a2a_3a4a;
+    assert!(Config::new(0x1a2a_3a4b).is_err(), "not a reserved version");
+    let mut client = Config::new(RESERVED).unwrap();
+    client.set_application_protos(&[b"hq-interop"]).unwrap();
+    client.verify_peer(false);
+    let mut reserved_server = Config::new(RESERVED).unwrap();
+    let addr = "127.0.0.1:4433".parse().unwrap();
+    let scid = crate::ConnectionId::from_ref(&[1; 16]);
+    assert_eq!(
+        crate::accept(&scid, None, addr, addr, &mut reserved_server).err(),
+        Some(Error::UnknownVersion)
+    );
+
+    let mut pipe = Pipe::new(&mut client, &mut server_config()).unwrap();
+    let mut out = vec![0u8; 1500];
+    let (n, _) = pipe.client.send_at(&mut out, pipe.now).unwrap();
+    assert!(n >= 1200, "the Initial is padded as usual");
+    let hdr = crate::packet::Header::from_slice(&mut out[..n], 16).unwrap();
+    assert_eq!(hdr.version, RESERVED);
+    assert!(!crate::version_is_supported(hdr.version));
+    let mut vn = [0u8; 256];
+    let len = crate::negotiate_version(&hdr.scid, &hdr.dcid, &mut vn).unwrap();
+    let info = crate::RecvInfo {
+        from: pipe.server_addr,
+        to: pipe.client_addr,
+    };
+    assert_eq!(
+        pipe.client.recv_at(&mut vn[..len], info, pipe.now),
+        Err(Error::UnknownVersion)
+    );
+    assert!(pipe.client.is_closed());
+}
+
 /// Plays the stateless server of a Retry: answers the client's first Initial with a Retry,
 /// then replaces the pipe's server by one accepted with the original DCID.
 fn handshake_through_retry(pipe: &mut Pipe, corrupt_tag: bool) -> Vec<u8> {
