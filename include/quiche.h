@@ -106,7 +106,9 @@ int quiche_enable_debug_logging(void (*cb)(const char *line, void *argp), void *
 
 typedef struct quiche_config quiche_config;
 
-/* Returns a new configuration for the given version, or NULL if it is not supported. */
+/* Returns a new configuration for the given version, or NULL if it is not supported. A client
+ * may also use a reserved version (0x?a?a?a?a) to test Version Negotiation: the server answers
+ * with it and the connection fails with QUICHE_ERR_UNKNOWN_VERSION. */
 quiche_config *quiche_config_new(uint32_t version);
 
 /* Loads our certificate chain from a PEM file (servers). Returns 0 or an error. */

@@ -52,7 +52,7 @@ static void init_addrs(void) {
 static void test_config(void) {
     quiche_config *config = quiche_config_new(QUICHE_PROTOCOL_VERSION);
     CHECK(config != NULL);
-    CHECK(quiche_config_new(0xbabababa) == NULL);
+    CHECK(quiche_config_new(0xbabababb) == NULL);
 
     CHECK(quiche_config_load_cert_chain_from_pem_file(NULL, CERT) < 0);
     CHECK(quiche_config_load_cert_chain_from_pem_file(config, NULL) < 0);
