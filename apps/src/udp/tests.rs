@@ -15,14 +15,19 @@ fn kernel_version() -> (u32, u32) {
     (parts.next().unwrap_or(0), parts.next().unwrap_or(0))
 }
 
-/// GSO and GRO are Linux ≥ 5.0 features (GSO since 4.18): there they must be on, so that a
-/// broken probe fails the tests instead of skipping them.
-fn expect_gso_gro(io: &UdpIo) -> bool {
+/// Whether GSO and GRO are on for `io`. They may be missing only before Linux 5.0 (GSO came
+/// in 4.18, GRO in 5.0): there the GSO/GRO tests skip, saying so; on any later kernel a
+/// failed probe fails the test instead of skipping it.
+fn gso_gro_or_skip(io: &UdpIo) -> bool {
     if kernel_version() >= (5, 0) {
         assert!(io.gso(), "GSO probe failed on Linux {:?}", kernel_version());
         assert!(io.gro(), "GRO refused on Linux {:?}", kernel_version());
     }
-    io.gso() && io.gro()
+    if !(io.gso() && io.gro()) {
+        eprintln!("skipped: Linux {:?} refuses UDP GSO/GRO", kernel_version());
+        return false;
+    }
+    true
 }
 
 fn loopback() -> SocketAddr {
@@ -99,7 +104,9 @@ fn expected(n: usize, segment: usize, last: usize) -> Vec<Vec<u8>> {
 #[test]
 fn a_gso_send_arrives_as_separate_datagrams_at_a_plain_receiver() {
     let mut io = UdpIo::bind(loopback(), false).unwrap();
-    assert!(expect_gso_gro(&io), "this test needs Linux ≥ 5.0");
+    if !gso_gro_or_skip(&io) {
+        return;
+    }
     let receiver = plain_receiver();
     let to = receiver.local_addr().unwrap();
     let buf = pattern(10, 1200, 345);
@@ -120,7 +127,9 @@ fn a_gso_send_arrives_as_separate_datagrams_at_a_plain_receiver() {
 fn a_gro_receiver_splits_coalesced_datagrams() {
     let mut sender = UdpIo::bind(loopback(), false).unwrap();
     let mut receiver = UdpIo::bind(loopback(), false).unwrap();
-    assert!(expect_gso_gro(&sender) && expect_gso_gro(&receiver));
+    if !(gso_gro_or_skip(&sender) && gso_gro_or_skip(&receiver)) {
+        return;
+    }
     let to = receiver.local_addr().unwrap();
     // Over loopback a GSO send reaches a GRO socket as one buffer with its segment size.
     let buf = pattern(20, 1350, 1350);
@@ -152,7 +161,9 @@ fn a_gro_receiver_splits_coalesced_datagrams() {
 #[test]
 fn a_gro_receiver_takes_plain_datagrams_one_per_buffer_several_per_call() {
     let mut receiver = UdpIo::bind(loopback(), false).unwrap();
-    assert!(expect_gso_gro(&receiver));
+    if !gso_gro_or_skip(&receiver) {
+        return;
+    }
     let to = receiver.local_addr().unwrap();
     let plain = UdpSocket::bind(loopback()).unwrap();
     let want: Vec<Vec<u8>> = (0..40).map(|i| vec![i as u8; 100 + i]).collect();
@@ -197,7 +208,9 @@ fn without_gso_batches_go_out_with_sendmmsg_and_come_in_with_recvmmsg() {
 #[test]
 fn a_gso_send_the_kernel_refuses_turns_gso_off_and_goes_out_singly() {
     let mut io = UdpIo::bind(loopback(), false).unwrap();
-    assert!(expect_gso_gro(&io));
+    if !gso_gro_or_skip(&io) {
+        return;
+    }
     let receiver = plain_receiver();
     let to = receiver.local_addr().unwrap();
     // More segments than the kernel's UDP_MAX_SEGMENTS (64 in older kernels, 128 in recent
