@@ -36,7 +36,7 @@ pub const GSO_MAX_SEGMENTS: usize = 64;
 pub const GSO_MAX_BYTES: usize = 65_507;
 
 /// Buffers filled per `recvmmsg` call.
-pub const RECV_SLOTS: usize = 32;
+pub const RECV_SLOTS: usize = sys::RECV_MAX;
 
 /// The size of each receive buffer: the largest UDP payload, which also holds anything GRO
 /// coalesces (the kernel keeps a coalesced buffer under 64 KiB).
@@ -170,6 +170,22 @@ impl UdpIo {
         }
     }
 
+    /// Sends one datagram with `sendto`.
+    fn transmit_one(&mut self, datagram: &[u8], to: SocketAddr) -> usize {
+        loop {
+            match self.socket.send_to(datagram, to) {
+                Ok(_) => return 1,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return 0,
+                Err(e) => {
+                    // The datagram is dropped; recovery treats it as lost.
+                    log::debug!("sendto {to}: {e}");
+                    return 1;
+                }
+            }
+        }
+    }
+
     /// Sends with `sendmmsg`, as many calls as it takes.
     fn transmit_mmsg(&mut self, s: Segments<'_>) -> usize {
         let mut datagrams: [&[u8]; sys::MMSG_MAX] = [&[]; sys::MMSG_MAX];
@@ -214,7 +230,11 @@ fn on_off(b: bool) -> &'static str {
 
 impl Transmit for UdpIo {
     fn transmit(&mut self, s: Segments<'_>) -> usize {
-        if s.count() > 1 && self.gso {
+        let count = s.count();
+        if count == 1 {
+            return self.transmit_one(s.buf, s.to);
+        }
+        if count > 1 && self.gso {
             if let Some(n) = self.transmit_gso(s) {
                 return n;
             }

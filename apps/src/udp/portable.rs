@@ -9,6 +9,9 @@ use mio::net::UdpSocket;
 /// The most datagrams one call handles.
 pub const MMSG_MAX: usize = 64;
 
+/// The most datagrams one receive call takes.
+pub const RECV_MAX: usize = 32;
+
 /// Control message room (unused here).
 pub type CmsgBuf = [u64; 4];
 

@@ -13,9 +13,12 @@ use std::os::fd::{AsRawFd, RawFd};
 
 use mio::net::UdpSocket;
 
-/// The most datagrams one `sendmmsg`/`recvmmsg` call handles here (the arrays live on the
-/// stack).
+/// The most datagrams one `sendmmsg` call handles here (the arrays live on the stack).
 pub const MMSG_MAX: usize = 64;
+
+/// The most messages one `recvmmsg` call takes here. Its arrays are zeroed for every call,
+/// so they are kept to what one call usefully fills.
+pub const RECV_MAX: usize = 32;
 
 /// Room for one control message carrying an `int` (the `UDP_GRO` segment size), aligned for
 /// `cmsghdr`: `CMSG_SPACE(sizeof(int))` is 24 bytes on 64-bit Linux, 16 on 32-bit.
@@ -192,7 +195,7 @@ pub fn send_mmsg(socket: &UdpSocket, datagrams: &[&[u8]], to: SocketAddr) -> io:
     retry_eintr(|| unsafe { libc::sendmmsg(fd, msgs.as_mut_ptr(), n as libc::c_uint, 0) as isize })
 }
 
-/// Receives up to `bufs.len()` (at most [`MMSG_MAX`]) messages with one `recvmmsg`, each into
+/// Receives up to `bufs.len()` (at most [`RECV_MAX`]) messages with one `recvmmsg`, each into
 /// its buffer, with its control messages in the matching `cmsgs` entry; returns how many
 /// arrived, described in `out`.
 pub fn recv_mmsg(
@@ -201,13 +204,13 @@ pub fn recv_mmsg(
     cmsgs: &mut [CmsgBuf],
     out: &mut [Received],
 ) -> io::Result<usize> {
-    let n = bufs.len().min(cmsgs.len()).min(out.len()).min(MMSG_MAX);
+    let n = bufs.len().min(cmsgs.len()).min(out.len()).min(RECV_MAX);
     // SAFETY: plain old data; all-zero bytes are valid values.
-    let mut addrs: [libc::sockaddr_storage; MMSG_MAX] = unsafe { zeroed() };
+    let mut addrs: [libc::sockaddr_storage; RECV_MAX] = unsafe { zeroed() };
     // SAFETY: as above.
-    let mut iovs: [libc::iovec; MMSG_MAX] = unsafe { zeroed() };
+    let mut iovs: [libc::iovec; RECV_MAX] = unsafe { zeroed() };
     // SAFETY: as above.
-    let mut msgs: [libc::mmsghdr; MMSG_MAX] = unsafe { zeroed() };
+    let mut msgs: [libc::mmsghdr; RECV_MAX] = unsafe { zeroed() };
     for i in 0..n {
         iovs[i].iov_base = bufs[i].as_mut_ptr().cast();
         iovs[i].iov_len = bufs[i].len();
