@@ -31,6 +31,9 @@ Transport options (client and server):
   --max-stream-window N     ceiling of the auto-tuned stream window (default: 16M)
   --idle-timeout MS         idle timeout in milliseconds, 0 for none (default: 30000)
   --max-udp-payload N       largest UDP payload to send, at least 1200 (default: 1350)
+  --disable-gso             send and receive without UDP GSO/GRO (default: on where the
+                            kernel has them, Linux 5.0 and later): batches of datagrams go
+                            through sendmmsg/recvmmsg instead
 Sizes take an optional K, M or G suffix (powers of 1024).
 
 Environment:
@@ -152,6 +155,8 @@ pub struct TransportArgs {
     pub idle_timeout_ms: u64,
     /// `--max-udp-payload`.
     pub max_udp_payload: usize,
+    /// `--disable-gso` (also turns GRO off).
+    pub disable_gso: bool,
 }
 
 impl Default for TransportArgs {
@@ -167,6 +172,7 @@ impl Default for TransportArgs {
             max_stream_window: None,
             idle_timeout_ms: DEFAULT_IDLE_TIMEOUT_MS,
             max_udp_payload: DEFAULT_MAX_UDP_PAYLOAD,
+            disable_gso: false,
         }
     }
 }
@@ -188,6 +194,7 @@ impl TransportArgs {
                 self.initial_cwnd_packets = Some(to_usize(flag, n)?);
             }
             "--disable-pacing" => self.disable_pacing = true,
+            "--disable-gso" => self.disable_gso = true,
             "--max-data" => self.max_data = args.number(flag)?,
             "--max-stream-data" => self.max_stream_data = args.number(flag)?,
             "--max-window" => self.max_window = Some(args.number(flag)?),
@@ -442,6 +449,7 @@ mod tests {
             "--idle-timeout",
             "500",
             "--disable-pacing",
+            "--disable-gso",
         ]))
         .unwrap();
         let Command::Run(a) = cmd else {
@@ -456,6 +464,7 @@ mod tests {
         assert_eq!(a.transport.max_data, 8 << 20);
         assert_eq!(a.transport.idle_timeout_ms, 500);
         assert!(a.transport.disable_pacing);
+        assert!(a.transport.disable_gso);
         assert!(!a.transport.disable_hystart);
     }
 
@@ -500,6 +509,7 @@ mod tests {
         assert_eq!(a.dump_dir, Some(PathBuf::from("/tmp/out")));
         assert!(a.resume && a.early_data && !a.key_update && !a.chacha20);
         assert_eq!(a.transport.initial_cwnd_packets, Some(32));
+        assert!(!a.transport.disable_gso);
     }
 
     #[test]
@@ -543,6 +553,7 @@ mod tests {
             "--max-stream-window",
             "--idle-timeout",
             "--max-udp-payload",
+            "--disable-gso",
             "SSLKEYLOGFILE",
             "QLOGDIR",
         ] {

@@ -4,17 +4,16 @@ use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
-use mio::net::UdpSocket;
 use mio::{Events, Interest, Poll, Token};
 use quiche::{Config, Connection, RecvInfo};
 
 use crate::args::ClientArgs;
-use crate::common::{self, KeyLog, MAX_DATAGRAM_SIZE};
+use crate::common::{self, KeyLog};
 use crate::downloads::{Downloads, Failure};
 use crate::http09::Url;
 use crate::progress::Progress;
-use crate::send_queue::{flush, BufferPool, Flush, SendQueue};
-use crate::socket;
+use crate::send_queue::{flush, Flush, SendBuffers, SendQueue};
+use crate::udp::{RecvBatch, UdpIo};
 
 /// Exit status: every request completed.
 pub const EXIT_OK: i32 = 0;
@@ -196,13 +195,13 @@ pub fn run(args: &ClientArgs) -> Result<Summary, ClientError> {
 struct Client<'a> {
     args: &'a ClientArgs,
     poll: Poll,
-    socket: UdpSocket,
+    io: UdpIo,
     local: SocketAddr,
     peer: SocketAddr,
     config: Config,
     keylog: Option<KeyLog>,
-    pool: BufferPool,
-    recv_buf: Vec<u8>,
+    send_bufs: SendBuffers,
+    recv_batch: RecvBatch,
     body_buf: Vec<u8>,
 }
 
@@ -233,22 +232,27 @@ impl<'a> Client<'a> {
             SocketAddr::V4(_) => (std::net::Ipv4Addr::UNSPECIFIED, 0).into(),
             SocketAddr::V6(_) => (std::net::Ipv6Addr::UNSPECIFIED, 0).into(),
         };
-        let mut socket = socket::bind(bind_addr).map_err(|e| fatal(format!("bind: {e}")))?;
-        let local = socket.local_addr().map_err(fatal)?;
+        let mut io = UdpIo::bind(bind_addr, args.transport.disable_gso)
+            .map_err(|e| fatal(format!("bind: {e}")))?;
+        let local = io.local_addr().map_err(fatal)?;
         let poll = Poll::new().map_err(fatal)?;
         poll.registry()
-            .register(&mut socket, SOCKET, Interest::READABLE | Interest::WRITABLE)
+            .register(
+                io.socket_mut(),
+                SOCKET,
+                Interest::READABLE | Interest::WRITABLE,
+            )
             .map_err(fatal)?;
         Ok(Client {
             args,
             poll,
-            socket,
+            io,
             local,
             peer,
             config,
             keylog,
-            pool: BufferPool::new(args.transport.max_udp_payload),
-            recv_buf: vec![0; MAX_DATAGRAM_SIZE],
+            send_bufs: SendBuffers::new(args.transport.max_udp_payload),
+            recv_batch: RecvBatch::new(),
             body_buf: vec![0; BODY_BUF],
         })
     }
@@ -313,7 +317,14 @@ impl<'a> Client<'a> {
             }
             let could_request = conn.is_established() || conn.is_in_early_data();
             if !send_blocked {
-                let flushed = flush(conn, &mut queue, &self.socket, &mut self.pool, usize::MAX);
+                let flushed = flush(
+                    conn,
+                    &mut queue,
+                    &mut self.send_bufs,
+                    &mut self.io,
+                    usize::MAX,
+                    Instant::now(),
+                );
                 send_blocked = flushed == Flush::Blocked;
             }
             if conn.is_closed() {
@@ -391,27 +402,36 @@ impl<'a> Client<'a> {
         })
     }
 
-    /// Reads up to a batch of datagrams into the connection; returns whether more may wait.
+    /// Reads about [`RECV_BATCH`] datagrams (whole system calls' worth) into the connection;
+    /// returns whether more may wait.
     fn recv_batch(&mut self, conn: &mut Connection) -> Result<bool, ClientError> {
-        for _ in 0..RECV_BATCH {
-            match self.socket.recv_from(&mut self.recv_buf) {
-                Ok((len, from)) => {
-                    let info = RecvInfo {
-                        from,
-                        to: self.local,
-                    };
-                    let Some(datagram) = self.recv_buf.get_mut(..len) else {
-                        continue;
-                    };
+        let mut datagrams = 0;
+        while datagrams < RECV_BATCH {
+            let n = match self.io.recv(&mut self.recv_batch) {
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+                // ICMP errors (port unreachable) surface here on some systems; the
+                // connection's timers decide when to give up.
+                Err(e) => {
+                    log::debug!("recvmmsg: {e}");
+                    datagrams += 1;
+                    continue;
+                }
+            };
+            for i in 0..n {
+                let Some(message) = self.recv_batch.message(i) else {
+                    continue;
+                };
+                let info = RecvInfo {
+                    from: message.from,
+                    to: self.local,
+                };
+                for datagram in message.datagrams() {
+                    datagrams += 1;
                     if let Err(e) = conn.recv(datagram, info) {
                         log::debug!("{}: recv: {e:?}", conn.trace_id());
                     }
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                // ICMP errors (port unreachable) surface here on some systems; the connection's
-                // timers decide when to give up.
-                Err(e) => log::debug!("recv_from: {e}"),
             }
         }
         Ok(true)

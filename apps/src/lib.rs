@@ -8,8 +8,11 @@
 //! Modules, one job each:
 //! - [`args`]: command-line parsing (by hand) and the `--help` texts;
 //! - [`common`]: the `Config` both programs build, key logs, the qlog hook, connection IDs;
-//! - [`socket`]: binding UDP sockets with large buffers (the crate's only `unsafe`);
-//! - [`send_queue`]: datagrams held back for pacing or a full socket, and the flush loop;
+//! - [`socket`]: binding UDP sockets with large buffers;
+//! - [`udp`]: batched UDP I/O: GSO/GRO, `sendmmsg`/`recvmmsg` (with [`socket`], the crate's
+//!   only `unsafe` code);
+//! - [`send_queue`]: assembling GSO batches, datagrams held back for pacing or a full socket,
+//!   and the flush loop;
 //! - [`downloads`]: the client's requests on one connection and where the bodies go;
 //! - [`http09`]: URLs, requests, path confinement and file responses;
 //! - [`token`]: the sealed address-validation tokens of the server's Retry packets;
@@ -30,3 +33,4 @@ pub mod send_queue;
 pub mod server;
 pub mod socket;
 pub mod token;
+pub mod udp;

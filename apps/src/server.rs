@@ -7,10 +7,10 @@
 //! packet of its first datagram decrypted: forged Initials leave no state behind. The
 //! counters are logged (info level) as a `stats:` line when they change.
 //!
-//! Each loop iteration reads a batch of datagrams, answers the requests that arrived, fires
-//! expired timers, then sends round-robin, at most [`SEND_BURST`] datagrams per connection per
-//! round, so that one busy connection cannot starve the others. Closed connections are
-//! removed.
+//! Each loop iteration reads a batch of datagrams (several per system call, coalesced by GRO
+//! where the kernel can), answers the requests that arrived, fires expired timers, then sends
+//! round-robin, at most [`SEND_BURST`] datagrams per connection per round (in GSO batches), so
+//! that one busy connection cannot starve the others. Closed connections are removed.
 
 use std::collections::HashMap;
 use std::io;
@@ -18,22 +18,21 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use mio::net::UdpSocket;
 use mio::{Events, Interest, Poll, Token};
 use quiche::{Config, Connection, ConnectionId, Header, RecvInfo, Type};
 
 use crate::args::ServerArgs;
 use crate::common::{self, KeyLog, LOCAL_CID_LEN, MAX_DATAGRAM_SIZE};
 use crate::http09::ServerStreams;
-use crate::send_queue::{flush, BufferPool, Flush, SendQueue};
-use crate::socket;
+use crate::send_queue::{flush, send_stateless, Flush, SendBuffers, SendQueue};
 use crate::token::TokenKey;
+use crate::udp::{RecvBatch, UdpIo, GSO_MAX_SEGMENTS};
 
 /// The most connections served at once; Initials beyond it are dropped.
 pub const MAX_CONNECTIONS: usize = 10_000;
 
-/// Datagrams one connection may send before the next connection's turn.
-pub const SEND_BURST: usize = 16;
+/// Datagrams one connection may send before the next connection's turn: one full GSO batch.
+pub const SEND_BURST: usize = GSO_MAX_SEGMENTS;
 
 /// Datagrams read before the loop turns to answering and sending.
 const RECV_BATCH: usize = 256;
@@ -133,7 +132,7 @@ enum Route {
 pub struct Server {
     poll: Poll,
     events: Events,
-    socket: UdpSocket,
+    io: UdpIo,
     local: SocketAddr,
     config: Config,
     root: PathBuf,
@@ -143,8 +142,9 @@ pub struct Server {
     free: Vec<usize>,
     live: usize,
     by_cid: HashMap<Vec<u8>, usize>,
-    pool: BufferPool,
-    recv_buf: Vec<u8>,
+    send_bufs: SendBuffers,
+    /// Taken while its datagrams are handled (`None` only then).
+    recv_batch: Option<Box<RecvBatch>>,
     out: Vec<u8>,
     dirty: Vec<usize>,
     active: Vec<usize>,
@@ -175,18 +175,22 @@ impl Server {
             .ok_or_else(|| format!("--root {}: not a directory", args.root.display()))?;
         let keylog = KeyLog::from_env().map_err(|e| format!("SSLKEYLOGFILE: {e}"))?;
 
-        let mut socket =
-            socket::bind(args.listen).map_err(|e| format!("bind {}: {e}", args.listen))?;
-        let local = socket.local_addr().map_err(|e| e.to_string())?;
+        let mut io = UdpIo::bind(args.listen, args.transport.disable_gso)
+            .map_err(|e| format!("bind {}: {e}", args.listen))?;
+        let local = io.local_addr().map_err(|e| e.to_string())?;
         let poll = Poll::new().map_err(|e| e.to_string())?;
         poll.registry()
-            .register(&mut socket, SOCKET, Interest::READABLE | Interest::WRITABLE)
+            .register(
+                io.socket_mut(),
+                SOCKET,
+                Interest::READABLE | Interest::WRITABLE,
+            )
             .map_err(|e| e.to_string())?;
 
         Ok(Server {
             poll,
             events: Events::with_capacity(16),
-            socket,
+            io,
             local,
             config,
             root,
@@ -196,8 +200,8 @@ impl Server {
             free: Vec::new(),
             live: 0,
             by_cid: HashMap::new(),
-            pool: BufferPool::new(args.transport.max_udp_payload),
-            recv_buf: vec![0; MAX_DATAGRAM_SIZE],
+            send_bufs: SendBuffers::new(args.transport.max_udp_payload),
+            recv_batch: Some(Box::new(RecvBatch::new())),
             out: vec![0; MAX_DATAGRAM_SIZE],
             dirty: Vec::new(),
             active: Vec::new(),
@@ -302,27 +306,39 @@ impl Server {
             .min()
     }
 
-    /// Reads up to a batch of datagrams; returns whether more may be waiting.
+    /// Reads about [`RECV_BATCH`] datagrams (whole system calls' worth); returns whether more
+    /// may be waiting.
     fn recv_batch(&mut self) -> bool {
-        let mut buf = std::mem::take(&mut self.recv_buf);
+        let mut batch = self.recv_batch.take().unwrap_or_default();
+        let mut datagrams = 0;
         let mut more = true;
-        for _ in 0..RECV_BATCH {
-            match self.socket.recv_from(&mut buf) {
-                Ok((len, from)) => {
-                    self.stats.datagrams += 1;
-                    if let Some(datagram) = buf.get_mut(..len) {
-                        self.on_datagram(datagram, from);
-                    }
-                }
+        while datagrams < RECV_BATCH {
+            let n = match self.io.recv(&mut batch) {
+                Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     more = false;
                     break;
                 }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => log::warn!("recv_from: {e}"),
+                Err(e) => {
+                    log::warn!("recvmmsg: {e}");
+                    datagrams += 1;
+                    continue;
+                }
+            };
+            for i in 0..n {
+                let Some(message) = batch.message(i) else {
+                    self.stats.dropped += 1;
+                    continue;
+                };
+                let from = message.from;
+                for datagram in message.datagrams() {
+                    datagrams += 1;
+                    self.stats.datagrams += 1;
+                    self.on_datagram(datagram, from);
+                }
             }
         }
-        self.recv_buf = buf;
+        self.recv_batch = Some(batch);
         more
     }
 
@@ -540,11 +556,8 @@ impl Server {
     /// Sends a packet that belongs to no connection; if the socket is full it is dropped (the
     /// client retransmits its Initial).
     fn send_stateless(&mut self, len: usize, to: SocketAddr) {
-        let Some(packet) = self.out.get(..len) else {
-            return;
-        };
-        if let Err(e) = self.socket.send_to(packet, to) {
-            log::debug!("{to}: send_to: {e}");
+        if let Some(packet) = self.out.get(..len) {
+            send_stateless(self.io.socket(), packet, to);
         }
     }
 
@@ -593,9 +606,10 @@ impl Server {
                 let flushed = flush(
                     &mut peer.conn,
                     &mut peer.queue,
-                    &self.socket,
-                    &mut self.pool,
+                    &mut self.send_bufs,
+                    &mut self.io,
                     SEND_BURST,
+                    Instant::now(),
                 );
                 match flushed {
                     Flush::Burst => {
@@ -627,7 +641,7 @@ impl Server {
             for cid in &peer.cids {
                 self.by_cid.remove(cid);
             }
-            peer.queue.clear(&mut self.pool);
+            peer.queue.clear(&mut self.send_bufs);
             log_closed(&peer);
             self.free.push(idx);
             self.live -= 1;

@@ -190,14 +190,18 @@ fn describe(out: &Output) -> String {
     )
 }
 
-#[test]
-fn a_5_mib_download_arrives_intact() {
-    let dir = TempDir::new("5mib");
+/// Downloads 5 MiB with `extra` options on both sides and checks it arrived intact and that
+/// the server's socket said `socket_log` (its GSO/GRO state) in its debug log.
+fn download_5_mib(name: &str, extra: &[&str], socket_log: &str) {
+    let dir = TempDir::new(name);
     let body = data(5 << 20, 1);
     fs::write(dir.root().join("five.bin"), &body).unwrap();
-    let server = Server::start(&dir, &["--no-retry"]);
+    let server_args: Vec<&str> = ["--no-retry"].iter().chain(extra).copied().collect();
+    let server = Server::start(&dir, &server_args);
 
-    let out = client(&client_args(Some(&dir.out()), [server.url("/five.bin")]));
+    let mut args: Vec<String> = extra.iter().map(|a| a.to_string()).collect();
+    args.extend(client_args(Some(&dir.out()), [server.url("/five.bin")]));
+    let out = client(&args);
     assert!(out.status.success(), "{}", describe(&out));
     assert_eq!(summary_field(&out.stdout, "bytes"), (5 << 20).to_string());
     let secs: f64 = summary_field(&out.stdout, "secs").parse().unwrap();
@@ -206,6 +210,24 @@ fn a_5_mib_download_arrives_intact() {
     assert!(secs > 0.0 && mbps > 0.0 && handshake > 0.0 && handshake < secs * 1e3);
     let received = fs::read(dir.out().join("five.bin")).unwrap();
     assert_eq!(sha256(&received), sha256(&body));
+    let log = server.log();
+    assert!(log.contains(socket_log), "no {socket_log:?} in {log}");
+}
+
+#[test]
+fn a_5_mib_download_arrives_intact() {
+    // Linux >= 5.0 (this project's CI and development machines) has UDP GSO and GRO.
+    let expected = if cfg!(target_os = "linux") {
+        "GSO on, GRO on"
+    } else {
+        "GSO off, GRO off"
+    };
+    download_5_mib("5mib", &[], expected);
+}
+
+#[test]
+fn a_5_mib_download_arrives_intact_without_gso() {
+    download_5_mib("5mib-nogso", &["--disable-gso"], "GSO off, GRO off");
 }
 
 #[test]

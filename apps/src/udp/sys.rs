@@ -1,0 +1,288 @@
+//! The system calls behind [`super::UdpIo`] on Linux: `sendmsg` with a `UDP_SEGMENT` control
+//! message (GSO), `sendmmsg`, `recvmmsg` with the `UDP_GRO` control message, and the socket
+//! options that switch GSO and GRO on. Every `unsafe` block of the batching code is here.
+//!
+//! Nothing here keeps raw pointers beyond one call: the message headers are built on the stack
+//! for each call and point into buffers borrowed for its duration.
+#![allow(unsafe_code)]
+
+use std::io;
+use std::mem::{size_of, zeroed};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
+use std::os::fd::{AsRawFd, RawFd};
+
+use mio::net::UdpSocket;
+
+/// The most datagrams one `sendmmsg` call handles here (the arrays live on the stack).
+pub const MMSG_MAX: usize = 64;
+
+/// The most messages one `recvmmsg` call takes here. Its arrays are zeroed for every call,
+/// so they are kept to what one call usefully fills.
+pub const RECV_MAX: usize = 32;
+
+/// Room for one control message carrying an `int` (the `UDP_GRO` segment size), aligned for
+/// `cmsghdr`: `CMSG_SPACE(sizeof(int))` is 24 bytes on 64-bit Linux, 16 on 32-bit.
+pub type CmsgBuf = [u64; 4];
+
+/// One received message: the bytes written to its buffer, the sender, and the segment size
+/// the kernel reported with `UDP_GRO` (`None`: the buffer holds one datagram).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Received {
+    /// Bytes in the buffer.
+    pub len: usize,
+    /// The sender.
+    pub from: Option<SocketAddr>,
+    /// The size of each datagram but the last, when several were coalesced.
+    pub segment: Option<usize>,
+    /// The datagram did not fit the buffer (`MSG_TRUNC`).
+    pub truncated: bool,
+}
+
+/// Sets an `int` socket option.
+fn setsockopt_int(fd: RawFd, level: i32, opt: i32, value: i32) -> io::Result<()> {
+    let len = size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: `fd` is an open socket borrowed for the call; the value points to a c_int on our
+    // stack whose size is passed as the length, and the kernel only reads it.
+    let rc =
+        unsafe { libc::setsockopt(fd, level, opt, (&value as *const libc::c_int).cast(), len) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Whether the kernel accepts `UDP_SEGMENT` on this socket (Linux ≥ 4.18). Setting the
+/// socket-wide segment size to 0 changes nothing: each send passes its own size.
+pub fn probe_gso(socket: &UdpSocket) -> io::Result<()> {
+    setsockopt_int(socket.as_raw_fd(), libc::SOL_UDP, libc::UDP_SEGMENT, 0)
+}
+
+/// Asks the kernel to coalesce received datagrams (Linux ≥ 5.0).
+pub fn enable_gro(socket: &UdpSocket) -> io::Result<()> {
+    setsockopt_int(socket.as_raw_fd(), libc::SOL_UDP, libc::UDP_GRO, 1)
+}
+
+/// A socket address in the C layout, and its length.
+fn to_sockaddr(addr: SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
+    // SAFETY: sockaddr_storage is plain old data; all-zero bytes are a valid value.
+    let mut storage: libc::sockaddr_storage = unsafe { zeroed() };
+    let len = match addr {
+        SocketAddr::V4(a) => {
+            let sin = libc::sockaddr_in {
+                sin_family: libc::AF_INET as libc::sa_family_t,
+                sin_port: a.port().to_be(),
+                sin_addr: libc::in_addr {
+                    s_addr: u32::from_ne_bytes(a.ip().octets()),
+                },
+                sin_zero: [0; 8],
+            };
+            // SAFETY: sockaddr_storage is larger than and aligned for any sockaddr type,
+            // sockaddr_in included; the write stays inside `storage`.
+            unsafe { std::ptr::write((&mut storage as *mut libc::sockaddr_storage).cast(), sin) };
+            size_of::<libc::sockaddr_in>()
+        }
+        SocketAddr::V6(a) => {
+            let sin6 = libc::sockaddr_in6 {
+                sin6_family: libc::AF_INET6 as libc::sa_family_t,
+                sin6_port: a.port().to_be(),
+                sin6_flowinfo: a.flowinfo().to_be(),
+                sin6_addr: libc::in6_addr {
+                    s6_addr: a.ip().octets(),
+                },
+                sin6_scope_id: a.scope_id(),
+            };
+            // SAFETY: as above, for sockaddr_in6.
+            unsafe { std::ptr::write((&mut storage as *mut libc::sockaddr_storage).cast(), sin6) };
+            size_of::<libc::sockaddr_in6>()
+        }
+    };
+    (storage, len as libc::socklen_t)
+}
+
+/// The address the kernel wrote into `storage`; `None` for a family other than IPv4/IPv6.
+fn from_sockaddr(storage: &libc::sockaddr_storage) -> Option<SocketAddr> {
+    match i32::from(storage.ss_family) {
+        libc::AF_INET => {
+            // SAFETY: the family says the storage holds a sockaddr_in; sockaddr_storage is
+            // aligned for it and large enough.
+            let sin: libc::sockaddr_in =
+                unsafe { std::ptr::read((storage as *const libc::sockaddr_storage).cast()) };
+            let ip = Ipv4Addr::from(sin.sin_addr.s_addr.to_ne_bytes());
+            Some(SocketAddrV4::new(ip, u16::from_be(sin.sin_port)).into())
+        }
+        libc::AF_INET6 => {
+            // SAFETY: as above, for sockaddr_in6.
+            let sin6: libc::sockaddr_in6 =
+                unsafe { std::ptr::read((storage as *const libc::sockaddr_storage).cast()) };
+            let ip = Ipv6Addr::from(sin6.sin6_addr.s6_addr);
+            let port = u16::from_be(sin6.sin6_port);
+            let flow = u32::from_be(sin6.sin6_flowinfo);
+            Some(SocketAddrV6::new(ip, port, flow, sin6.sin6_scope_id).into())
+        }
+        _ => None,
+    }
+}
+
+fn retry_eintr(mut call: impl FnMut() -> isize) -> io::Result<usize> {
+    loop {
+        let rc = call();
+        if let Ok(n) = usize::try_from(rc) {
+            return Ok(n);
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
+/// Sends `buf` to `to` in one `sendmsg` as datagrams of `segment` bytes (the last may be
+/// shorter), which the kernel (or the NIC) splits: UDP GSO.
+pub fn send_gso(socket: &UdpSocket, buf: &[u8], segment: u16, to: SocketAddr) -> io::Result<usize> {
+    let (mut addr, addr_len) = to_sockaddr(to);
+    let mut iov = libc::iovec {
+        iov_base: buf.as_ptr() as *mut libc::c_void,
+        iov_len: buf.len(),
+    };
+    let mut cmsg_buf: CmsgBuf = [0; 4];
+    // SAFETY: msghdr is plain old data; all-zero bytes are a valid (empty) value.
+    let mut msg: libc::msghdr = unsafe { zeroed() };
+    msg.msg_name = (&mut addr as *mut libc::sockaddr_storage).cast();
+    msg.msg_namelen = addr_len;
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = cmsg_buf.as_mut_ptr().cast();
+    // SAFETY: CMSG_SPACE only computes a size.
+    let space = unsafe { libc::CMSG_SPACE(size_of::<u16>() as u32) } as usize;
+    debug_assert!(space <= size_of::<CmsgBuf>());
+    msg.msg_controllen = space as _;
+    // SAFETY: `msg` points to `cmsg_buf`, aligned for cmsghdr and at least `space` bytes long,
+    // so CMSG_FIRSTHDR returns a pointer inside it with room for one header and a u16.
+    unsafe {
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        (*cmsg).cmsg_level = libc::SOL_UDP;
+        (*cmsg).cmsg_type = libc::UDP_SEGMENT;
+        (*cmsg).cmsg_len = libc::CMSG_LEN(size_of::<u16>() as u32) as _;
+        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<u16>(), segment);
+    }
+    let fd = socket.as_raw_fd();
+    // SAFETY: every pointer in `msg` refers to a live local or to `buf`, borrowed for the
+    // call; the kernel only reads them.
+    retry_eintr(|| unsafe { libc::sendmsg(fd, &msg, 0) })
+}
+
+/// Sends each of `datagrams` (at most [`MMSG_MAX`]) to `to` with one `sendmmsg`; returns how
+/// many the kernel took (an error only if it took none).
+pub fn send_mmsg(socket: &UdpSocket, datagrams: &[&[u8]], to: SocketAddr) -> io::Result<usize> {
+    let n = datagrams.len().min(MMSG_MAX);
+    let (mut addr, addr_len) = to_sockaddr(to);
+    // SAFETY: iovec and mmsghdr are plain old data; all-zero bytes are valid (empty) values.
+    let mut iovs: [libc::iovec; MMSG_MAX] = unsafe { zeroed() };
+    // SAFETY: as above.
+    let mut msgs: [libc::mmsghdr; MMSG_MAX] = unsafe { zeroed() };
+    for ((d, iov), m) in datagrams.iter().zip(iovs.iter_mut()).zip(msgs.iter_mut()) {
+        iov.iov_base = d.as_ptr() as *mut libc::c_void;
+        iov.iov_len = d.len();
+        m.msg_hdr.msg_name = (&mut addr as *mut libc::sockaddr_storage).cast();
+        m.msg_hdr.msg_namelen = addr_len;
+        m.msg_hdr.msg_iov = iov;
+        m.msg_hdr.msg_iovlen = 1;
+    }
+    let fd = socket.as_raw_fd();
+    // SAFETY: the first `n` headers point to `addr`, to their own iovec and through it to a
+    // datagram borrowed for the call; the kernel reads those and writes only `msg_len`.
+    retry_eintr(|| unsafe { libc::sendmmsg(fd, msgs.as_mut_ptr(), n as libc::c_uint, 0) as isize })
+}
+
+/// Receives up to `bufs.len()` (at most [`RECV_MAX`]) messages with one `recvmmsg`, each into
+/// its buffer, with its control messages in the matching `cmsgs` entry; returns how many
+/// arrived, described in `out`.
+pub fn recv_mmsg(
+    socket: &UdpSocket,
+    bufs: &mut [&mut [u8]],
+    cmsgs: &mut [CmsgBuf],
+    out: &mut [Received],
+) -> io::Result<usize> {
+    let n = bufs.len().min(cmsgs.len()).min(out.len()).min(RECV_MAX);
+    // SAFETY: plain old data; all-zero bytes are valid values.
+    let mut addrs: [libc::sockaddr_storage; RECV_MAX] = unsafe { zeroed() };
+    // SAFETY: as above.
+    let mut iovs: [libc::iovec; RECV_MAX] = unsafe { zeroed() };
+    // SAFETY: as above.
+    let mut msgs: [libc::mmsghdr; RECV_MAX] = unsafe { zeroed() };
+    for i in 0..n {
+        iovs[i].iov_base = bufs[i].as_mut_ptr().cast();
+        iovs[i].iov_len = bufs[i].len();
+        let hdr = &mut msgs[i].msg_hdr;
+        hdr.msg_name = (&mut addrs[i] as *mut libc::sockaddr_storage).cast();
+        hdr.msg_namelen = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+        hdr.msg_iov = &mut iovs[i];
+        hdr.msg_iovlen = 1;
+        hdr.msg_control = cmsgs[i].as_mut_ptr().cast();
+        hdr.msg_controllen = size_of::<CmsgBuf>() as _;
+    }
+    let fd = socket.as_raw_fd();
+    // SAFETY: the first `n` headers point to live locals (address, iovec) and, through the
+    // iovecs and control pointers, to buffers borrowed mutably for the call, with their true
+    // lengths; the kernel writes within those lengths. No timeout is passed (null).
+    let got = retry_eintr(|| unsafe {
+        libc::recvmmsg(
+            fd,
+            msgs.as_mut_ptr(),
+            n as libc::c_uint,
+            0,
+            std::ptr::null_mut(),
+        ) as isize
+    })?;
+    for i in 0..got.min(n) {
+        let hdr = &msgs[i].msg_hdr;
+        out[i] = Received {
+            len: msgs[i].msg_len as usize,
+            from: from_sockaddr(&addrs[i]),
+            segment: gro_segment(hdr),
+            truncated: hdr.msg_flags & libc::MSG_TRUNC != 0,
+        };
+    }
+    Ok(got.min(n))
+}
+
+/// The segment size of a `UDP_GRO` control message in a received header.
+fn gro_segment(hdr: &libc::msghdr) -> Option<usize> {
+    // SAFETY: `hdr` was filled by recvmmsg: its control pointer and length describe the part
+    // of our control buffer the kernel wrote, which the CMSG macros walk without leaving it.
+    unsafe {
+        let mut cmsg = libc::CMSG_FIRSTHDR(hdr);
+        while !cmsg.is_null() {
+            if (*cmsg).cmsg_level == libc::SOL_UDP && (*cmsg).cmsg_type == libc::UDP_GRO {
+                let size = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::c_int>());
+                return usize::try_from(size).ok().filter(|&s| s > 0);
+            }
+            cmsg = libc::CMSG_NXTHDR(hdr, cmsg);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn socket_addresses_survive_the_c_layout() {
+        for addr in [
+            "127.0.0.1:4433",
+            "10.1.2.3:1",
+            "[::1]:443",
+            "[fe80::1%3]:65535",
+        ] {
+            let addr: SocketAddr = addr.parse().unwrap();
+            let (storage, len) = to_sockaddr(addr);
+            assert!(len as usize <= size_of::<libc::sockaddr_storage>());
+            assert_eq!(from_sockaddr(&storage), Some(addr));
+        }
+        // SAFETY: plain old data.
+        let unknown: libc::sockaddr_storage = unsafe { zeroed() };
+        assert_eq!(from_sockaddr(&unknown), None);
+    }
+}
