@@ -325,7 +325,10 @@ mod tests {
             Config::new(0xbabababb),
             Err(Error::UnknownVersion)
         ));
-        assert!(Config::new(0xbabababa).is_ok(), "a reserved version, for VN tests");
+        assert!(
+            Config::new(0xbabababa).is_ok(),
+            "a reserved version, for VN tests"
+        );
         let mut c = Config::new(crate::PROTOCOL_VERSION).unwrap();
         assert_eq!(c.set_application_protos(&[]), Err(Error::TlsFail));
         assert_eq!(c.set_application_protos(&[b""]), Err(Error::TlsFail));

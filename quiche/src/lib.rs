@@ -34,6 +34,7 @@ pub use crate::cc::{CcFactory, CongestionControl, CongestionControlAlgorithm, Hy
 pub use crate::config::Config;
 pub use crate::connection::{
     accept, connect, Connection, ConnectionError, PathStats, RecvInfo, SendInfo, Stats,
+    MAX_SEND_QUANTUM, SEND_QUANTUM_INTERVAL,
 };
 pub use crate::error::{Error, Result, WireErrorCode};
 pub use crate::packet::{

@@ -176,6 +176,13 @@ fn build_recovery(
     }
 }
 
+/// The time whose worth of data at the sending rate one burst may hold (see
+/// [`Connection::send_quantum`]); Linux sizes TSO bursts to about a millisecond the same way.
+pub const SEND_QUANTUM_INTERVAL: std::time::Duration = std::time::Duration::from_millis(1);
+
+/// The largest burst [`Connection::send_quantum`] suggests: what one UDP GSO send can carry.
+pub const MAX_SEND_QUANTUM: usize = 64 * 1024;
+
 /// Creates a new client-side connection.
 pub fn connect(
     server_name: Option<&str>,
@@ -725,10 +732,28 @@ impl Connection {
         self.max_send_udp_payload_size
     }
 
-    /// How many bytes the application may send in one burst (GSO batch) now.
+    /// How many bytes the application may send in one burst (GSO batch) now: the controller's
+    /// quantum (the initial window for the built-in ones, RFC 9002 §7.7), or, when that is
+    /// less, what the sending rate moves in [`SEND_QUANTUM_INTERVAL`], up to
+    /// [`MAX_SEND_QUANTUM`]. A fast path then needs a system call per 64 KiB rather than per ten
+    /// datagrams, while a burst stays a fraction of a millisecond of the rate. The datagrams of
+    /// a burst still carry their own paced `SendInfo::at`.
     pub fn send_quantum(&self) -> usize {
         use crate::cc::CongestionControl;
-        self.recovery.controller().send_quantum()
+        let cc = self.recovery.controller();
+        let rate = self.pacer.rate().or_else(|| {
+            crate::recovery::pacer::Pacer::default_rate(
+                cc.cwnd(),
+                self.recovery.rtt().smoothed_rtt(),
+            )
+        });
+        let by_rate = rate.map_or(0, |r| {
+            let bytes = u128::from(r) * SEND_QUANTUM_INTERVAL.as_nanos() / 1_000_000_000;
+            usize::try_from(bytes).unwrap_or(usize::MAX)
+        });
+        cc.send_quantum()
+            .max(by_rate.min(MAX_SEND_QUANTUM))
+            .min(cc.cwnd().max(self.max_send_udp_payload_size))
     }
 
     /// Connection statistics.

@@ -190,6 +190,39 @@ fn transfer_intact(loss: f64, reorder: f64, seed: u64) -> Pipe {
     pipe
 }
 
+/// The send quantum starts at the initial window (RFC 9002 §7.7) and grows with the sending
+/// rate to a millisecond's worth, capped at what one GSO send carries.
+#[test]
+fn send_quantum_follows_the_rate() {
+    let link = LinkConfig {
+        delay: Duration::from_millis(1),
+        ..LinkConfig::default()
+    };
+    let mut pipe = Pipe::with_links(
+        &mut client_config(),
+        &mut server_config(),
+        link.clone(),
+        link,
+        3,
+    )
+    .unwrap();
+    pipe.handshake().unwrap();
+    let initial = pipe.client.send_quantum();
+    let mss = pipe.client.max_send_udp_payload_size();
+    assert!(
+        (9 * mss..=12_000.max(10 * mss)).contains(&initial),
+        "{initial}"
+    );
+    let data = payload(4 << 20, 3);
+    assert_eq!(
+        upload(&mut pipe, &data, Duration::from_secs(60)).len(),
+        data.len()
+    );
+    let stats = pipe.client.path_stats();
+    assert!(stats.cwnd > 1 << 20, "the window grew: {stats:?}");
+    assert_eq!(pipe.client.send_quantum(), crate::MAX_SEND_QUANTUM);
+}
+
 #[test]
 fn transfer_10mib_no_loss() {
     let pipe = transfer_intact(0.0, 0.0, 1);
