@@ -90,7 +90,10 @@ server's stream limit allows. The host is the server name for SNI and verificati
   --early-data            with --resume: send the second connection's requests as 0-RTT
   --session-file FILE     store/load the session in FILE across runs (not supported yet:
                           sessions are only valid within one process; use --resume)
-  --key-update            initiate a key update after the handshake (not supported yet)
+  --key-update            initiate a key update once the body starts arriving
+  --version-negotiation   first send an Initial with the reserved version 0x1a2a3a4a: the
+                          server must answer with Version Negotiation (the client gives up on
+                          that attempt, RFC 9000 §6.2); then connect with version 1
   --chacha20              offer only TLS_CHACHA20_POLY1305_SHA256
   -h, --help              this text
 
@@ -347,6 +350,8 @@ pub struct ClientArgs {
     pub key_update: bool,
     /// `--chacha20`.
     pub chacha20: bool,
+    /// `--version-negotiation`.
+    pub version_negotiation: bool,
     /// The transport options.
     pub transport: TransportArgs,
 }
@@ -366,6 +371,7 @@ pub fn parse_client(
         early_data: false,
         key_update: false,
         chacha20: false,
+        version_negotiation: false,
         transport: TransportArgs::default(),
     };
     let mut only_urls = false;
@@ -388,6 +394,7 @@ pub fn parse_client(
             "--early-data" => c.early_data = true,
             "--key-update" => c.key_update = true,
             "--chacha20" => c.chacha20 = true,
+            "--version-negotiation" => c.version_negotiation = true,
             _ if c.transport.parse_flag(&arg, &mut args)? => {}
             _ => return err(format!("unknown argument {arg:?}")),
         }

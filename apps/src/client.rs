@@ -5,7 +5,7 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
 use mio::{Events, Interest, Poll, Token};
-use quiche::{Config, Connection, RecvInfo};
+use quiche::{Config, Connection, Error, RecvInfo};
 
 use crate::args::ClientArgs;
 use crate::common::{self, KeyLog};
@@ -29,6 +29,13 @@ const RECV_BATCH: usize = 512;
 const BODY_BUF: usize = 256 * 1024;
 
 const SOCKET: Token = Token(0);
+
+/// The version `--version-negotiation` starts with: reserved (0x?a?a?a?a, RFC 9000 §15), so
+/// no server speaks it.
+const RESERVED_VERSION: u32 = 0x1a2a_3a4a;
+
+/// How long `--version-negotiation` waits for the server's Version Negotiation packet.
+const VN_PROBE_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// Why the client stopped before or outside the requests.
 #[derive(Debug)]
@@ -148,6 +155,9 @@ pub fn run(args: &ClientArgs) -> Result<Summary, ClientError> {
         std::fs::create_dir_all(dir).map_err(|e| fatal(format!("{}: {e}", dir.display())))?;
     }
     let mut client = Client::new(args, peer)?;
+    if args.version_negotiation {
+        client.probe_version_negotiation(&first.host)?;
+    }
 
     // With --resume the first connection fetches the first URL and the second the others (or
     // the first again when it is alone).
@@ -202,6 +212,8 @@ struct Client<'a> {
     keylog: Option<KeyLog>,
     send_bufs: SendBuffers,
     recv_batch: RecvBatch,
+    /// The last error a connection's `recv` returned.
+    last_recv_error: Option<Error>,
     body_buf: Vec<u8>,
 }
 
@@ -253,6 +265,7 @@ impl<'a> Client<'a> {
             keylog,
             send_bufs: SendBuffers::new(args.transport.max_udp_payload),
             recv_batch: RecvBatch::new(),
+            last_recv_error: None,
             body_buf: vec![0; BODY_BUF],
         })
     }
@@ -285,6 +298,61 @@ impl<'a> Client<'a> {
         let mut downloads = Downloads::new(urls, dump_dir);
         let report = self.drive(&mut conn, &mut downloads)?;
         Ok(report)
+    }
+
+    /// `--version-negotiation`: an Initial with a reserved version, which the server must
+    /// answer with Version Negotiation within [`VN_PROBE_TIMEOUT`].
+    fn probe_version_negotiation(&mut self, server_name: &str) -> Result<(), ClientError> {
+        let mut config = Config::new(RESERVED_VERSION).map_err(|e| fatal(format!("{e:?}")))?;
+        config
+            .set_application_protos(&[crate::http09::ALPN])
+            .map_err(|e| fatal(format!("ALPN: {e:?}")))?;
+        let scid = common::new_cid();
+        let mut conn =
+            quiche::connect(Some(server_name), &scid, self.local, self.peer, &mut config)
+                .map_err(|e| fatal(format!("connect: {e:?}")))?;
+        let deadline = Instant::now() + VN_PROBE_TIMEOUT;
+        let mut queue = SendQueue::new();
+        let mut events = Events::with_capacity(16);
+        self.last_recv_error = None;
+        while !conn.is_closed() {
+            let now = Instant::now();
+            flush(
+                &mut conn,
+                &mut queue,
+                &mut self.send_bufs,
+                &mut self.io,
+                usize::MAX,
+                now,
+            );
+            if now >= deadline {
+                break;
+            }
+            let wake = conn.timeout_instant().map_or(deadline, |t| t.min(deadline));
+            match self
+                .poll
+                .poll(&mut events, Some(wake.saturating_duration_since(now)))
+            {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(fatal(format!("poll: {e}"))),
+            }
+            while self.recv_batch(&mut conn)? {}
+            if conn.timeout_instant().is_some_and(|t| t <= Instant::now()) {
+                conn.on_timeout();
+            }
+        }
+        queue.clear(&mut self.send_bufs);
+        if self.last_recv_error != Some(Error::UnknownVersion) {
+            return Err(fatal(format!(
+                "no Version Negotiation in answer to version {RESERVED_VERSION:#010x}"
+            )));
+        }
+        eprintln!(
+            "version negotiation: the server does not speak {RESERVED_VERSION:#010x}; \
+             connecting with version 1"
+        );
+        Ok(())
     }
 
     /// The event loop of one connection, until it is closed.
@@ -430,6 +498,7 @@ impl<'a> Client<'a> {
                     datagrams += 1;
                     if let Err(e) = conn.recv(datagram, info) {
                         log::debug!("{}: recv: {e:?}", conn.trace_id());
+                        self.last_recv_error = Some(e);
                     }
                 }
             }

@@ -432,6 +432,41 @@ fn retry_server_and_client() {
     assert_eq!(log.matches("new connection from").count(), 1, "{log}");
 }
 
+/// `--version-negotiation`: the client's first Initial carries a reserved version, the
+/// server answers with Version Negotiation, the client gives up on that attempt and downloads
+/// with version 1. Against a peer that never answers, the client fails.
+#[test]
+fn version_negotiation_then_version_1() {
+    let dir = TempDir::new("vn-client");
+    let body = data(50_000, 9);
+    fs::write(dir.root().join("v.bin"), &body).unwrap();
+    let server = Server::start(&dir, &["--no-retry"]);
+    let mut args = client_args(Some(&dir.out()), [server.url("/v.bin")]);
+    args.push("--version-negotiation".into());
+    let out = client(&args);
+    assert!(out.status.success(), "{}", describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("version negotiation: the server does not"),
+        "{}",
+        describe(&out)
+    );
+    assert_eq!(fs::read(dir.out().join("v.bin")).unwrap(), body);
+    assert_eq!(server.log().matches("new connection from").count(), 1);
+
+    // A silent peer: no Version Negotiation, so the client stops after its probe's time limit.
+    let silent = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let mut args = client_args(None, [format!("https://127.0.0.1:{port}/v.bin")]);
+    args.push("--version-negotiation".into());
+    let out = client(&args);
+    assert!(!out.status.success(), "{}", describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no Version Negotiation"),
+        "{}",
+        describe(&out)
+    );
+}
+
 /// A key update initiated by the client in the middle of a download.
 #[test]
 fn key_update_during_download() {

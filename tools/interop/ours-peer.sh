@@ -38,6 +38,7 @@ client)
         zerortt) args+=(--resume --early-data) ;;
         chacha20) args+=(--chacha20) ;;
         keyupdate) args+=(--key-update) ;;
+        versionnegotiation) args+=(--version-negotiation) ;;
         *) echo unsupported; exit 127 ;;
     esac
     exec "$BIN/quiche-client" "${args[@]}" "${urls[@]}"
