@@ -52,9 +52,9 @@ step "interop: our apps against aioquic, quic-go and quinn, both roles"
 # The peers come from PyPI, the Go module proxy and crates.io, installed by the project's script.
 tools/interop/setup.sh
 tools/interop/run.sh --clients ours --servers ours,aioquic,quic-go,quinn \
-    --cases handshake,transfer,multiplexing
+    --cases handshake,transfer,multiplexing,versionnegotiation
 tools/interop/run.sh --clients aioquic,quic-go,quinn --servers ours \
-    --cases handshake,transfer,multiplexing
+    --cases handshake,transfer,multiplexing,versionnegotiation
 
 step "demo: the README's first command"
 ./tools/demo.sh
