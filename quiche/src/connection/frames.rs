@@ -57,7 +57,13 @@ impl Connection {
             Frame::StopSending {
                 stream_id,
                 error_code,
-            } => self.streams.on_stop_sending(stream_id, error_code)?,
+            } => {
+                self.streams.on_stop_sending(stream_id, error_code)?;
+                // The reset withdrew the stream's unsent bytes: they no longer count against
+                // the peer's connection window nor wait to be sent.
+                let reclaimed = self.streams.take_send_reclaimed();
+                self.tx_data = self.tx_data.saturating_sub(reclaimed);
+            }
             Frame::MaxData { max } => self.tx_max_data = self.tx_max_data.max(max),
             Frame::MaxStreamData { stream_id, max } => {
                 self.streams.on_max_stream_data(stream_id, max)?

@@ -177,6 +177,8 @@ impl Connection {
         )?;
         self.tx_max_data = tp.initial_max_data;
         self.tx_data = kept;
+        // What 0-RTT carried is sent again as retransmissions, so it stays counted as sent.
+        self.tx_emitted = self.tx_emitted.min(kept);
         self.data_blocked_sent_at = None;
         let sent: Vec<_> = self
             .recovery

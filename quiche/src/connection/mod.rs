@@ -124,6 +124,11 @@ pub struct Connection {
     rx_data: u64,
     /// Stream bytes the application committed for sending.
     tx_data: u64,
+    /// Stream bytes sent for the first time (not retransmissions): `tx_data - tx_emitted` were
+    /// written and wait to be sent.
+    tx_emitted: u64,
+    /// `Config::set_max_unsent_stream_data`.
+    max_unsent_stream_data: u64,
     /// The peer's MAX_DATA.
     tx_max_data: u64,
     max_data_pending: bool,
@@ -316,6 +321,8 @@ impl Connection {
             rx_fc,
             rx_data: 0,
             tx_data: 0,
+            tx_emitted: 0,
+            max_unsent_stream_data: config.max_unsent_stream_data,
             tx_max_data: 0,
             max_data_pending: false,
             data_blocked_sent_at: None,
@@ -450,10 +457,19 @@ impl Connection {
         if self.lifecycle.is_closing_or_draining() {
             return Err(Error::InvalidState);
         }
-        let capacity = self.tx_max_data.saturating_sub(self.tx_data);
+        let capacity = self.send_capacity();
         let n = self.streams.stream_send(stream_id, buf, fin, capacity)?;
         self.tx_data += n as u64;
         Ok(n)
+    }
+
+    /// How many more stream bytes the connection accepts over all streams: the peer's
+    /// connection window (MAX_DATA) and the bound on data written but not yet sent.
+    fn send_capacity(&self) -> u64 {
+        let unsent = self.tx_data.saturating_sub(self.tx_emitted);
+        self.tx_max_data
+            .saturating_sub(self.tx_data)
+            .min(self.max_unsent_stream_data.saturating_sub(unsent))
     }
 
     /// Reads data from a stream into `out`; returns the bytes read and whether the stream
@@ -497,8 +513,10 @@ impl Connection {
     /// How many bytes `stream_send` would accept on the stream now.
     pub fn stream_capacity(&self, stream_id: u64) -> Result<usize> {
         let stream = self.streams.stream_capacity(stream_id)?;
-        let conn = self.tx_max_data.saturating_sub(self.tx_data);
-        Ok(stream.min(conn).try_into().unwrap_or(usize::MAX))
+        Ok(stream
+            .min(self.send_capacity())
+            .try_into()
+            .unwrap_or(usize::MAX))
     }
 
     /// Whether the stream has data to read (or an end to report).
@@ -513,8 +531,7 @@ impl Connection {
 
     /// Whether `len` bytes can be written to the stream now.
     pub fn stream_writable(&self, stream_id: u64, len: usize) -> Result<bool> {
-        Ok(self.streams.stream_writable(stream_id, len)?
-            && self.tx_max_data.saturating_sub(self.tx_data) >= len as u64)
+        Ok(self.streams.stream_writable(stream_id, len)? && self.send_capacity() >= len as u64)
     }
 
     /// Stream bytes written by the application and not yet acknowledged by the peer, over all

@@ -603,6 +603,9 @@ impl Connection {
             );
             b.skip(emitted.len)?;
             frames.retransmission |= emitted.retransmission;
+            if !emitted.retransmission {
+                self.tx_emitted += emitted.len as u64;
+            }
             frames.push(SentFrame::Stream {
                 stream_id: id,
                 offset: emitted.offset,

@@ -1216,3 +1216,46 @@ fn zero_length_connection_ids_are_never_replaced() {
     // The server's IDs can still be replaced.
     assert_eq!(pipe.client.available_dcids(), 2);
 }
+
+/// `stream_send` holds at most `max_unsent_stream_data` bytes written but not yet sent, over
+/// all streams; sending makes room again. A STOP_SENDING from the peer withdraws the stream's
+/// unsent bytes from that count and from the connection window at once.
+#[test]
+fn unsent_stream_data_is_bounded_and_stop_sending_returns_it() {
+    const BOUND: usize = 64 * 1024;
+    let mut client = client_config();
+    client.set_max_unsent_stream_data(BOUND as u64);
+    let mut pipe = established(&mut client, &mut server_config());
+    let data = payload(4 * BOUND, 5);
+    assert_eq!(pipe.client.stream_send(0, &data, false), Ok(BOUND));
+    assert_eq!(pipe.client.stream_capacity(0), Ok(0));
+    assert_eq!(pipe.client.stream_send(4, b"x", false), Err(Error::Done));
+
+    // One packet out: that much room again.
+    let mut out = [0u8; 1500];
+    let (n, _) = pipe.client.send_at(&mut out, pipe.now).unwrap();
+    let room = pipe.client.stream_capacity(0).unwrap();
+    assert!(room > 0 && room < n, "room {room} after a {n}-byte packet");
+    pipe.server
+        .recv_at(&mut out[..n], to_server(&pipe), pipe.now)
+        .unwrap();
+
+    // The server stops stream 0: its unsent bytes go back to the budget.
+    pipe.server.stream_shutdown(0, Shutdown::Read, 7).unwrap();
+    pipe.run_until(Duration::from_secs(5), |p| {
+        matches!(
+            p.client.stream_send(0, b"y", false),
+            Err(Error::StreamStopped(7))
+        )
+    })
+    .unwrap();
+    assert_eq!(pipe.client.stream_send(4, &data, true), Ok(BOUND));
+    assert_eq!(pipe.client.stream_capacity(4), Ok(0));
+
+    // Without a bound, what the peer's windows allow (8 MiB per stream here).
+    let mut unbounded = client_config();
+    unbounded.set_max_unsent_stream_data(u64::MAX);
+    let mut pipe = established(&mut unbounded, &mut server_config());
+    let big = payload(9 << 20, 6);
+    assert_eq!(pipe.client.stream_send(0, &big, false), Ok(8 << 20));
+}
