@@ -27,6 +27,7 @@ impl Connection {
             Frame::Crypto { offset, data } => {
                 self.spaces[epoch.index()].crypto_recv.write(offset, data)?;
                 self.feed_tls(now)?;
+                self.tls_fed = true;
             }
             Frame::NewToken { .. } => {
                 // Only servers send NEW_TOKEN (RFC 9000 §19.7). Clients may keep the token for

@@ -127,6 +127,8 @@ pub struct Connection {
     /// Stream bytes sent for the first time (not retransmissions): `tx_data - tx_emitted` were
     /// written and wait to be sent.
     tx_emitted: u64,
+    /// CRYPTO data went to TLS since the last `drive_handshake`.
+    tls_fed: bool,
     /// `Config::set_max_unsent_stream_data`.
     max_unsent_stream_data: u64,
     /// The peer's MAX_DATA.
@@ -322,6 +324,7 @@ impl Connection {
             rx_data: 0,
             tx_data: 0,
             tx_emitted: 0,
+            tls_fed: false,
             max_unsent_stream_data: config.max_unsent_stream_data,
             tx_max_data: 0,
             max_data_pending: false,

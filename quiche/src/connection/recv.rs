@@ -257,9 +257,13 @@ impl Connection {
             self.discard_epoch(Epoch::Initial, now);
         }
 
-        if let Err(e) = self.drive_handshake() {
-            self.close_on_tls_error(e, now);
-            return Err(e);
+        // Once the handshake is complete, TLS has something to say only after it read
+        // CRYPTO data (a NewSessionTicket, say): most packets skip the question.
+        if !self.handshake_complete || std::mem::take(&mut self.tls_fed) {
+            if let Err(e) = self.drive_handshake() {
+                self.close_on_tls_error(e, now);
+                return Err(e);
+            }
         }
         Ok(Fate::Next(packet_len))
     }
