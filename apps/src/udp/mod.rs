@@ -35,8 +35,33 @@ pub const GSO_MAX_SEGMENTS: usize = 64;
 /// 20 bytes of IPv4 header and 8 of UDP header), which also fits IPv6.
 pub const GSO_MAX_BYTES: usize = 65_507;
 
+/// The most datagrams one `sendmmsg` call handles (the arrays live on the stack).
+pub const MMSG_MAX: usize = 64;
+
+/// The most messages one `recvmmsg` call takes. Its arrays are zeroed for every call, so they
+/// are kept to what one call usefully fills.
+pub const RECV_MAX: usize = 32;
+
+/// Room for one control message carrying an `int` (the `UDP_GRO` segment size), aligned for
+/// `cmsghdr`: `CMSG_SPACE(sizeof(int))` is 24 bytes on 64-bit Linux, 16 on 32-bit.
+pub type CmsgBuf = [u64; 4];
+
+/// One received message: the bytes written to its buffer, the sender, and the segment size
+/// the kernel reported with `UDP_GRO` (`None`: the buffer holds one datagram).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Received {
+    /// Bytes in the buffer.
+    pub len: usize,
+    /// The sender.
+    pub from: Option<SocketAddr>,
+    /// The size of each datagram but the last, when several were coalesced.
+    pub segment: Option<usize>,
+    /// The datagram did not fit the buffer (`MSG_TRUNC`; not reported without `recvmmsg`).
+    pub truncated: bool,
+}
+
 /// Buffers filled per `recvmmsg` call.
-pub const RECV_SLOTS: usize = sys::RECV_MAX;
+pub const RECV_SLOTS: usize = RECV_MAX;
 
 /// The size of each receive buffer: the largest UDP payload, which also holds anything GRO
 /// coalesces (the kernel keeps a coalesced buffer under 64 KiB).
@@ -188,7 +213,7 @@ impl UdpIo {
 
     /// Sends with `sendmmsg`, as many calls as it takes.
     fn transmit_mmsg(&mut self, s: Segments<'_>) -> usize {
-        let mut datagrams: [&[u8]; sys::MMSG_MAX] = [&[]; sys::MMSG_MAX];
+        let mut datagrams: [&[u8]; MMSG_MAX] = [&[]; MMSG_MAX];
         let count = s.count();
         let mut done = 0;
         while done < count {
@@ -246,8 +271,8 @@ impl Transmit for UdpIo {
 /// Receive buffers for [`UdpIo::recv`], and what the last call put in them.
 pub struct RecvBatch {
     buf: Vec<u8>,
-    cmsgs: [sys::CmsgBuf; RECV_SLOTS],
-    meta: [sys::Received; RECV_SLOTS],
+    cmsgs: [CmsgBuf; RECV_SLOTS],
+    meta: [Received; RECV_SLOTS],
     filled: usize,
 }
 
@@ -282,7 +307,7 @@ impl RecvBatch {
         RecvBatch {
             buf: vec![0; RECV_SLOTS * RECV_SLOT_SIZE],
             cmsgs: [[0; 4]; RECV_SLOTS],
-            meta: [sys::Received::default(); RECV_SLOTS],
+            meta: [Received::default(); RECV_SLOTS],
             filled: 0,
         }
     }

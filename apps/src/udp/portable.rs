@@ -6,27 +6,7 @@ use std::net::SocketAddr;
 
 use mio::net::UdpSocket;
 
-/// The most datagrams one call handles.
-pub const MMSG_MAX: usize = 64;
-
-/// The most datagrams one receive call takes.
-pub const RECV_MAX: usize = 32;
-
-/// Control message room (unused here).
-pub type CmsgBuf = [u64; 4];
-
-/// One received message (see `sys.rs`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Received {
-    /// Bytes in the buffer.
-    pub len: usize,
-    /// The sender.
-    pub from: Option<SocketAddr>,
-    /// Always `None`: no GRO here.
-    pub segment: Option<usize>,
-    /// Never set: std does not report truncation.
-    pub truncated: bool,
-}
+use super::{CmsgBuf, Received, MMSG_MAX};
 
 fn unsupported() -> io::Error {
     io::Error::new(io::ErrorKind::Unsupported, "not on this system")

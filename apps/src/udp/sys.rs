@@ -13,30 +13,7 @@ use std::os::fd::{AsRawFd, RawFd};
 
 use mio::net::UdpSocket;
 
-/// The most datagrams one `sendmmsg` call handles here (the arrays live on the stack).
-pub const MMSG_MAX: usize = 64;
-
-/// The most messages one `recvmmsg` call takes here. Its arrays are zeroed for every call,
-/// so they are kept to what one call usefully fills.
-pub const RECV_MAX: usize = 32;
-
-/// Room for one control message carrying an `int` (the `UDP_GRO` segment size), aligned for
-/// `cmsghdr`: `CMSG_SPACE(sizeof(int))` is 24 bytes on 64-bit Linux, 16 on 32-bit.
-pub type CmsgBuf = [u64; 4];
-
-/// One received message: the bytes written to its buffer, the sender, and the segment size
-/// the kernel reported with `UDP_GRO` (`None`: the buffer holds one datagram).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Received {
-    /// Bytes in the buffer.
-    pub len: usize,
-    /// The sender.
-    pub from: Option<SocketAddr>,
-    /// The size of each datagram but the last, when several were coalesced.
-    pub segment: Option<usize>,
-    /// The datagram did not fit the buffer (`MSG_TRUNC`).
-    pub truncated: bool,
-}
+use super::{CmsgBuf, Received, MMSG_MAX, RECV_MAX};
 
 /// Sets an `int` socket option.
 fn setsockopt_int(fd: RawFd, level: i32, opt: i32, value: i32) -> io::Result<()> {

@@ -299,23 +299,16 @@ impl StreamMap {
         initial_max_streams_bidi: u64,
         initial_max_streams_uni: u64,
     ) -> Result<()> {
-        if initial_max_streams_bidi > MAX_STREAMS_LIMIT
-            || initial_max_streams_uni > MAX_STREAMS_LIMIT
-        {
-            return Err(Error::InvalidTransportParam);
-        }
-        self.peer = PeerParams {
+        let credit = PeerParams {
             bidi_local: initial_max_stream_data_bidi_local,
             bidi_remote: initial_max_stream_data_bidi_remote,
             uni: initial_max_stream_data_uni,
         };
-        for (d, max) in self
-            .dirs
-            .iter_mut()
-            .zip([initial_max_streams_bidi, initial_max_streams_uni])
-        {
-            d.peer_max_streams = d.peer_max_streams.max(max);
-        }
+        self.take_peer_limits(
+            credit,
+            [initial_max_streams_bidi, initial_max_streams_uni],
+            false,
+        )?;
         let ids: Vec<u64> = self.streams.keys().copied().collect();
         for id in ids {
             let max = self.peer_send_window(id);
@@ -323,6 +316,31 @@ impl StreamMap {
                 w.set_peer_max_data(max);
             }
             self.refresh(id);
+        }
+        Ok(())
+    }
+
+    /// Takes the peer's per-stream credits and its stream counts (bidirectional,
+    /// unidirectional). The counts only grow unless `replace` (0-RTT rejected: the new
+    /// parameters replace the remembered ones). `InvalidTransportParam` if a count exceeds
+    /// 2^60 (§4.6).
+    fn take_peer_limits(
+        &mut self,
+        credit: PeerParams,
+        max_streams: [u64; 2],
+        replace: bool,
+    ) -> Result<()> {
+        if max_streams.iter().any(|&m| m > MAX_STREAMS_LIMIT) {
+            return Err(Error::InvalidTransportParam);
+        }
+        self.peer = credit;
+        for (d, max) in self.dirs.iter_mut().zip(max_streams) {
+            if replace {
+                d.peer_max_streams = max;
+                d.streams_blocked_at = None;
+            } else {
+                d.peer_max_streams = d.peer_max_streams.max(max);
+            }
         }
         Ok(())
     }

@@ -8,8 +8,8 @@
 //! stream limit (mentioning it in any frame would be a STREAM_LIMIT_ERROR, §4.6).
 
 use crate::stream::control::CtlKey;
-use crate::stream::{dir_index, is_bidi, PeerParams, StreamMap, MAX_STREAMS_LIMIT};
-use crate::{Error, Result};
+use crate::stream::{dir_index, is_bidi, PeerParams, StreamMap};
+use crate::Result;
 
 /// Application error code of the RESET_STREAM of a stream that the new limits leave no room
 /// for: the peer never saw any of its data.
@@ -30,24 +30,16 @@ impl StreamMap {
         initial_max_streams_uni: u64,
         max_data: u64,
     ) -> Result<u64> {
-        if initial_max_streams_bidi > MAX_STREAMS_LIMIT
-            || initial_max_streams_uni > MAX_STREAMS_LIMIT
-        {
-            return Err(Error::InvalidTransportParam);
-        }
-        self.peer = PeerParams {
+        let credit = PeerParams {
             bidi_local: initial_max_stream_data_bidi_local,
             bidi_remote: initial_max_stream_data_bidi_remote,
             uni: initial_max_stream_data_uni,
         };
-        for (d, max) in self
-            .dirs
-            .iter_mut()
-            .zip([initial_max_streams_bidi, initial_max_streams_uni])
-        {
-            d.peer_max_streams = max;
-            d.streams_blocked_at = None;
-        }
+        self.take_peer_limits(
+            credit,
+            [initial_max_streams_bidi, initial_max_streams_uni],
+            true,
+        )?;
         let mut ids: Vec<u64> = self
             .streams
             .keys()
