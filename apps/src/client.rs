@@ -486,6 +486,8 @@ impl<'a> Client<'a> {
                     continue;
                 }
             };
+            // One clock reading per system call: the datagrams arrived together.
+            let now = Instant::now();
             for i in 0..n {
                 let Some(message) = self.recv_batch.message(i) else {
                     continue;
@@ -496,7 +498,7 @@ impl<'a> Client<'a> {
                 };
                 for datagram in message.datagrams() {
                     datagrams += 1;
-                    if let Err(e) = conn.recv(datagram, info) {
+                    if let Err(e) = conn.recv_at(datagram, info, now) {
                         log::debug!("{}: recv: {e:?}", conn.trace_id());
                         self.last_recv_error = Some(e);
                     }

@@ -191,8 +191,13 @@ impl SendQueue {
 /// Where datagrams come from: a connection, or a stand-in in tests.
 pub trait DatagramSource {
     /// Writes the next datagram into `out` and returns its length, destination and due time;
-    /// `Error::Done` when there is nothing to send.
-    fn next_datagram(&mut self, out: &mut [u8]) -> quiche::Result<(usize, SocketAddr, Instant)>;
+    /// `Error::Done` when there is nothing to send. `now` is the time of the flush (one clock
+    /// reading serves a whole batch).
+    fn next_datagram(
+        &mut self,
+        out: &mut [u8],
+        now: Instant,
+    ) -> quiche::Result<(usize, SocketAddr, Instant)>;
 
     /// How many bytes may go out in one burst now.
     fn send_quantum(&self) -> usize;
@@ -202,8 +207,12 @@ pub trait DatagramSource {
 }
 
 impl DatagramSource for Connection {
-    fn next_datagram(&mut self, out: &mut [u8]) -> quiche::Result<(usize, SocketAddr, Instant)> {
-        let (len, info) = self.send(out)?;
+    fn next_datagram(
+        &mut self,
+        out: &mut [u8],
+        now: Instant,
+    ) -> quiche::Result<(usize, SocketAddr, Instant)> {
+        let (len, info) = self.send_at(out, now)?;
         Ok((len, info.to, info.at))
     }
 
@@ -301,8 +310,9 @@ fn fill(
     conn: &mut impl DatagramSource,
     a: &mut Assembly,
     bufs: &mut SendBuffers,
-    horizon: Instant,
+    now: Instant,
 ) -> Fill {
+    let horizon = now + PACING_HORIZON;
     loop {
         if a.is_full() {
             return Fill::Full;
@@ -311,7 +321,7 @@ fn fill(
         let Some(out) = bufs.work.get_mut(off..off + bufs.max_payload) else {
             return Fill::Full;
         };
-        match conn.next_datagram(out) {
+        match conn.next_datagram(out, now) {
             Ok((len, to, at)) if a.admits(len, to, at, horizon) => a.push(len, to, at),
             Ok((len, to, at)) => return Fill::Carry(Pending { off, len, to, at }),
             Err(Error::Done) => return Fill::Done,
@@ -375,7 +385,7 @@ pub fn flush(
             a.push(h.buf.len(), h.to, h.at);
             bufs.put_single(h.buf);
         }
-        let filled = fill(conn, &mut a, bufs, horizon);
+        let filled = fill(conn, &mut a, bufs, now);
         if let (Some(to), Some(at)) = (a.to, a.at) {
             let segments = Segments {
                 buf: bufs.work.get(..a.len).unwrap_or(&[]),

@@ -325,6 +325,8 @@ impl Server {
                     continue;
                 }
             };
+            // One clock reading per system call: the datagrams arrived together.
+            let now = Instant::now();
             for i in 0..n {
                 let Some(message) = batch.message(i) else {
                     self.stats.dropped += 1;
@@ -334,7 +336,7 @@ impl Server {
                 for datagram in message.datagrams() {
                     datagrams += 1;
                     self.stats.datagrams += 1;
-                    self.on_datagram(datagram, from);
+                    self.on_datagram(datagram, from, now);
                 }
             }
         }
@@ -342,10 +344,10 @@ impl Server {
         more
     }
 
-    fn on_datagram(&mut self, buf: &mut [u8], from: SocketAddr) {
+    fn on_datagram(&mut self, buf: &mut [u8], from: SocketAddr, now: Instant) {
         let route = self.route(buf, from);
         let (scid, odcid, alias) = match route {
-            Route::Known(idx) => return self.deliver(idx, buf, from),
+            Route::Known(idx) => return self.deliver(idx, buf, from, now),
             Route::Drop(why) => {
                 self.stats.dropped += 1;
                 if why == INVALID_TOKEN {
@@ -486,7 +488,7 @@ impl Server {
         }
     }
 
-    fn deliver(&mut self, idx: usize, buf: &mut [u8], from: SocketAddr) {
+    fn deliver(&mut self, idx: usize, buf: &mut [u8], from: SocketAddr, now: Instant) {
         let Some(Some(peer)) = self.peers.get_mut(idx) else {
             return;
         };
@@ -494,7 +496,7 @@ impl Server {
             from,
             to: self.local,
         };
-        if let Err(e) = peer.conn.recv(buf, info) {
+        if let Err(e) = peer.conn.recv_at(buf, info, now) {
             log::debug!("{}: recv: {e:?}", peer.conn.trace_id());
         }
         // The connection issues new IDs after the handshake and when the client retires some:

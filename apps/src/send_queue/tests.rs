@@ -55,7 +55,11 @@ fn id_of(datagram: &[u8]) -> u32 {
 }
 
 impl DatagramSource for Script {
-    fn next_datagram(&mut self, out: &mut [u8]) -> quiche::Result<(usize, SocketAddr, Instant)> {
+    fn next_datagram(
+        &mut self,
+        out: &mut [u8],
+        _now: Instant,
+    ) -> quiche::Result<(usize, SocketAddr, Instant)> {
         self.calls += 1;
         let item = self.items.pop_front().ok_or(Error::Done)?;
         let dst = out.get_mut(..item.len).ok_or(Error::BufferTooShort)?;
