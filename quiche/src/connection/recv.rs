@@ -220,7 +220,24 @@ impl Connection {
             self.learn_peer_cid(&scid);
         }
 
-        let payload = hdr_payload(b, &hdr);
+        self.on_authenticated_packet(b, &hdr, epoch, packet_len, now)?;
+        Ok(Fate::Next(packet_len))
+    }
+
+    /// Processes the frames of a packet that decrypted and is no duplicate, then records it
+    /// (acknowledgement, idle timer, address validation) and lets TLS speak. `packet_len` is
+    /// for qlog only.
+    #[cfg_attr(not(feature = "qlog"), allow(unused_variables))]
+    fn on_authenticated_packet(
+        &mut self,
+        b: &[u8],
+        hdr: &HeaderLayout,
+        epoch: Epoch,
+        packet_len: usize,
+        now: Instant,
+    ) -> Result<()> {
+        let pn = hdr.pkt_num;
+        let payload = hdr_payload(b, hdr);
         let mut ack_eliciting = false;
         for frame in parse_all(payload, hdr.ty) {
             let frame = match frame {
@@ -265,7 +282,7 @@ impl Connection {
                 return Err(e);
             }
         }
-        Ok(Fate::Next(packet_len))
+        Ok(())
     }
 
     /// Whether the keys that open packets of type `ty` are usable.
