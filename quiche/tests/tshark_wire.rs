@@ -97,8 +97,10 @@ fn drain(hs: &mut Handshake) -> Vec<HandshakeEvent> {
     events
 }
 
-#[test]
-fn tshark_dissects_our_packets_without_errors() {
+/// Our first flights, as a real handshake between our TLS adapter and our packet code builds
+/// them, plus a Retry and a Version Negotiation packet: the capture (pcap bytes) and the key log
+/// that decrypts it.
+fn capture_flights() -> (Vec<u8>, Vec<u8>) {
     let client_addr: SocketAddr = "127.0.0.1:51000".parse().unwrap();
     let server_addr: SocketAddr = "127.0.0.1:443".parse().unwrap();
     let dcid = [0x83, 0x94, 0xc8, 0xf0, 0x3e, 0x51, 0x57, 0x08];
@@ -250,12 +252,19 @@ fn tshark_dissects_our_packets_without_errors() {
     )
     .unwrap();
 
+    let keys = keylog.0.lock().unwrap().clone();
+    (pcap.into_inner().unwrap(), keys)
+}
+
+#[test]
+fn tshark_dissects_our_packets_without_errors() {
+    let (pcap, keylog) = capture_flights();
     let dir = std::env::temp_dir().join(format!("quiche-tshark-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let pcap_path = dir.join("flights.pcap");
     let keylog_path = dir.join("keylog.txt");
-    std::fs::write(&pcap_path, pcap.into_inner().unwrap()).unwrap();
-    std::fs::write(&keylog_path, keylog.0.lock().unwrap().as_slice()).unwrap();
+    std::fs::write(&pcap_path, pcap).unwrap();
+    std::fs::write(&keylog_path, keylog).unwrap();
 
     let tshark = |extra: &[&str]| -> String {
         let out = Command::new("tshark")
