@@ -18,13 +18,17 @@ for component in rustfmt clippy; do
 done
 cargo --version
 
-# tshark dissects our packets in tests: an independent check of the wire format.
-if ! command -v tshark >/dev/null 2>&1; then
-    step "installing tshark"
+# tshark dissects our packets in tests: an independent check of the wire format. GNU time
+# measures the benchmark's processes (tools/bench/run.sh, smoke-run at the end).
+missing=()
+command -v tshark >/dev/null 2>&1 || missing+=(tshark)
+[ -x /usr/bin/time ] || missing+=(time)
+if [ "${#missing[@]}" -gt 0 ]; then
+    step "installing ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
     echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections || true
     apt-get update -qq
-    apt-get install -y -qq tshark >/dev/null
+    apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 tshark --version | head -n 1
 
@@ -60,6 +64,9 @@ tools/interop/run.sh --wire off --peers ours,aioquic,quic-go,quinn --cases trans
 
 step "demo: the README's first command"
 ./tools/demo.sh
+
+step "benchmark smoke run (tools/bench/run.sh, tiny sizes: it must keep working, figures not used)"
+tools/bench/run.sh --size 16M --runs 1 --handshakes 50 --hs-runs 1 --idle-conns 50
 
 echo
 echo "all checks passed"
