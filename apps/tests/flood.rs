@@ -20,17 +20,17 @@
 
 use std::collections::HashMap;
 use std::fs;
-use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, UdpSocket};
-use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::{mpsc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use quiche::{ConnectionId, Header};
 
-const SERVER: &str = env!("CARGO_BIN_EXE_quiche-server");
-const CLIENT: &str = env!("CARGO_BIN_EXE_quiche-client");
+mod common;
+
+use common::{cert, sha256, Server, TempDir, CLIENT};
+use quiche::testing::Rng;
 
 /// Datagrams in one flood.
 const FLOOD: usize = 10_000;
@@ -84,119 +84,13 @@ const SETTLE_DEADLINE: Duration = Duration::from_secs(10);
 /// The two floods run one after the other: each measures time and memory.
 static SERIAL: Mutex<()> = Mutex::new(());
 
-fn cert(name: &str) -> String {
-    format!(
-        "{}/../quiche/tests/certs/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    )
+/// Uniform in `lo..=hi`.
+fn range(rng: &mut Rng, lo: usize, hi: usize) -> usize {
+    lo + rng.below_usize(hi - lo + 1)
 }
 
-/// A temporary directory removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let dir = std::env::temp_dir().join(format!("quiche-flood-{name}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(dir.join("root")).unwrap();
-        TempDir(dir)
-    }
-
-    fn root(&self) -> PathBuf {
-        self.0.join("root")
-    }
-
-    fn out(&self) -> PathBuf {
-        self.0.join("out")
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
-
-/// A small deterministic PRNG (xorshift64*): the same flood on every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    /// Uniform in `lo..=hi`.
-    fn range(&mut self, lo: usize, hi: usize) -> usize {
-        lo + (self.next() % (hi - lo + 1) as u64) as usize
-    }
-
-    fn fill(&mut self, buf: &mut [u8]) {
-        for chunk in buf.chunks_mut(8) {
-            let x = self.next().to_le_bytes();
-            chunk.copy_from_slice(&x[..chunk.len()]);
-        }
-    }
-
-    fn bytes(&mut self, len: usize) -> Vec<u8> {
-        let mut v = vec![0; len];
-        self.fill(&mut v);
-        v
-    }
-}
-
-fn sha256(data: &[u8]) -> Vec<u8> {
-    ring::digest::digest(&ring::digest::SHA256, data)
-        .as_ref()
-        .to_vec()
-}
-
-/// A running `quiche-server` logging at debug level, killed by PID when dropped.
-struct Server {
-    child: Child,
-    addr: SocketAddr,
-    log: PathBuf,
-}
-
+/// What the flood tests read of the server's state.
 impl Server {
-    fn start(dir: &TempDir, extra: &[&str]) -> Server {
-        let log = dir.0.join("server.log");
-        let mut child = Command::new(SERVER)
-            .args(["--listen", "127.0.0.1:0", "--cert", &cert("cert.crt")])
-            .args(["--key", &cert("cert.key"), "--root"])
-            .arg(dir.root())
-            .args(extra)
-            .env("RUST_LOG", "debug")
-            .stdout(Stdio::piped())
-            .stderr(fs::File::create(&log).unwrap())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = tx.send(line);
-        });
-        let Ok(line) = rx.recv_timeout(Duration::from_secs(20)) else {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("the server did not report its address");
-        };
-        let addr = line
-            .trim()
-            .strip_prefix("listening on ")
-            .and_then(|a| a.parse().ok())
-            .unwrap_or_else(|| panic!("unexpected first line {line:?}"));
-        Server { child, addr, log }
-    }
-
-    fn log(&self) -> String {
-        fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
     /// A field of `/proc/PID/status`, in KiB.
     fn status_kib(&self, field: &str) -> u64 {
         let status = fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
@@ -241,13 +135,6 @@ impl Server {
             );
             std::thread::sleep(Duration::from_millis(50));
         }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -352,12 +239,12 @@ fn real_initials(server: SocketAddr, n: usize) -> Vec<Vec<u8>> {
 /// `payload_len` bytes of garbage as its (protected) packet number and payload.
 fn forged_initial(rng: &mut Rng, token: &[u8], payload_len: usize) -> Vec<u8> {
     // At least the 8 bytes a client's first DCID has (RFC 9000 §7.2), at most 20.
-    let dcid_len = rng.range(8, 20);
+    let dcid_len = range(rng, 8, 20);
     let mut p = vec![0xc3];
     p.extend_from_slice(&1u32.to_be_bytes());
     p.push(dcid_len as u8);
     p.extend(rng.bytes(dcid_len));
-    let scid_len = rng.range(0, 20);
+    let scid_len = range(rng, 0, 20);
     p.push(scid_len as u8);
     p.extend(rng.bytes(scid_len));
     // Token length and packet length as 2-byte varints (RFC 9000 §16).
@@ -377,10 +264,10 @@ fn flood_datagram(rng: &mut Rng, i: usize, templates: &[Vec<u8>]) -> Vec<u8> {
     match i % KINDS {
         // Random bytes of random sizes, now and then a large one.
         0 => {
-            let len = if rng.range(0, 20) == 0 {
-                rng.range(1500, 9000)
+            let len = if range(rng, 0, 20) == 0 {
+                range(rng, 1500, 9000)
             } else {
-                rng.range(1, 1500)
+                range(rng, 1, 1500)
             };
             rng.bytes(len)
         }
@@ -388,51 +275,51 @@ fn flood_datagram(rng: &mut Rng, i: usize, templates: &[Vec<u8>]) -> Vec<u8> {
         // longer than QUIC v1 allows, then garbage.
         1 => {
             let mut p = vec![0xc0 | (rng.next() as u8 & 0x3f)];
-            let version = if rng.range(0, 3) == 0 {
+            let version = if range(rng, 0, 3) == 0 {
                 rng.next() as u32
             } else {
                 1
             };
             p.extend_from_slice(&version.to_be_bytes());
             for _ in 0..2 {
-                let len = rng.range(0, 24);
+                let len = range(rng, 0, 24);
                 p.push(len as u8);
                 p.extend(rng.bytes(len));
             }
-            let len = rng.range(0, 1400);
+            let len = range(rng, 0, 1400);
             p.extend(rng.bytes(len));
             p
         }
         // A real client Initial truncated at a random point.
-        2 => template[..rng.range(1, template.len() - 1)].to_vec(),
+        2 => template[..range(rng, 1, template.len() - 1)].to_vec(),
         // An Initial whose header parses, in a datagram under 1200 bytes (RFC 9000 §14.1).
         3 => {
-            let len = rng.range(20, 1100);
+            let len = range(rng, 20, 1100);
             forged_initial(rng, &[], len)
         }
         // Initial-sized, valid header with a fresh DCID, garbage payload: the server derives
         // Initial keys for the DCID and fails to open the packet.
         4 => {
-            let len = rng.range(1200, 1400);
+            let len = range(rng, 1200, 1400);
             forged_initial(rng, &[], len)
         }
         // A real Initial with one payload byte flipped: its header protection comes off, its
         // AEAD tag does not verify.
         5 => {
             let mut p = template.clone();
-            let at = rng.range(p.len() - 200, p.len() - 1);
-            p[at] ^= 1 << rng.range(0, 7);
+            let at = range(rng, p.len() - 200, p.len() - 1);
+            p[at] ^= 1 << range(rng, 0, 7);
             p
         }
         // Initial-sized with a forged address-validation token (refused when Retry is on).
         6 => {
-            let token_len = rng.range(1, 200);
+            let token_len = range(rng, 1, 200);
             let token = rng.bytes(token_len);
             forged_initial(rng, &token, 1200)
         }
         // A short header with a random DCID: no connection has it.
         _ => {
-            let len = rng.range(20, 1400);
+            let len = range(rng, 20, 1400);
             let mut p = rng.bytes(len);
             p[0] = 0x40 | (p[0] & 0x3f);
             p

@@ -8,132 +8,19 @@
 #![allow(clippy::disallowed_methods)]
 
 use std::fs;
-use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, UdpSocket};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::mpsc;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use quiche::{ConnectionId, Header, Type};
 
-const SERVER: &str = env!("CARGO_BIN_EXE_quiche-server");
-const CLIENT: &str = env!("CARGO_BIN_EXE_quiche-client");
+mod common;
+
+use common::{cert, data, sha256, Server, TempDir, CLIENT};
 
 /// The longest any client run may take; a hung transfer fails the test instead of CI.
 const CLIENT_DEADLINE: Duration = Duration::from_secs(30);
-
-fn cert(name: &str) -> String {
-    format!(
-        "{}/../quiche/tests/certs/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    )
-}
-
-/// A temporary directory removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let dir = std::env::temp_dir().join(format!("quiche-apps-{name}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(dir.join("root")).unwrap();
-        TempDir(dir)
-    }
-
-    fn root(&self) -> PathBuf {
-        self.0.join("root")
-    }
-
-    fn out(&self) -> PathBuf {
-        self.0.join("out")
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
-
-/// Deterministic test data (xorshift64*).
-fn data(len: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed | 1;
-    let mut out = Vec::with_capacity(len + 8);
-    while out.len() < len {
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        out.extend_from_slice(&x.wrapping_mul(0x2545_f491_4f6c_dd1d).to_le_bytes());
-    }
-    out.truncate(len);
-    out
-}
-
-fn sha256(data: &[u8]) -> Vec<u8> {
-    ring::digest::digest(&ring::digest::SHA256, data)
-        .as_ref()
-        .to_vec()
-}
-
-/// A running `quiche-server`, killed by PID when dropped.
-struct Server {
-    child: Child,
-    addr: SocketAddr,
-    log: PathBuf,
-}
-
-impl Server {
-    fn start(dir: &TempDir, extra: &[&str]) -> Server {
-        let log = dir.0.join("server.log");
-        let mut child = Command::new(SERVER)
-            .args(["--listen", "127.0.0.1:0", "--cert", &cert("cert.crt")])
-            .args(["--key", &cert("cert.key"), "--root"])
-            .arg(dir.root())
-            .args(extra)
-            .env("RUST_LOG", "debug")
-            .stdout(Stdio::piped())
-            .stderr(fs::File::create(&log).unwrap())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = tx.send(line);
-        });
-        let line = match rx.recv_timeout(Duration::from_secs(20)) {
-            Ok(line) => line,
-            Err(_) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("the server did not report its address");
-            }
-        };
-        let addr = line
-            .trim()
-            .strip_prefix("listening on ")
-            .and_then(|a| a.parse().ok())
-            .unwrap_or_else(|| panic!("unexpected first line {line:?}"));
-        Server { child, addr, log }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("https://localhost:{}{path}", self.addr.port())
-    }
-
-    fn log(&self) -> String {
-        fs::read_to_string(&self.log).unwrap_or_default()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// Runs the client to completion (killed by PID past the deadline).
 fn client(args: &[String]) -> Output {

@@ -1,0 +1,119 @@
+//! What the process-level tests share: the binaries, the test certificates, a temporary
+//! directory and a running `quiche-server` (each ended by its guard when dropped).
+
+// Each test file compiles this module on its own and uses part of it.
+#![allow(dead_code)]
+
+use std::fs;
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+pub const SERVER: &str = env!("CARGO_BIN_EXE_quiche-server");
+pub const CLIENT: &str = env!("CARGO_BIN_EXE_quiche-client");
+
+/// A file of `quiche/tests/certs`.
+pub fn cert(name: &str) -> String {
+    format!(
+        "{}/../quiche/tests/certs/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+/// Deterministic test data.
+pub fn data(len: usize, seed: u64) -> Vec<u8> {
+    quiche::testing::Rng(seed | 1).bytes(len)
+}
+
+pub fn sha256(data: &[u8]) -> Vec<u8> {
+    ring::digest::digest(&ring::digest::SHA256, data)
+        .as_ref()
+        .to_vec()
+}
+
+/// A temporary directory removed when dropped, with the server's `root/` inside.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(name: &str) -> TempDir {
+        let dir = std::env::temp_dir().join(format!("quiche-apps-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(dir.join("root")).unwrap();
+        TempDir(dir)
+    }
+
+    pub fn root(&self) -> PathBuf {
+        self.0.join("root")
+    }
+
+    pub fn out(&self) -> PathBuf {
+        self.0.join("out")
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A running `quiche-server` logging at debug level, killed by PID when dropped.
+pub struct Server {
+    pub child: Child,
+    pub addr: SocketAddr,
+    pub log: PathBuf,
+}
+
+impl Server {
+    /// Starts a server on a free port of 127.0.0.1 serving `dir.root()`, and reads the
+    /// address it reports.
+    pub fn start(dir: &TempDir, extra: &[&str]) -> Server {
+        let log = dir.0.join("server.log");
+        let mut child = Command::new(SERVER)
+            .args(["--listen", "127.0.0.1:0", "--cert", &cert("cert.crt")])
+            .args(["--key", &cert("cert.key"), "--root"])
+            .arg(dir.root())
+            .args(extra)
+            .env("RUST_LOG", "debug")
+            .stdout(Stdio::piped())
+            .stderr(fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = BufReader::new(stdout).read_line(&mut line);
+            let _ = tx.send(line);
+        });
+        let Ok(line) = rx.recv_timeout(Duration::from_secs(20)) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the server did not report its address");
+        };
+        let addr = line
+            .trim()
+            .strip_prefix("listening on ")
+            .and_then(|a| a.parse().ok())
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"));
+        Server { child, addr, log }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("https://localhost:{}{path}", self.addr.port())
+    }
+
+    pub fn log(&self) -> String {
+        fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
