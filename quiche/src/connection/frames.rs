@@ -60,10 +60,7 @@ impl Connection {
                 error_code,
             } => {
                 self.streams.on_stop_sending(stream_id, error_code)?;
-                // The reset withdrew the stream's unsent bytes: they no longer count against
-                // the peer's connection window nor wait to be sent.
-                let reclaimed = self.streams.take_send_reclaimed();
-                self.tx_data = self.tx_data.saturating_sub(reclaimed);
+                self.reclaim_unsent_stream_data();
             }
             Frame::MaxData { max } => self.tx_max_data = self.tx_max_data.max(max),
             Frame::MaxStreamData { stream_id, max } => {

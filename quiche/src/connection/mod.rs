@@ -466,6 +466,13 @@ impl Connection {
         Ok(n)
     }
 
+    /// A reset (ours, or the answer to the peer's STOP_SENDING) withdrew streams' unsent
+    /// bytes: they no longer count against the peer's connection window nor wait to be sent.
+    fn reclaim_unsent_stream_data(&mut self) {
+        let reclaimed = self.streams.take_send_reclaimed();
+        self.tx_data = self.tx_data.saturating_sub(reclaimed);
+    }
+
     /// How many more stream bytes the connection accepts over all streams: the peer's
     /// connection window (MAX_DATA) and the bound on data written but not yet sent.
     fn send_capacity(&self) -> u64 {
@@ -505,8 +512,7 @@ impl Connection {
     /// Shuts down reading (STOP_SENDING) or writing (RESET_STREAM) of a stream.
     pub fn stream_shutdown(&mut self, stream_id: u64, direction: Shutdown, err: u64) -> Result<()> {
         self.streams.stream_shutdown(stream_id, direction, err)?;
-        let reclaimed = self.streams.take_send_reclaimed();
-        self.tx_data = self.tx_data.saturating_sub(reclaimed);
+        self.reclaim_unsent_stream_data();
         let now = self.last_now.unwrap_or_else(Self::wall_now);
         let discarded = self.streams.take_recv_discarded();
         self.on_consumed(discarded, now);
