@@ -40,12 +40,13 @@ const FLOOD: usize = 10_000;
 const FLOOD_BURST: usize = 50;
 const FLOOD_PAUSE: Duration = Duration::from_millis(1);
 
-/// The downloaded file: large enough that the flood ends before the download does. Optimized
-/// builds (`cargo test --release`) transfer some ten times faster.
+/// The downloaded file: large enough that the flood (0.3-0.6 s) ends well before the download
+/// does. A debug build downloads 80 MiB in about 1 s here, an optimized one
+/// (`cargo test --release`) 1 GiB in 1-3 s.
 const FILE_LEN: usize = if cfg!(debug_assertions) {
-    20 << 20
+    80 << 20
 } else {
-    200 << 20
+    1 << 30
 };
 
 /// How far the flooded peak RSS may rise above the unflooded one. The flood may add what

@@ -38,8 +38,8 @@ pub const GSO_MAX_BYTES: usize = 65_507;
 /// The most datagrams one `sendmmsg` call handles (the arrays live on the stack).
 pub const MMSG_MAX: usize = 64;
 
-/// The most messages one `recvmmsg` call takes. Its arrays are zeroed for every call, so they
-/// are kept to what one call usefully fills.
+/// The most messages one `recvmmsg` call takes: as many buffers of [`RECV_SLOT_SIZE`] as one
+/// call usefully fills.
 pub const RECV_MAX: usize = 32;
 
 /// Room for one control message carrying an `int` (the `UDP_GRO` segment size), aligned for
@@ -171,7 +171,13 @@ impl UdpIo {
             *slot = chunk;
         }
         batch.filled = 0;
-        let n = sys::recv_mmsg(&self.socket, &mut bufs, &mut batch.cmsgs, &mut batch.meta)?;
+        let n = sys::recv_mmsg(
+            &self.socket,
+            &mut bufs,
+            &mut batch.cmsgs,
+            &mut batch.headers,
+            &mut batch.meta,
+        )?;
         batch.filled = n;
         Ok(n)
     }
@@ -272,6 +278,7 @@ impl Transmit for UdpIo {
 pub struct RecvBatch {
     buf: Vec<u8>,
     cmsgs: [CmsgBuf; RECV_SLOTS],
+    headers: Box<sys::RecvHeaders>,
     meta: [Received; RECV_SLOTS],
     filled: usize,
 }
@@ -307,6 +314,7 @@ impl RecvBatch {
         RecvBatch {
             buf: vec![0; RECV_SLOTS * RECV_SLOT_SIZE],
             cmsgs: [[0; 4]; RECV_SLOTS],
+            headers: sys::RecvHeaders::new(),
             meta: [Received::default(); RECV_SLOTS],
             filled: 0,
         }

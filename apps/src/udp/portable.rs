@@ -52,11 +52,22 @@ pub fn send_mmsg(socket: &UdpSocket, datagrams: &[&[u8]], to: SocketAddr) -> io:
     Ok(sent)
 }
 
+/// Nothing to keep between receives without `recvmmsg`.
+pub struct RecvHeaders;
+
+impl RecvHeaders {
+    /// The (empty) headers.
+    pub fn new() -> Box<Self> {
+        Box::new(RecvHeaders)
+    }
+}
+
 /// Receives datagrams one by one until none waits or the buffers are full.
 pub fn recv_mmsg(
     socket: &UdpSocket,
     bufs: &mut [&mut [u8]],
     _cmsgs: &mut [CmsgBuf],
+    _headers: &mut RecvHeaders,
     out: &mut [Received],
 ) -> io::Result<usize> {
     let mut got = 0;

@@ -178,13 +178,19 @@ impl RecvBuf {
         // Bytes below the contiguous end are already held (or were read): copy only the rest.
         let start = off.max(self.contig_end);
         if start < end {
-            let need = usize::try_from(end - self.read_off).map_err(|_| Error::FlowControl)?;
-            if self.data.len() < need {
-                self.data.resize(need, 0);
-            }
+            let at = usize::try_from(start - self.read_off).map_err(|_| Error::FlowControl)?;
             let skip = (start - off) as usize;
             let src = data.get(skip..).unwrap_or(&[]);
-            ring::copy_into(&mut self.data, (start - self.read_off) as usize, src);
+            // Bytes inside the buffer overwrite its holes; the rest is appended with one copy
+            // (zero-filling it first would write every in-order byte twice). Only a gap before
+            // out-of-order data is zeroed.
+            if self.data.len() < at {
+                self.data.resize(at, 0);
+            }
+            let inside = (self.data.len() - at).min(src.len());
+            let (overwrite, append) = src.split_at(inside);
+            ring::copy_into(&mut self.data, at, overwrite);
+            self.data.extend(append);
             self.mark_received(start, end, highest_before);
         }
         Ok(Credit { new, discarded: 0 })
