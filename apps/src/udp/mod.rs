@@ -278,7 +278,7 @@ impl Transmit for UdpIo {
 pub struct RecvBatch {
     buf: Vec<u8>,
     cmsgs: [CmsgBuf; RECV_SLOTS],
-    headers: Box<sys::RecvHeaders>,
+    headers: sys::RecvHeaders,
     meta: [Received; RECV_SLOTS],
     filled: usize,
 }
@@ -314,7 +314,7 @@ impl RecvBatch {
         RecvBatch {
             buf: vec![0; RECV_SLOTS * RECV_SLOT_SIZE],
             cmsgs: [[0; 4]; RECV_SLOTS],
-            headers: sys::RecvHeaders::new(),
+            headers: sys::RecvHeaders::default(),
             meta: [Received::default(); RECV_SLOTS],
             filled: 0,
         }

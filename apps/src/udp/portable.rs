@@ -53,14 +53,8 @@ pub fn send_mmsg(socket: &UdpSocket, datagrams: &[&[u8]], to: SocketAddr) -> io:
 }
 
 /// Nothing to keep between receives without `recvmmsg`.
+#[derive(Default)]
 pub struct RecvHeaders;
-
-impl RecvHeaders {
-    /// The (empty) headers.
-    pub fn new() -> Box<Self> {
-        Box::new(RecvHeaders)
-    }
-}
 
 /// Receives datagrams one by one until none waits or the buffers are full.
 pub fn recv_mmsg(

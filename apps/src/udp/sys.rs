@@ -186,10 +186,10 @@ pub struct RecvHeaders {
 // nothing reads them, so the headers may move to another thread.
 unsafe impl Send for RecvHeaders {}
 
-impl RecvHeaders {
+impl Default for RecvHeaders {
     /// Zeroed headers.
-    pub fn new() -> Box<Self> {
-        Box::new(RecvHeaders {
+    fn default() -> Self {
+        RecvHeaders {
             // SAFETY: plain old data; all-zero bytes are valid values (null pointers, zero
             // lengths), and no pointer is followed before `recv_mmsg` sets it.
             addrs: unsafe { zeroed() },
@@ -197,7 +197,7 @@ impl RecvHeaders {
             iovs: unsafe { zeroed() },
             // SAFETY: as above.
             msgs: unsafe { zeroed() },
-        })
+        }
     }
 }
 

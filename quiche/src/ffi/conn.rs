@@ -390,15 +390,23 @@ pub unsafe extern "C" fn quiche_conn_stream_recv(
                 unsafe { put(fin, f) };
                 len_ssize(n)
             }
-            Err(e) => {
-                if let Error::StreamReset(app) | Error::StreamStopped(app) = e {
-                    // SAFETY: NULL or writable by contract; `put` checks NULL.
-                    unsafe { put(out_error_code, app) };
-                }
-                err_ssize(e)
-            }
+            // SAFETY: NULL or writable by contract.
+            Err(e) => unsafe { stream_err_ssize(e, out_error_code) },
         }
     })
+}
+
+/// A stream error as `ssize_t`; the peer's application error code of a reset or stopped stream
+/// also goes to `*out_error_code`.
+///
+/// # Safety
+/// `out_error_code` is NULL or writable.
+unsafe fn stream_err_ssize(e: Error, out_error_code: *mut u64) -> ssize_t {
+    if let Error::StreamReset(app) | Error::StreamStopped(app) = e {
+        // SAFETY: NULL or writable by the caller's contract; `put` checks NULL.
+        unsafe { put(out_error_code, app) };
+    }
+    err_ssize(e)
 }
 
 /// Writes stream data: the bytes accepted (possibly fewer than `buf_len`: write the rest
@@ -424,13 +432,8 @@ pub unsafe extern "C" fn quiche_conn_stream_send(
         };
         match conn.conn.stream_send(stream_id, buf, fin) {
             Ok(n) => len_ssize(n),
-            Err(e) => {
-                if let Error::StreamStopped(app) | Error::StreamReset(app) = e {
-                    // SAFETY: NULL or writable by contract; `put` checks NULL.
-                    unsafe { put(out_error_code, app) };
-                }
-                err_ssize(e)
-            }
+            // SAFETY: NULL or writable by contract.
+            Err(e) => unsafe { stream_err_ssize(e, out_error_code) },
         }
     })
 }
