@@ -283,8 +283,8 @@ quiche_conn *quiche_connect(const char *server_name,
 
 /*
  * Appends the connection's TLS secrets, in the NSS key log format Wireshark reads, to the
- * file at path (the configuration must have quiche_config_log_keys()). Returns whether it
- * worked.
+ * file at path (lines are written only if the configuration has quiche_config_log_keys()).
+ * Returns whether the file could be opened.
  */
 bool quiche_conn_set_keylog_path(quiche_conn *conn, const char *path);
 

@@ -87,9 +87,7 @@ impl KeyLog {
 
     /// Sends the connection's TLS secrets to this key log.
     pub fn attach(&self, conn: &mut Connection) {
-        if let Err(e) = conn.set_keylog(Box::new(self.clone())) {
-            log::warn!("{}: key log: {e:?}", conn.trace_id());
-        }
+        conn.set_keylog(Box::new(self.clone()));
     }
 }
 

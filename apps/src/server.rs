@@ -427,7 +427,8 @@ impl Server {
     /// Decides from the header what becomes of a datagram.
     fn route(&self, buf: &mut [u8], from: SocketAddr) -> Route {
         let len = buf.len();
-        let Ok(hdr) = Header::from_slice(buf, LOCAL_CID_LEN) else {
+        // `parse` borrows the connection IDs: no allocation per datagram.
+        let Ok(hdr) = Header::parse(buf, LOCAL_CID_LEN) else {
             return Route::Drop("unparsable header");
         };
         if let Some(&idx) = self.by_cid.get(&hdr.dcid[..]) {
@@ -469,7 +470,7 @@ impl Server {
                 alias: Some(hdr.dcid.to_vec()),
             };
         };
-        let token = hdr.token.unwrap_or(&[]);
+        let token = hdr.token.as_deref().unwrap_or(&[]);
         if token.is_empty() {
             return Route::Retry {
                 scid: hdr.scid.to_vec(),

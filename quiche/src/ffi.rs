@@ -697,7 +697,7 @@ pub unsafe extern "C" fn quiche_header_info(
         let lens = (
             copy_out(&hdr.scid, scid_out),
             copy_out(&hdr.dcid, dcid_out),
-            copy_out(hdr.token.unwrap_or(&[]), token_out),
+            copy_out(hdr.token.as_deref().unwrap_or(&[]), token_out),
         );
         let (Some(s), Some(d), Some(t)) = lens else {
             return Error::BufferTooShort.to_c();

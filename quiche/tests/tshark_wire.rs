@@ -52,7 +52,7 @@ fn long_packet(
     keys: &quiche::tls::DirectionalKeys,
     out: &mut [u8],
 ) -> usize {
-    let token: Option<&[u8]> = (ty == Type::Initial).then_some(&[]);
+    let token = (ty == Type::Initial).then(Vec::new);
     let mut hdr = Header::new_long(
         ty,
         quiche::PROTOCOL_VERSION,

@@ -748,9 +748,14 @@ impl Connection {
         self.tls.set_session(session)
     }
 
-    /// Writes TLS secrets in the NSS key log format to `writer` (needs `Config::log_keys`).
-    pub fn set_keylog(&mut self, writer: Box<dyn std::io::Write + Send>) -> Result<()> {
-        self.tls.set_keylog(writer)
+    /// Writes TLS secrets in the NSS key log format to `writer`, including those logged before
+    /// this call (quiche's signature). Lines are written only when the config enabled
+    /// [`Config::log_keys`]; without it the writer is dropped, as quiche ignores it then.
+    ///
+    /// [`Config::log_keys`]: crate::Config::log_keys
+    pub fn set_keylog(&mut self, writer: Box<dyn std::io::Write + Send + Sync>) {
+        // The only failure is "key logging not enabled", which quiche also passes over silently.
+        let _ = self.tls.set_keylog(writer);
     }
 
     /// The largest UDP payload this connection sends.

@@ -230,7 +230,12 @@ impl Connection {
         let pn_len = encode_pkt_num_len(pn, self.recovery.largest_acked(epoch));
         let tag_len = crate::crypto::TAG_LEN;
 
-        let token = self.token.take();
+        // The header borrows the token for the write and hands it back: no copy per Initial.
+        let token = if ty == Type::Initial {
+            self.token.take()
+        } else {
+            None
+        };
         let pn_offset = {
             let key_phase = self.one_rtt.as_ref().is_some_and(|k| k.key_phase);
             let mut hdr = match ty {
@@ -240,15 +245,18 @@ impl Connection {
                     self.version,
                     ConnectionId::from_ref(&self.dcid),
                     ConnectionId::from_ref(&self.scid),
-                    (ty == Type::Initial).then_some(token.as_deref().unwrap_or(&[])),
+                    token,
                 ),
             };
             hdr.pkt_num = pn;
             hdr.pkt_num_len = pn_len;
             let mut b = OctetsMut::with_slice(buf);
-            hdr.to_bytes(&mut b).map_err(|_| Error::Done)
+            let written = hdr.to_bytes(&mut b).map_err(|_| Error::Done);
+            if hdr.token.is_some() {
+                self.token = hdr.token.take();
+            }
+            written
         };
-        self.token = token;
         let pn_offset = pn_offset?;
         let hdr_len = pn_offset + pn_len;
         if buf.len() < hdr_len + tag_len + 4 {

@@ -542,7 +542,7 @@ fn handshake_through_retry(pipe: &mut Pipe, corrupt_tag: bool) -> Vec<u8> {
     let (n, _) = pipe.client.send_at(&mut out, pipe.now).unwrap();
     let next = crate::packet::Header::from_slice(&mut out[..n], 16).unwrap();
     assert_eq!(&next.dcid[..], &new_scid[..]);
-    assert_eq!(next.token, Some(&token[..]));
+    assert_eq!(next.token.as_deref(), Some(&token[..]));
     assert!(n >= 1200);
 
     pipe.server = crate::accept(
@@ -796,4 +796,41 @@ fn window_does_not_grow_while_application_limited() {
         p.client.path_stats().cwnd > initial * 2
     })
     .unwrap();
+}
+
+/// A `Write` whose bytes the test reads back.
+#[derive(Clone, Default)]
+struct SharedLog(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for SharedLog {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// quiche's `set_keylog` returns nothing: with `log_keys` the secrets arrive, without it the
+/// writer is ignored.
+#[test]
+fn set_keylog_writes_secrets_only_with_log_keys() {
+    for log_keys in [true, false] {
+        let mut client = client_config();
+        if log_keys {
+            client.log_keys();
+        }
+        let mut pipe = Pipe::new(&mut client, &mut server_config()).unwrap();
+        let log = SharedLog::default();
+        pipe.client.set_keylog(Box::new(log.clone()));
+        pipe.handshake().unwrap();
+        let text = String::from_utf8(log.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(
+            text.contains("CLIENT_HANDSHAKE_TRAFFIC_SECRET"),
+            log_keys,
+            "{text}"
+        );
+        assert_eq!(text.contains("CLIENT_TRAFFIC_SECRET_0"), log_keys, "{text}");
+    }
 }

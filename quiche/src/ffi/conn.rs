@@ -124,8 +124,9 @@ pub unsafe extern "C" fn quiche_connect(
     })
 }
 
-/// Appends the connection's TLS secrets (NSS key log format) to the file at `path`; needs
-/// `quiche_config_log_keys`. Returns whether it worked.
+/// Appends the connection's TLS secrets (NSS key log format) to the file at `path`; lines are
+/// written only with `quiche_config_log_keys`. Returns whether the file could be opened (as
+/// quiche does).
 ///
 /// # Safety
 /// `conn` is NULL or live; `path` is NULL or a C string.
@@ -138,7 +139,10 @@ pub unsafe extern "C" fn quiche_conn_set_keylog_path(conn: *mut Conn, path: *con
             return false;
         };
         match OpenOptions::new().create(true).append(true).open(path) {
-            Ok(file) => conn.conn.set_keylog(Box::new(file)).is_ok(),
+            Ok(file) => {
+                conn.conn.set_keylog(Box::new(file));
+                true
+            }
             Err(_) => false,
         }
     })

@@ -131,7 +131,7 @@ impl HeaderLayout {
             version: self.version,
             dcid: ConnectionId::from_ref(self.dcid.get(buf)),
             scid: ConnectionId::from_ref(self.scid.get(buf)),
-            token: self.token.map(|t| t.get(buf)),
+            token: self.token.map(|t| t.get(buf).to_vec()),
             versions,
             pkt_num: self.pkt_num,
             pkt_num_len: self.pkt_num_len,
@@ -271,8 +271,10 @@ fn parse_inner(buf: &[u8], dcid_len: usize, allow_unknown_version: bool) -> Resu
 
 /// A QUIC packet header.
 ///
-/// Received headers borrow their connection IDs and token from the packet buffer. The packet
-/// number fields are only known once header protection is removed (see [`HeaderLayout`]);
+/// [`Header::from_slice`] returns a header that owns its connection IDs (as quiche's does), so a
+/// server can keep `hdr.dcid` as a map key and pass the same buffer to `recv`;
+/// [`Header::parse`] borrows them from the buffer and allocates nothing for short headers. The
+/// token, present only in Initial and Retry packets, is always owned. The packet number fields are only known once header protection is removed (see [`HeaderLayout`]);
 /// headers to send set them before [`Header::to_bytes`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Header<'a> {
@@ -286,7 +288,7 @@ pub struct Header<'a> {
     pub scid: ConnectionId<'a>,
     /// The address verification token: the Token field of Initial packets and the Retry Token
     /// of Retry packets.
-    pub token: Option<&'a [u8]>,
+    pub token: Option<Vec<u8>>,
     /// The versions listed by a Version Negotiation packet.
     pub versions: Option<Vec<u32>>,
     /// The full packet number.
@@ -312,12 +314,21 @@ impl<'a> Header<'a> {
     /// 255 bytes each), so that a server can answer with [`negotiate_version`] after checking
     /// [`version_is_supported`].
     ///
+    /// The header owns its connection IDs, independent of the buffer's borrow (quiche's
+    /// signature); [`Header::parse`] is the borrowing, allocation-free variant.
+    ///
     /// [`negotiate_version`]: super::negotiate_version
-    pub fn from_slice(buf: &'a mut [u8], dcid_len: usize) -> Result<Header<'a>> {
-        Header::parse(buf, dcid_len)
+    pub fn from_slice<'b>(buf: &'b mut [u8], dcid_len: usize) -> Result<Header<'a>> {
+        let hdr = Header::parse(buf, dcid_len)?;
+        Ok(Header {
+            dcid: hdr.dcid.into_owned(),
+            scid: hdr.scid.into_owned(),
+            ..hdr
+        })
     }
 
-    /// Like [`Header::from_slice`], from a shared slice.
+    /// Like [`Header::from_slice`], from a shared slice, with the connection IDs borrowed from
+    /// `buf` (no allocation unless the packet carries a token or a version list).
     pub fn parse(buf: &'a [u8], dcid_len: usize) -> Result<Header<'a>> {
         parse(buf, dcid_len, true)?.header(buf)
     }
@@ -328,7 +339,7 @@ impl<'a> Header<'a> {
         version: u32,
         dcid: ConnectionId<'a>,
         scid: ConnectionId<'a>,
-        token: Option<&'a [u8]>,
+        token: Option<Vec<u8>>,
     ) -> Header<'a> {
         Header {
             ty,
@@ -394,7 +405,7 @@ impl<'a> Header<'a> {
             out.put_bytes(&self.scid)?;
 
             if self.ty == Type::Initial {
-                let token = self.token.unwrap_or(&[]);
+                let token = self.token.as_deref().unwrap_or(&[]);
                 out.put_varint(token.len() as u64)?;
                 out.put_bytes(token)?;
             }

@@ -269,7 +269,7 @@ fn retry_arguments_are_checked() {
     assert_eq!(verify_retry_integrity(&exact[..needed], &cid), Ok(()));
     let parsed = Header::from_slice(&mut exact[..needed], 0).unwrap();
     assert_eq!(parsed.ty, Type::Retry);
-    assert_eq!(parsed.token, Some(&b"t"[..]));
+    assert_eq!(parsed.token.as_deref(), Some(&b"t"[..]));
 }
 
 #[test]

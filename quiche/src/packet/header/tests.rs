@@ -21,7 +21,7 @@ fn long(ty: Type, token: Option<&[u8]>) -> Header<'_> {
         1,
         ConnectionId::from_ref(&[1, 2, 3, 4, 5, 6, 7, 8]),
         ConnectionId::from_ref(&[9, 10, 11]),
-        token,
+        token.map(<[u8]>::to_vec),
     );
     hdr.pkt_num = 0x1234;
     hdr.pkt_num_len = 2;
@@ -37,7 +37,7 @@ fn parses_the_rfc9001_a2_initial_header() {
     assert_eq!(hdr.version, 1);
     assert_eq!(&hdr.dcid[..], &hex("8394c8f03e515708")[..]);
     assert!(hdr.scid.is_empty());
-    assert_eq!(hdr.token, Some(&[][..]));
+    assert_eq!(hdr.token.as_deref(), Some(&[][..]));
     assert_eq!(hdr.versions, None);
     assert_eq!(hdr.length, 1182);
     assert_eq!(hdr.pn_offset, 18);
@@ -61,7 +61,7 @@ fn encoded_headers_parse_back() {
         assert_eq!(parsed.dcid, hdr.dcid);
         assert_eq!(parsed.scid, hdr.scid);
         let expected_token = (ty == Type::Initial).then_some(&token[..]);
-        assert_eq!(parsed.token, expected_token);
+        assert_eq!(parsed.token.as_deref(), expected_token);
         assert_eq!(parsed.length, 2 + 30);
         // The packet number is still protected as far as parsing knows.
         assert_eq!((parsed.pkt_num, parsed.pkt_num_len), (0, 0));
@@ -80,7 +80,7 @@ fn encoded_headers_parse_back() {
     assert_eq!(&parsed.dcid[..], &[5; 20]);
     assert_eq!(parsed.pn_offset, 21);
     assert_eq!(parsed.length, 13);
-    assert_eq!(parsed.token, None);
+    assert_eq!(parsed.token.as_deref(), None);
 }
 
 #[test]
@@ -191,7 +191,7 @@ fn unknown_versions_expose_their_connection_ids() {
     assert_eq!(hdr.ty, Type::Initial);
     assert_eq!(&hdr.dcid[..], &[0x11; 30][..]);
     assert_eq!(&hdr.scid[..], &[0x22; 25][..]);
-    assert_eq!(hdr.token, None);
+    assert_eq!(hdr.token.as_deref(), None);
 
     // Truncated connection IDs are invalid in any version.
     let mut truncated = hex("c0 0000000a 04 0102");
@@ -239,7 +239,7 @@ fn retry_headers_carry_the_token_before_the_tag() {
     assert_eq!(hdr.ty, Type::Retry);
     assert!(hdr.dcid.is_empty());
     assert_eq!(&hdr.scid[..], &hex("f067a5502a4262b5")[..]);
-    assert_eq!(hdr.token, Some(&b"token"[..]));
+    assert_eq!(hdr.token.as_deref(), Some(&b"token"[..]));
     assert_eq!(hdr.length, 0);
 
     // Not even room for the integrity tag.
@@ -285,4 +285,19 @@ fn every_prefix_of_valid_headers_parses_or_fails_cleanly() {
             }
         }
     }
+}
+
+/// quiche's server loop: parse the header, keep its DCID as a map key, then hand the same buffer
+/// to `recv` (a mutable use) while the header lives. This only compiles if `from_slice`'s header
+/// owns its connection IDs.
+#[test]
+fn from_slice_header_outlives_the_buffer_borrow() {
+    let mut buf = encode(&long(Type::Initial, Some(b"tok")), 20);
+    let hdr = Header::from_slice(&mut buf, 0).unwrap();
+    let mut conns = std::collections::HashMap::new();
+    conns.insert(hdr.dcid.clone(), ());
+    buf.fill(0);
+    assert!(conns.contains_key(&ConnectionId::from_ref(&[1, 2, 3, 4, 5, 6, 7, 8])));
+    assert_eq!(&hdr.scid[..], &[9, 10, 11]);
+    assert_eq!(hdr.token.as_deref(), Some(&b"tok"[..]));
 }
