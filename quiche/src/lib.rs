@@ -20,6 +20,7 @@ pub mod error;
 mod ffi;
 pub mod flow_control;
 pub mod frame;
+pub mod h3;
 pub mod packet;
 #[cfg(feature = "qlog")]
 pub mod qlog;
