@@ -687,9 +687,12 @@ impl Connection {
         self.tls.is_resumed()
     }
 
-    /// Whether the connection is draining (the peer closed it).
+    /// Whether the connection is draining, as quiche means it: the peer closed it, or we did
+    /// and our CONNECTION_CLOSE has been sent. No application data moves any more; keep calling
+    /// `recv`, `timeout` and `on_timeout` until [`Connection::is_closed`] (calling `send` is
+    /// optional: it only repeats CONNECTION_CLOSE to a peer that keeps sending).
     pub fn is_draining(&self) -> bool {
-        self.lifecycle.is_draining()
+        self.lifecycle.is_draining_for_api()
     }
 
     /// Whether the connection is closed and can be freed.

@@ -834,3 +834,29 @@ fn set_keylog_writes_secrets_only_with_log_keys() {
         assert_eq!(text.contains("CLIENT_TRAFFIC_SECRET_0"), log_keys, "{text}");
     }
 }
+
+/// quiche's state semantics after a local close: draining once CONNECTION_CLOSE went out, no
+/// more data, a timer to the end of the closing period, then closed.
+#[test]
+fn local_close_reports_draining_once_the_close_is_sent() {
+    let mut pipe = Pipe::new(&mut client_config(), &mut server_config()).unwrap();
+    pipe.handshake().unwrap();
+    pipe.client.close(true, 7, b"done").unwrap();
+    assert!(!pipe.client.is_draining() && !pipe.client.is_closed());
+    let mut buf = [0u8; 1500];
+    let (len, _) = pipe.client.send_at(&mut buf, pipe.now).unwrap();
+    assert!(len > 0);
+    assert!(pipe.client.is_draining());
+    assert!(!pipe.client.is_closed());
+    assert_eq!(pipe.client.send_at(&mut buf, pipe.now), Err(Error::Done));
+    let err = pipe.client.local_error().unwrap();
+    assert!(err.is_app && err.error_code == 7);
+    let left = pipe.client.timeout_at(pipe.now).expect("closing timer");
+    assert!(
+        left > Duration::ZERO && left < Duration::from_secs(5),
+        "{left:?}"
+    );
+    pipe.client.on_timeout_at(pipe.now + left);
+    assert!(pipe.client.is_closed());
+    assert_eq!(pipe.client.timeout_at(pipe.now + left), None);
+}
