@@ -51,6 +51,9 @@ pub enum WireErrorCode {
     AeadLimitReached = 0xf,
     /// No viable network path exists.
     NoViablePath = 0x10,
+    /// Version negotiation was not genuine: a downgrade or inconsistent Version Information
+    /// (RFC 9368 §4, §10.2).
+    VersionNegotiationError = 0x11,
 }
 
 impl WireErrorCode {
