@@ -262,7 +262,8 @@ run_one() {
         strict=()
         [ "$client" = ours ] || [ "$server" = ours ] && strict=(--strict)
         python3 "$HERE/wirecheck.py" --pcap "$dir/trace.pcapng" --keylog "$dir/keys.log" \
-            --port "$port" --case "$c" "${strict[@]}" >"$dir/wire.log" 2>&1
+            --port "$port" --case "$c" --requests "$(wc -l <"$www/.order")" "${strict[@]}" \
+            >"$dir/wire.log" 2>&1
     }; then
         VERDICT="fail wire: $(sed -n 2p "$dir/wire.log")"
     else
