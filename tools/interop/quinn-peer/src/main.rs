@@ -8,7 +8,9 @@
 //! ```
 //!
 //! Exit status: 0 on success, 1 on failure, 127 (and the line "unsupported") for a test case this
-//! peer does not implement. The last line printed is always `bytes=N secs=S mbps=M`.
+//! peer does not implement. The last line printed is always `bytes=N secs=S mbps=M`. quinn has no
+//! HTTP/3 of its own here: the client answers the case `http3` with "unsupported", and so does the
+//! server when run.sh names that case in the environment variable TESTCASE.
 
 // A test tool, not the library: wall-clock time is what it measures, so the workspace ban on
 // `Instant::now` (time is a parameter there) does not apply.
