@@ -122,7 +122,11 @@ TESTCASE=http3 timeout -k 2 $((limit + 30)) "${scmd[@]}" >"$WORK/server.log" 2>&
 SERVER_PID=$!
 for _ in $(seq 1 100); do
     udp_port_bound "$port" && break
-    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$WORK/server.log" >&2; die "the server exited"; }
+    if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+        cat "$WORK/server.log" >&2
+        grep -qx unsupported "$WORK/server.log" && die "the server does not support HTTP/3 (it answered unsupported)"
+        die "the server exited"
+    fi
     sleep 0.1
 done
 udp_port_bound "$port" || die "the server is not listening on UDP port $port"
