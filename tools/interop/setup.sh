@@ -82,7 +82,9 @@ if ! command -v gtlsclient >/dev/null || ! PATH="$PATH:/usr/sbin" command -v gtl
     apt_install ngtcp2-client ngtcp2-server \
         || echo "setup.sh: could not install ngtcp2-client/ngtcp2-server (needs root and apt-get): the ngtcp2 peer is missing" >&2
 fi
-ngtcp2_version="$(dpkg-query -W -f '${Version}' ngtcp2-client 2>/dev/null || true)"
+ngtcp2_version=""
+command -v gtlsclient >/dev/null \
+    && ngtcp2_version="$(dpkg-query -W -f '${Version}' ngtcp2-client 2>/dev/null || true)"
 case "$ngtcp2_version" in
     "" | "$NGTCP2_VERSION_PREFIX"*) ;;
     *) echo "setup.sh: note: ngtcp2-client is $ngtcp2_version, the notes and matrix were made with $NGTCP2_VERSION_PREFIX" >&2 ;;
