@@ -165,7 +165,11 @@ start_capture() {
     timeout -k 2 600 dumpcap -q -B 64 -i lo -f "udp port $1" -w "$2" >"$3" 2>&1 &
     CAP_PID=$!
     for _ in $(seq 1 50); do
-        grep -q "Capturing on" "$3" 2>/dev/null && return 0
+        # Not "Capturing on ...": dumpcap prints that before it opens the interface, and a
+        # quick test could be over before the capture starts (seen: a trace with no handshake,
+        # or no packet at all). "File: ..." comes once the interface is open, the filter set
+        # and the output file created.
+        grep -q "^File: " "$3" 2>/dev/null && return 0
         kill -0 "$CAP_PID" 2>/dev/null || break
         sleep 0.1
     done
