@@ -148,14 +148,14 @@ async def run_server(args):
         asyncio.ensure_future(serve_stream(reader, writer, args.root, stats))
 
     class ServerProtocol(QuicConnectionProtocol):
-        # aioquic buffers a whole response at once, so the transfer ends with
-        # the client's last packet (its ACKs, then CONNECTION_CLOSE), not when
-        # the server writes.
         def __init__(self, *a, **kw):
             super().__init__(*a, **kw)
             self.h3 = None  # an H3Connection once ALPN h3 is negotiated
             self.requests = {}  # stream ID -> request header fields, until the request ends
 
+        # aioquic buffers a whole response at once, so the transfer ends with
+        # the client's last packet (its ACKs, then CONNECTION_CLOSE), not when
+        # the server writes.
         def datagram_received(self, data, addr):
             super().datagram_received(data, addr)
             if stats.first is not None:

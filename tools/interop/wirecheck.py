@@ -9,9 +9,10 @@ runner checks its traces (see shared/specs/interop-testcases.md).
 or expert message of severity warning or error (our own peer is held to that).
 
 The http3 case is always checked strictly (the QUIC layer, with HTTP/3 above it, must
-dissect cleanly), and also: ALPN h3 offered and chosen, and tshark's HTTP/3 dissector
-must show each side's control stream with SETTINGS and at least N HEADERS frames each
-way (--requests N: one request and one response per file).
+dissect cleanly), and also: ALPN h3 offered and chosen; data both ways on at least N
+client-initiated bidirectional streams (--requests N: one request stream per file); and
+tshark's HTTP/3 dissector must show each side's control stream with SETTINGS, and HEADERS
+frames both ways.
 
 tshark decrypts the trace with the NSS key log. Prints what it found on one
 line, then either "ok" or one line per failed check; exits 0 or 1.
@@ -146,26 +147,31 @@ class H3Facts:
     def __init__(self):
         self.frames = {"client": {}, "server": {}}  # side -> frame type -> count
         self.streams = {"client": set(), "server": set()}  # side -> unidirectional stream types
+        self.bidi = {"client": set(), "server": set()}  # side -> client-initiated bidi streams with data
 
 
 def read_h3(pcap, keylog, port):
-    """What tshark's HTTP/3 dissector shows, per side. tshark 4.0 dissects only the HTTP/3
-    frames that start a STREAM frame (it does not reassemble the stream): every HEADERS frame
-    that opens a request or response, the control streams' SETTINGS, and only some DATA."""
+    """What tshark's HTTP/3 dissector shows, per side, and which request streams carried data.
+    tshark 4.0 dissects only the HTTP/3 frames that start a STREAM frame (it does not
+    reassemble the stream): the HEADERS frames that open requests and responses (unless a
+    sender split one across STREAM frames, which ngtcp2 sometimes does), the control streams'
+    SETTINGS, and only some DATA."""
     cmd = ["tshark", "-n", "-r", pcap, "-o", f"tls.keylog_file:{keylog}", "-d", f"udp.port=={port},quic",
-           "-Y", "http3", "-T", "fields", "-E", "separator=\t", "-E", "aggregator=,", "-E", "occurrence=a",
-           "-e", "udp.srcport", "-e", "http3.frame_type", "-e", "http3.stream_type"]
+           "-Y", "quic.stream.stream_id", "-T", "fields", "-E", "separator=\t", "-E", "aggregator=,",
+           "-E", "occurrence=a", "-e", "udp.srcport", "-e", "http3.frame_type", "-e", "http3.stream_type",
+           "-e", "quic.stream.stream_id"]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     if out.returncode != 0:
         raise RuntimeError(f"tshark failed: {out.stderr.strip()[:300]}")
     h = H3Facts()
     for line in out.stdout.splitlines():
-        cols = (line.split("\t") + ["", "", ""])[:3]
+        cols = (line.split("\t") + ["", "", "", ""])[:4]
         side = "server" if cols[0] == str(port) else "client"
         for v in filter(None, cols[1].split(",")):
             t = as_int(v)
             h.frames[side][t] = h.frames[side].get(t, 0) + 1
         h.streams[side].update(as_int(v) for v in filter(None, cols[2].split(",")))
+        h.bidi[side].update(i for i in map(as_int, filter(None, cols[3].split(","))) if i % 4 == 0)
     return h
 
 
@@ -185,8 +191,10 @@ def h3_problems(f, requests):
             problems.append(f"{side} opened no HTTP/3 control stream")
         if not frames.get(H3_SETTINGS):
             problems.append(f"{side} sent no HTTP/3 SETTINGS frame")
-        if frames.get(H3_HEADERS, 0) < requests:
-            problems.append(f"{side} sent {frames.get(H3_HEADERS, 0)} HTTP/3 HEADERS frames, expected >= {requests}")
+        if not frames.get(H3_HEADERS):
+            problems.append(f"{side} sent no HTTP/3 HEADERS frame (as tshark sees them)")
+        if len(h.bidi[side]) < requests:
+            problems.append(f"{side} sent data on {len(h.bidi[side])} request streams, expected >= {requests}")
     return problems
 
 
@@ -198,7 +206,7 @@ def h3_summary(h):
     for side in ("client", "server"):
         fr = ",".join(f"{names.get(t, hex(t))}:{n}" for t, n in sorted(h.frames[side].items()))
         st = ",".join(hex(t) for t in sorted(h.streams[side]))
-        parts.append(f"h3_{side}=frames[{fr}]uni[{st}]")
+        parts.append(f"h3_{side}=frames[{fr}]uni[{st}]request_streams[{len(h.bidi[side])}]")
     return " " + " ".join(parts)
 
 
