@@ -24,6 +24,12 @@ impl Connection {
             .filter(|&v| v > 0)
     }
 
+    /// Whether this endpoint accepts DATAGRAM frames (`Config::enable_dgram`): what HTTP/3
+    /// announces with SETTINGS_H3_DATAGRAM (RFC 9297 §2.1.1).
+    pub fn dgram_enabled(&self) -> bool {
+        self.local_tp.max_datagram_frame_size.is_some_and(|v| v > 0)
+    }
+
     /// The largest datagram payload `dgram_send` accepts now: what fits in one 1-RTT packet
     /// on its own and in the peer's max_datagram_frame_size (which counts the frame's type and
     /// length). `None` until the peer has said it accepts datagrams.

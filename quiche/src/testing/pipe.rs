@@ -420,7 +420,8 @@ impl Pipe {
     }
 
     /// The next moment something happens: a datagram arrives or a timer fires.
-    fn next_event(&self) -> Option<Instant> {
+    /// When the next thing happens: an arrival, a timer or the end of a pacing delay.
+    pub fn next_event(&self) -> Option<Instant> {
         let arrival = self.in_flight.peek().map(|Reverse(d)| d.arrival);
         let timers = [self.client.timeout_instant(), self.server.timeout_instant()];
         let paced = self
