@@ -424,7 +424,9 @@ pub fn parse_client(
                 };
                 let name = name.trim().to_ascii_lowercase();
                 if name.is_empty() || name.starts_with(':') {
-                    return err(format!("--header {v:?}: a field name is needed (no pseudo-header)"));
+                    return err(format!(
+                        "--header {v:?}: a field name is needed (no pseudo-header)"
+                    ));
                 }
                 c.headers.push((name, value.trim().to_string()));
             }

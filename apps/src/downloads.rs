@@ -308,7 +308,8 @@ impl Downloads<'_> {
                 Ok(upload) => upload,
                 Err(e) => {
                     self.next += 1;
-                    self.failed.push((url, Failure::Stream(format!("--body: {e}"))));
+                    self.failed
+                        .push((url, Failure::Stream(format!("--body: {e}"))));
                     continue;
                 }
             };

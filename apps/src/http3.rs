@@ -133,7 +133,10 @@ impl H3Server {
                 Ok((id, h3::Event::Data)) => self.on_body(conn, &mut h3, id),
                 Ok((id, h3::Event::Finished)) => self.on_request_end(conn, &mut h3, id),
                 Ok((id, h3::Event::Reset(code))) => {
-                    log::debug!("{} stream {id}: reset by the client ({code})", conn.trace_id());
+                    log::debug!(
+                        "{} stream {id}: reset by the client ({code})",
+                        conn.trace_id()
+                    );
                     self.responses.remove(&id);
                     self.uploads.remove(&id);
                 }
@@ -243,14 +246,25 @@ impl H3Server {
         let digest = up.hash.finish();
         let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
         let text = format!("{} {hex}\n", up.size).into_bytes();
-        log::debug!("{} stream {id}: upload of {} bytes", conn.trace_id(), up.size);
+        log::debug!(
+            "{} stream {id}: upload of {} bytes",
+            conn.trace_id(),
+            up.size
+        );
         self.served += 1;
         let headers = status_headers(200, "text/plain; charset=utf-8", text.len() as u64);
         let body = Body::Bytes { data: text, pos: 0 };
         self.respond(conn, h3, id, headers, body);
     }
 
-    fn error(&mut self, conn: &mut Connection, h3: &mut h3::Connection, id: u64, status: u16, head: bool) {
+    fn error(
+        &mut self,
+        conn: &mut Connection,
+        h3: &mut h3::Connection,
+        id: u64,
+        status: u16,
+        head: bool,
+    ) {
         self.refused += 1;
         self.uploads.remove(&id);
         let text = match status {
