@@ -178,7 +178,7 @@ done
 echo "-- quiche-client <- C server: two streams on one connection, then three connections"
 start_server c-server timeout 120 "$BUILD/server" -c "$CERT" -k "$KEY" -r "$WORK/root" -p 0
 rm -rf "$WORK/out"/*
-timeout 60 "$BIN/quiche-client" --ca "$CA" --dump-responses "$WORK/out" \
+timeout 60 "$BIN/quiche-client" --http09 --ca "$CA" --dump-responses "$WORK/out" \
     "https://127.0.0.1:$PORT/file.bin" "https://127.0.0.1:$PORT/second.bin" ||
     fail "quiche-client failed against the C server"
 check_sha "$WORK/out/file.bin" "$want"
@@ -186,7 +186,7 @@ check_sha "$WORK/out/second.bin" "$(sha256sum <"$WORK/root/second.bin" | cut -d'
 pids=()
 for i in 1 2 3; do
     mkdir -p "$WORK/out/$i"
-    timeout 60 "$BIN/quiche-client" --ca "$CA" --dump-responses "$WORK/out/$i" \
+    timeout 60 "$BIN/quiche-client" --http09 --ca "$CA" --dump-responses "$WORK/out/$i" \
         "https://127.0.0.1:$PORT/file.bin" >"$WORK/out/$i.log" 2>&1 &
     pids+=($!)
 done
@@ -231,7 +231,7 @@ echo "-- C server under valgrind, one connection (quiche-client, 5 MiB)"
 start_server c-server-vg timeout 300 "${VALGRIND[@]}" "$BUILD/server" -c "$CERT" -k "$KEY" \
     -r "$WORK/root" -p 0 -n 1
 rm -rf "$WORK/out"/*
-timeout 120 "$BIN/quiche-client" --ca "$CA" --dump-responses "$WORK/out" \
+timeout 120 "$BIN/quiche-client" --http09 --ca "$CA" --dump-responses "$WORK/out" \
     "https://127.0.0.1:$PORT/file.bin" || fail "quiche-client failed against the C server under valgrind"
 check_sha "$WORK/out/file.bin" "$want"
 # -n 1: the server exits once the connection has closed (after its draining period).

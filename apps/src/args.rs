@@ -38,7 +38,7 @@ Sizes take an optional K, M or G suffix (powers of 1024).
 
 Environment:
   SSLKEYLOGFILE  append TLS secrets in NSS key log format (for Wireshark/tshark)
-  QLOGDIR        reserved: one qlog file per connection, once the library writes qlog
+  QLOGDIR        write one qlog file (JSON-SEQ, qvis opens it) per connection into this directory
   RUST_LOG       log filter (error, warn, info, debug, trace); default: warn
 ";
 
@@ -46,7 +46,7 @@ Environment:
 pub fn server_help() -> String {
     format!(
         "\
-quiche-server: serves files over HTTP/0.9 on QUIC (ALPN hq-interop).
+quiche-server: serves files over HTTP/3 (ALPN h3) and HTTP/0.9 (hq-interop) on one QUIC port.
 
 Usage: quiche-server --listen ADDR --cert FILE --key FILE --root DIR [options]
 
@@ -54,8 +54,11 @@ Usage: quiche-server --listen ADDR --cert FILE --key FILE --root DIR [options]
                   free port. The bound address is printed on stdout as `listening on ADDR`.
   --cert FILE     certificate chain (PEM)
   --key FILE      private key (PEM)
-  --root DIR      directory served: `GET /a/b` answers with the bytes of DIR/a/b, then FIN;
-                  a missing file, a directory or a path leaving DIR resets the stream (404)
+  --root DIR      directory served: `GET /a/b` answers with the bytes of DIR/a/b. Over
+                  HTTP/3 with status 200, content-length and a content-type from the
+                  extension (HEAD too), 404 for a missing file, a directory or a path leaving
+                  DIR; POST and PUT bodies are read and answered with `SIZE SHA256HEX`. Over
+                  HTTP/0.9 the bytes then FIN, or a stream reset with 404
   --no-retry      accept clients without a Retry round trip (default: every new client's
                   address is validated with a stateless Retry whose token expires in 10 s)
   -h, --help      this text
@@ -73,7 +76,7 @@ Initials that would have opened a connection but did not decrypt; no state is ke
 pub fn client_help() -> String {
     format!(
         "\
-quiche-client: downloads URLs over HTTP/0.9 on QUIC (ALPN hq-interop).
+quiche-client: downloads URLs over HTTP/3 (ALPN h3), or HTTP/0.9 on QUIC (hq-interop).
 
 Usage: quiche-client [options] URL...
 
@@ -95,6 +98,11 @@ server's stream limit allows. The host is the server name for SNI and verificati
                           server must answer with Version Negotiation (the client gives up on
                           that attempt, RFC 9000 §6.2); then connect with version 1
   --chacha20              offer only TLS_CHACHA20_POLY1305_SHA256
+  --http09                HTTP/0.9 (ALPN hq-interop, `GET /path` lines) instead of HTTP/3
+  --method METHOD         HTTP/3 request method (default: GET, or POST with --body)
+  --header NAME:VALUE     an extra request header field (repeatable)
+  --body FILE             send FILE's bytes as the request body of every request (upload);
+                          the summary's bytes then count body bytes in both directions
   -h, --help              this text
 
 Output: one summary line on stdout when done,
@@ -352,6 +360,14 @@ pub struct ClientArgs {
     pub chacha20: bool,
     /// `--version-negotiation`.
     pub version_negotiation: bool,
+    /// `--http09`: HTTP/0.9 (ALPN hq-interop) instead of HTTP/3.
+    pub http09: bool,
+    /// `--method` (HTTP/3).
+    pub method: String,
+    /// `--header NAME:VALUE`, repeated (HTTP/3).
+    pub headers: Vec<(String, String)>,
+    /// `--body FILE`: the request body (HTTP/3).
+    pub body: Option<PathBuf>,
     /// The transport options.
     pub transport: TransportArgs,
 }
@@ -372,6 +388,10 @@ pub fn parse_client(
         key_update: false,
         chacha20: false,
         version_negotiation: false,
+        http09: false,
+        method: String::new(),
+        headers: Vec::new(),
+        body: None,
         transport: TransportArgs::default(),
     };
     let mut only_urls = false;
@@ -395,12 +415,34 @@ pub fn parse_client(
             "--key-update" => c.key_update = true,
             "--chacha20" => c.chacha20 = true,
             "--version-negotiation" => c.version_negotiation = true,
+            "--http09" => c.http09 = true,
+            "--method" => c.method = args.value(&arg)?.to_ascii_uppercase(),
+            "--header" => {
+                let v = args.value(&arg)?;
+                let Some((name, value)) = v.split_once(':') else {
+                    return err(format!("--header {v:?}: expected NAME:VALUE"));
+                };
+                let name = name.trim().to_ascii_lowercase();
+                if name.is_empty() || name.starts_with(':') {
+                    return err(format!(
+                        "--header {v:?}: a field name is needed (no pseudo-header)"
+                    ));
+                }
+                c.headers.push((name, value.trim().to_string()));
+            }
+            "--body" => c.body = Some(PathBuf::from(args.value(&arg)?)),
             _ if c.transport.parse_flag(&arg, &mut args)? => {}
             _ => return err(format!("unknown argument {arg:?}")),
         }
     }
     if c.urls.is_empty() {
         return err("no URL given");
+    }
+    if c.method.is_empty() {
+        c.method = if c.body.is_some() { "POST" } else { "GET" }.to_string();
+    }
+    if c.http09 && (c.method != "GET" || !c.headers.is_empty() || c.body.is_some()) {
+        return err("--http09 sends GET requests only: no --method, --header or --body");
     }
     if c.ca.is_some() && c.no_verify {
         return err("--ca and --no-verify exclude each other");

@@ -9,7 +9,7 @@ use quiche::{Config, Connection, Error, RecvInfo};
 
 use crate::args::ClientArgs;
 use crate::common::{self, KeyLog};
-use crate::downloads::{Downloads, Failure};
+use crate::downloads::{Downloads, Failure, H3Request, Protocol};
 use crate::http09::Url;
 use crate::progress::Progress;
 use crate::send_queue::{flush, Flush, SendBuffers, SendQueue};
@@ -219,7 +219,12 @@ struct Client<'a> {
 
 impl<'a> Client<'a> {
     fn new(args: &'a ClientArgs, peer: SocketAddr) -> Result<Self, ClientError> {
-        let mut config = common::config(&args.transport).map_err(fatal)?;
+        let alpn = if args.http09 {
+            crate::http09::ALPN
+        } else {
+            crate::http3::ALPN
+        };
+        let mut config = common::config(&args.transport, &[alpn]).map_err(fatal)?;
         if args.no_verify {
             config.verify_peer(false);
         } else {
@@ -295,7 +300,16 @@ impl<'a> Client<'a> {
                 .map_err(|e| fatal(format!("set_session: {e:?}")))?;
         }
         let dump_dir = self.args.dump_dir.as_deref();
-        let mut downloads = Downloads::new(urls, dump_dir);
+        let protocol = if self.args.http09 {
+            Protocol::Http09
+        } else {
+            Protocol::Http3(H3Request::new(
+                self.args.method.clone(),
+                self.args.headers.clone(),
+                self.args.body.clone(),
+            ))
+        };
+        let mut downloads = Downloads::new(urls, dump_dir, protocol);
         let report = self.drive(&mut conn, &mut downloads)?;
         Ok(report)
     }
@@ -521,6 +535,7 @@ fn describe(f: &Failure) -> String {
         Failure::Write(e) => format!("cannot write the body: {e}"),
         Failure::ConnectionEnded => "the connection ended first".to_string(),
         Failure::Stream(e) => format!("stream error {e}"),
+        Failure::Status(s) => format!("the server answered with status {s}"),
     }
 }
 

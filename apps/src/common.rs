@@ -28,11 +28,12 @@ pub fn init_logging() {
         .init();
 }
 
-/// A `Config` for HTTP/0.9 with the transport options applied.
-pub fn config(t: &TransportArgs) -> Result<Config, String> {
+/// A `Config` offering the ALPN protocols `alpn`, in order of preference, with the transport
+/// options applied.
+pub fn config(t: &TransportArgs, alpn: &[&[u8]]) -> Result<Config, String> {
     let mut config = Config::new(quiche::PROTOCOL_VERSION).map_err(|e| format!("{e:?}"))?;
     config
-        .set_application_protos(&[http09::ALPN])
+        .set_application_protos(alpn)
         .map_err(|e| format!("ALPN: {e:?}"))?;
     if let Some(name) = &t.cc_algorithm {
         config

@@ -164,18 +164,21 @@ pub fn resolve(root: &Path, path: &str) -> Option<PathBuf> {
     (canonical.starts_with(root) && canonical.is_file()).then_some(canonical)
 }
 
-/// A file being sent on a stream, a chunk at a time.
-struct FileBody {
+/// A file being sent on a stream, a chunk at a time (shared with HTTP/3, which frames the same
+/// chunks as DATA).
+pub(crate) struct FileBody {
     file: Option<File>,
     buf: Vec<u8>,
     pos: usize,
     len: usize,
     /// Bytes of the file not read yet (its size when opened).
     unread: u64,
+    /// The file's size when it was opened.
+    pub(crate) size: u64,
 }
 
 /// How writing a response went.
-enum Progress {
+pub(crate) enum Progress {
     /// All of it was sent, with the end of the stream.
     Done,
     /// The stream or connection window is full: wait until the stream is writable.
@@ -183,7 +186,7 @@ enum Progress {
 }
 
 impl FileBody {
-    fn open(path: &Path) -> std::io::Result<FileBody> {
+    pub(crate) fn open(path: &Path) -> std::io::Result<FileBody> {
         let file = File::open(path)?;
         let size = file.metadata()?.len();
         let chunk = usize::try_from(size).map_or(FILE_CHUNK, |s| s.min(FILE_CHUNK));
@@ -193,6 +196,7 @@ impl FileBody {
             pos: 0,
             len: 0,
             unread: size,
+            size,
         })
     }
 
@@ -218,16 +222,27 @@ impl FileBody {
         Ok(())
     }
 
+    /// The bytes to send next, and whether they end the body.
+    pub(crate) fn pending(&mut self) -> std::io::Result<(&[u8], bool)> {
+        self.refill()?;
+        let fin = self.unread == 0;
+        Ok((self.buf.get(self.pos..self.len).unwrap_or(&[]), fin))
+    }
+
+    /// `n` bytes of [`FileBody::pending`] were sent.
+    pub(crate) fn consume(&mut self, n: usize) {
+        self.pos = (self.pos + n).min(self.len);
+    }
+
     /// Sends as much as the stream accepts.
     fn write(&mut self, conn: &mut Connection, id: u64) -> Result<Progress, WriteError> {
         loop {
-            self.refill().map_err(WriteError::Io)?;
-            let fin = self.unread == 0;
-            let chunk = self.buf.get(self.pos..self.len).unwrap_or(&[]);
+            let (chunk, fin) = self.pending().map_err(WriteError::Io)?;
+            let len = chunk.len();
             match conn.stream_send(id, chunk, fin) {
                 Ok(n) => {
-                    self.pos += n;
-                    if n < chunk.len() {
+                    self.consume(n);
+                    if n < len {
                         return Ok(Progress::Blocked);
                     }
                     if fin {

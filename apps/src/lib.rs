@@ -15,6 +15,7 @@
 //!   and the flush loop;
 //! - [`downloads`]: the client's requests on one connection and where the bodies go;
 //! - [`http09`]: URLs, requests, path confinement and file responses;
+//! - [`http3`]: the server's HTTP/3 requests and responses (ALPN `h3`);
 //! - [`token`]: the sealed address-validation tokens of the server's Retry packets;
 //! - [`server`] and [`client`]: the two event loops;
 //! - [`progress`]: the client's progress line.
@@ -28,6 +29,7 @@ pub mod client;
 pub mod common;
 pub mod downloads;
 pub mod http09;
+pub mod http3;
 pub mod progress;
 pub mod send_queue;
 pub mod server;

@@ -23,7 +23,8 @@ use quiche::{Config, Connection, ConnectionId, Header, RecvInfo, Type};
 
 use crate::args::ServerArgs;
 use crate::common::{self, KeyLog, LOCAL_CID_LEN, MAX_DATAGRAM_SIZE};
-use crate::http09::ServerStreams;
+use crate::http09::{self, ServerStreams};
+use crate::http3::{self, H3Server};
 use crate::send_queue::{flush, send_stateless, Flush, SendBuffers, SendQueue};
 use crate::token::TokenKey;
 use crate::udp::{RecvBatch, UdpIo, GSO_MAX_SEGMENTS};
@@ -100,6 +101,8 @@ struct Peer {
     conn: Connection,
     queue: SendQueue,
     streams: ServerStreams,
+    /// The HTTP/3 state, when the connection negotiated `h3`.
+    h3: H3Server,
     /// The connection IDs routed to this peer.
     cids: Vec<Vec<u8>>,
     /// Whether it received something since its streams were last looked at.
@@ -159,7 +162,8 @@ pub struct Server {
 impl Server {
     /// Loads the certificate, binds the socket and makes the Retry token key.
     pub fn new(args: &ServerArgs) -> Result<Server, String> {
-        let mut config = common::config(&args.transport)?;
+        // HTTP/3 and HTTP/0.9 on the same port: the client's ALPN picks.
+        let mut config = common::config(&args.transport, &[http3::ALPN, http09::ALPN])?;
         config
             .load_cert_chain_from_pem_file(&args.cert)
             .map_err(|e| format!("--cert {}: {e:?}", args.cert))?;
@@ -402,6 +406,7 @@ impl Server {
             conn,
             queue: SendQueue::new(),
             streams: ServerStreams::new(),
+            h3: H3Server::new(),
             cids,
             dirty: false,
         };
@@ -572,8 +577,13 @@ impl Server {
             };
             peer.dirty = false;
             if peer.conn.is_established() || peer.conn.is_in_early_data() {
-                peer.streams.on_readable(&mut peer.conn, &self.root);
-                peer.streams.on_writable(&mut peer.conn);
+                if peer.conn.application_proto() == http3::ALPN {
+                    peer.h3.on_readable(&mut peer.conn, &self.root);
+                    peer.h3.on_writable(&mut peer.conn);
+                } else {
+                    peer.streams.on_readable(&mut peer.conn, &self.root);
+                    peer.streams.on_writable(&mut peer.conn);
+                }
             }
         }
     }
@@ -664,8 +674,8 @@ fn log_closed(peer: &Peer) {
         conn.is_timed_out(),
         conn.local_error(),
         conn.peer_error(),
-        peer.streams.served,
-        peer.streams.refused,
+        peer.streams.served + peer.h3.served,
+        peer.streams.refused + peer.h3.refused,
         stats.sent,
         stats.lost,
         stats.sent_bytes,

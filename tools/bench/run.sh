@@ -208,7 +208,8 @@ transfer() {
     case "$variant" in
         ours|ours-nogso)
             # shellcheck disable=SC2207 # the flags are words
-            client=("$OURS_CLIENT" $(ours_flags "$variant") --ca "$CERTS/rootca.crt" \
+            # HTTP/0.9 (hq-interop), as quinn's peer speaks: the same application framing.
+            client=("$OURS_CLIENT" $(ours_flags "$variant") --http09 --ca "$CERTS/rootca.crt" \
                 --dump-responses "$DIR/out" "$url") ;;
         quinn) client=(env QUINN_PEER_AES128=1 "$QUINN" client --ca "$CERTS/rootca.crt" --out "$DIR/out" --case transfer "$url") ;;
     esac

@@ -44,8 +44,10 @@ client)
             *) urls+=("$1"); shift ;;
         esac
     done
+    # Every case but http3 is HTTP/0.9 (hq-interop).
+    [ "$kase" = http3 ] || args+=(--http09)
     case "$kase" in
-        handshake|transfer|multiplexing|retry) ;;
+        handshake|transfer|multiplexing|retry|http3) ;;
         resumption) args+=(--resume) ;;
         zerortt) args+=(--resume --early-data) ;;
         chacha20) args+=(--chacha20) ;;

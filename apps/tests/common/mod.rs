@@ -117,3 +117,61 @@ impl Drop for Server {
         let _ = self.child.wait();
     }
 }
+
+/// The longest any client run may take; a hung transfer fails the test instead of CI.
+pub const CLIENT_DEADLINE: Duration = Duration::from_secs(30);
+
+/// Runs the client to completion (killed by PID past the deadline).
+pub fn client(args: &[String]) -> Output {
+    let mut child = Command::new(CLIENT)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Output is small (a summary line, a few messages), well within the pipe buffers.
+    let deadline = Instant::now() + CLIENT_DEADLINE;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "the client ran over {CLIENT_DEADLINE:?}; stderr: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+pub fn client_args(out: Option<&Path>, urls: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut args = vec!["--ca".to_string(), cert("rootca.crt")];
+    if let Some(out) = out {
+        args.push("--dump-responses".into());
+        args.push(out.display().to_string());
+    }
+    args.extend(urls);
+    args
+}
+
+/// The value of `key=` in the summary line.
+pub fn summary_field(stdout: &[u8], key: &str) -> String {
+    let text = String::from_utf8_lossy(stdout);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("bytes="))
+        .unwrap_or_else(|| panic!("no summary line in {text:?}"));
+    line.split(' ')
+        .find_map(|f| f.strip_prefix(&format!("{key}=")).map(str::to_string))
+        .unwrap_or_else(|| panic!("no {key} in {line:?}"))
+}
+
+pub fn describe(out: &Output) -> String {
+    format!(
+        "status {:?}\nstdout: {}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
