@@ -9,7 +9,6 @@ use quiche::{Config, Connection, ConnectionId};
 use ring::rand::SecureRandom;
 
 use crate::args::TransportArgs;
-use crate::http09;
 
 /// Length of the connection IDs both programs issue. The server routes short-header packets by
 /// their first `LOCAL_CID_LEN` bytes, the length its IDs have.

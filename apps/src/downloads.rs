@@ -64,16 +64,19 @@ impl H3Request {
             conn: None,
         }
     }
+}
 
-    fn header_list(&self, url: &Url) -> Vec<h3::Header> {
+/// The header list of a request for `url`.
+fn request_headers(method: &str, extra: &[(String, String)], url: &Url) -> Vec<h3::Header> {
+    {
         let mut list = vec![
-            h3::Header::new(b":method", self.method.as_bytes()),
+            h3::Header::new(b":method", method.as_bytes()),
             h3::Header::new(b":scheme", b"https"),
             h3::Header::new(b":authority", url.authority().as_bytes()),
             h3::Header::new(b":path", url.path.as_bytes()),
             h3::Header::new(b"user-agent", b"quiche-rs"),
         ];
-        for (name, value) in &self.headers {
+        for (name, value) in extra {
             list.push(h3::Header::new(name.as_bytes(), value.as_bytes()));
         }
         list
@@ -282,7 +285,13 @@ impl Downloads<'_> {
                 }
             }
         }
-        let Some(h3) = req.conn.as_mut() else {
+        let H3Request {
+            method,
+            headers: extra,
+            body: upload_file,
+            conn: h3_conn,
+        } = req;
+        let Some(h3) = h3_conn.as_mut() else {
             return;
         };
         // Bodies first: they free the streams that later requests wait for.
@@ -304,7 +313,7 @@ impl Downloads<'_> {
         }
         while self.next < self.urls.len() && conn.peer_streams_left_bidi() > 0 {
             let url = self.next;
-            let upload = match req.body.as_deref().map(FileBody::open).transpose() {
+            let upload = match upload_file.as_deref().map(FileBody::open).transpose() {
                 Ok(upload) => upload,
                 Err(e) => {
                     self.next += 1;
@@ -313,7 +322,7 @@ impl Downloads<'_> {
                     continue;
                 }
             };
-            let headers = req.header_list(&self.urls[url]);
+            let headers = request_headers(method, extra, &self.urls[url]);
             let id = match h3.send_request(conn, &headers, upload.is_none()) {
                 Ok(id) => id,
                 // No room for the headers yet, or no stream credit: try again later.
@@ -327,7 +336,7 @@ impl Downloads<'_> {
             };
             self.next += 1;
             self.sent_early |= conn.is_in_early_data();
-            log::debug!("stream {id}: {} {}", req.method, self.urls[url].path);
+            log::debug!("stream {id}: {method} {}", self.urls[url].path);
             let mut d = Download {
                 url,
                 unsent: Vec::new(),

@@ -9,17 +9,13 @@
 
 use std::fs;
 use std::net::{SocketAddr, UdpSocket};
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use quiche::{ConnectionId, Header, Type};
 
 mod common;
 
-use common::{
-    cert, client, client_args, data, describe, sha256, summary_field, Server, TempDir, CLIENT,
-};
+use common::{client, client_args, data, describe, sha256, summary_field, Server, TempDir};
 
 /// Downloads 5 MiB with `extra` options on both sides and checks it arrived intact and that
 /// the server's socket said `socket_log` (its GSO/GRO state) in its debug log.

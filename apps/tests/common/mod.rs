@@ -7,10 +7,10 @@
 use std::fs;
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub const SERVER: &str = env!("CARGO_BIN_EXE_quiche-server");
 pub const CLIENT: &str = env!("CARGO_BIN_EXE_quiche-client");

@@ -37,6 +37,9 @@ pub struct Connection {
     pub(super) out: HashMap<u64, Vec<u8>>,
     /// Streams whose pending bytes end the stream.
     out_fin: HashSet<u64>,
+    /// Our HEAD requests: their responses have no content, whatever `content-length` says
+    /// (RFC 9114 §4.1.2).
+    head_requests: HashSet<u64>,
     next_request_id: u64,
     peer_control: Option<u64>,
     peer_encoder: Option<u64>,
@@ -101,6 +104,7 @@ impl Connection {
             decoder_id: first_uni + 8,
             out: HashMap::new(),
             out_fin: HashSet::new(),
+            head_requests: HashSet::new(),
             next_request_id: 0,
             peer_control: None,
             peer_encoder: None,
@@ -698,7 +702,10 @@ impl Connection {
                 let status = checked.status.unwrap_or(0);
                 if status >= 200 {
                     st.final_response = true;
-                    st.content_length = checked.content_length;
+                    // Responses without content may announce a length (RFC 9110 §8.6).
+                    let no_content =
+                        status == 204 || status == 304 || self.head_requests.remove(&id);
+                    st.content_length = checked.content_length.filter(|_| !no_content);
                 }
             }
         }
@@ -894,6 +901,12 @@ impl Connection {
             return Err(Error::TransportError(crate::Error::StreamLimit));
         }
         self.send_headers(conn, id, headers, fin)?;
+        if headers
+            .iter()
+            .any(|h| h.name() == b":method" && h.value() == b"HEAD")
+        {
+            self.head_requests.insert(id);
+        }
         self.next_request_id += 4;
         Ok(id)
     }
