@@ -303,11 +303,11 @@ impl<'a> Client<'a> {
         let protocol = if self.args.http09 {
             Protocol::Http09
         } else {
-            Protocol::Http3(H3Request::new(
+            Protocol::Http3(Box::new(H3Request::new(
                 self.args.method.clone(),
                 self.args.headers.clone(),
                 self.args.body.clone(),
-            ))
+            )))
         };
         let mut downloads = Downloads::new(urls, dump_dir, protocol);
         let report = self.drive(&mut conn, &mut downloads)?;

@@ -35,8 +35,8 @@ struct Download {
 pub enum Protocol {
     /// `GET /path` lines (ALPN `hq-interop`).
     Http09,
-    /// HTTP/3 (ALPN `h3`).
-    Http3(H3Request),
+    /// HTTP/3 (ALPN `h3`); boxed, as the HTTP/3 state is large.
+    Http3(Box<H3Request>),
 }
 
 /// The HTTP/3 request sent for every URL.
@@ -290,7 +290,7 @@ impl Downloads<'_> {
             headers: extra,
             body: upload_file,
             conn: h3_conn,
-        } = req;
+        } = &mut **req;
         let Some(h3) = h3_conn.as_mut() else {
             return;
         };
