@@ -583,6 +583,241 @@ ssize_t quiche_conn_dgram_send(quiche_conn *conn, const uint8_t *buf, size_t buf
 /* Frees a connection. */
 void quiche_conn_free(quiche_conn *conn);
 
+/* ---------------------------------------------------------------------------------------
+ * HTTP/3 (RFC 9114) with QPACK (RFC 9204), on top of a quiche_conn.
+ *
+ * The QUIC connection must offer ALPN "h3" (QUICHE_H3_APPLICATION_PROTOCOL, in the wire
+ * format quiche_config_set_application_protos() takes). Once it is established (or sending
+ * 0-RTT), quiche_h3_conn_new_with_transport() opens the control and QPACK streams; after that,
+ * call quiche_h3_conn_poll() whenever quiche_conn_recv() took data, until QUICHE_H3_ERR_DONE.
+ */
+
+#define QUICHE_H3_APPLICATION_PROTOCOL "\x02h3"
+
+/* HTTP/3 error codes: negative return values. QUICHE_H3_ERR_DONE means "nothing now". Errors
+ * of the QUIC connection come as QUICHE_H3_TRANSPORT_ERR_*: the QUICHE_ERR_* value minus 1000. */
+enum quiche_h3_error {
+    QUICHE_H3_ERR_DONE = -1,
+    QUICHE_H3_ERR_BUFFER_TOO_SHORT = -2,
+    /* An internal error, or invalid arguments. */
+    QUICHE_H3_ERR_INTERNAL_ERROR = -3,
+    /* The peer's behaviour would make us use too much memory or time. */
+    QUICHE_H3_ERR_EXCESSIVE_LOAD = -4,
+    /* A stream or push ID was used wrongly. */
+    QUICHE_H3_ERR_ID_ERROR = -5,
+    /* The peer opened a stream it may not open. */
+    QUICHE_H3_ERR_STREAM_CREATION_ERROR = -6,
+    /* A control or QPACK stream was closed. */
+    QUICHE_H3_ERR_CLOSED_CRITICAL_STREAM = -7,
+    /* The control stream did not start with SETTINGS. */
+    QUICHE_H3_ERR_MISSING_SETTINGS = -8,
+    /* A frame arrived where it is not allowed. */
+    QUICHE_H3_ERR_FRAME_UNEXPECTED = -9,
+    /* A frame was malformed. */
+    QUICHE_H3_ERR_FRAME_ERROR = -10,
+    /* A header section could not be decoded. */
+    QUICHE_H3_ERR_QPACK_DECOMPRESSION_FAILED = -11,
+    /* The stream has no room for the headers now: try again when it is writable. */
+    QUICHE_H3_ERR_STREAM_BLOCKED = -13,
+    /* A setting was invalid. */
+    QUICHE_H3_ERR_SETTINGS_ERROR = -14,
+    /* The server did not process the request. */
+    QUICHE_H3_ERR_REQUEST_REJECTED = -15,
+    /* The request or response was cancelled. */
+    QUICHE_H3_ERR_REQUEST_CANCELLED = -16,
+    /* The stream ended before the request was complete. */
+    QUICHE_H3_ERR_REQUEST_INCOMPLETE = -17,
+    /* A malformed HTTP message. */
+    QUICHE_H3_ERR_MESSAGE_ERROR = -18,
+    /* A CONNECT request's TCP connection failed. */
+    QUICHE_H3_ERR_CONNECT_ERROR = -19,
+    /* The request should be retried over HTTP/1.1. */
+    QUICHE_H3_ERR_VERSION_FALLBACK = -20,
+
+    QUICHE_H3_TRANSPORT_ERR_DONE = QUICHE_ERR_DONE - 1000,
+    QUICHE_H3_TRANSPORT_ERR_BUFFER_TOO_SHORT = QUICHE_ERR_BUFFER_TOO_SHORT - 1000,
+    QUICHE_H3_TRANSPORT_ERR_UNKNOWN_VERSION = QUICHE_ERR_UNKNOWN_VERSION - 1000,
+    QUICHE_H3_TRANSPORT_ERR_INVALID_FRAME = QUICHE_ERR_INVALID_FRAME - 1000,
+    QUICHE_H3_TRANSPORT_ERR_INVALID_PACKET = QUICHE_ERR_INVALID_PACKET - 1000,
+    QUICHE_H3_TRANSPORT_ERR_INVALID_STATE = QUICHE_ERR_INVALID_STATE - 1000,
+    QUICHE_H3_TRANSPORT_ERR_INVALID_STREAM_STATE = QUICHE_ERR_INVALID_STREAM_STATE - 1000,
+    QUICHE_H3_TRANSPORT_ERR_INVALID_TRANSPORT_PARAM = QUICHE_ERR_INVALID_TRANSPORT_PARAM - 1000,
+    QUICHE_H3_TRANSPORT_ERR_CRYPTO_FAIL = QUICHE_ERR_CRYPTO_FAIL - 1000,
+    QUICHE_H3_TRANSPORT_ERR_TLS_FAIL = QUICHE_ERR_TLS_FAIL - 1000,
+    QUICHE_H3_TRANSPORT_ERR_FLOW_CONTROL = QUICHE_ERR_FLOW_CONTROL - 1000,
+    QUICHE_H3_TRANSPORT_ERR_STREAM_LIMIT = QUICHE_ERR_STREAM_LIMIT - 1000,
+    QUICHE_H3_TRANSPORT_ERR_STREAM_STOPPED = QUICHE_ERR_STREAM_STOPPED - 1000,
+    QUICHE_H3_TRANSPORT_ERR_STREAM_RESET = QUICHE_ERR_STREAM_RESET - 1000,
+    QUICHE_H3_TRANSPORT_ERR_FINAL_SIZE = QUICHE_ERR_FINAL_SIZE - 1000,
+    QUICHE_H3_TRANSPORT_ERR_CONGESTION_CONTROL = QUICHE_ERR_CONGESTION_CONTROL - 1000,
+    QUICHE_H3_TRANSPORT_ERR_ID_LIMIT = QUICHE_ERR_ID_LIMIT - 1000,
+    QUICHE_H3_TRANSPORT_ERR_OUT_OF_IDENTIFIERS = QUICHE_ERR_OUT_OF_IDENTIFIERS - 1000,
+    QUICHE_H3_TRANSPORT_ERR_KEY_UPDATE = QUICHE_ERR_KEY_UPDATE - 1000,
+    QUICHE_H3_TRANSPORT_ERR_CRYPTO_BUFFER_EXCEEDED = QUICHE_ERR_CRYPTO_BUFFER_EXCEEDED - 1000,
+    QUICHE_H3_TRANSPORT_ERR_INVALID_ACK_RANGE = QUICHE_ERR_INVALID_ACK_RANGE - 1000,
+    QUICHE_H3_TRANSPORT_ERR_OPTIMISTIC_ACK_DETECTED = QUICHE_ERR_OPTIMISTIC_ACK_DETECTED - 1000
+};
+
+/* HTTP/3 settings (defaults: QPACK dynamic table on, 4096 bytes, 16 blocked streams). */
+typedef struct quiche_h3_config quiche_h3_config;
+
+quiche_h3_config *quiche_h3_config_new(void);
+
+/* SETTINGS_MAX_FIELD_SECTION_SIZE: the largest header section we accept. */
+void quiche_h3_config_set_max_field_section_size(quiche_h3_config *config, uint64_t v);
+
+/* SETTINGS_QPACK_MAX_TABLE_CAPACITY: the dynamic table the peer's encoder may fill. */
+void quiche_h3_config_set_qpack_max_table_capacity(quiche_h3_config *config, uint64_t v);
+
+/* SETTINGS_QPACK_BLOCKED_STREAMS: streams that may wait for the peer's QPACK encoder. */
+void quiche_h3_config_set_qpack_blocked_streams(quiche_h3_config *config, uint64_t v);
+
+/* SETTINGS_ENABLE_CONNECT_PROTOCOL (extended CONNECT, RFC 9220). */
+void quiche_h3_config_enable_extended_connect(quiche_h3_config *config, bool enabled);
+
+/* The largest PRIORITY_UPDATE frame payload we accept. */
+void quiche_h3_config_set_max_priority_update_size(quiche_h3_config *config, uint64_t v);
+
+void quiche_h3_config_free(quiche_h3_config *config);
+
+/* An HTTP/3 connection, bound to the quiche_conn it was created on. */
+typedef struct quiche_h3_conn quiche_h3_conn;
+
+/* Opens the control and QPACK streams and queues SETTINGS; NULL on failure. */
+quiche_h3_conn *quiche_h3_conn_new_with_transport(quiche_conn *quiche_conn,
+                                                  quiche_h3_config *config);
+
+enum quiche_h3_event_type {
+    /* Request or response headers (or trailers) arrived: quiche_h3_event_for_each_header(). */
+    QUICHE_H3_EVENT_HEADERS,
+    /* Body bytes can be read with quiche_h3_recv_body(). */
+    QUICHE_H3_EVENT_DATA,
+    /* The stream ended. */
+    QUICHE_H3_EVENT_FINISHED,
+    /* The peer sent GOAWAY (the returned ID is its value). */
+    QUICHE_H3_EVENT_GOAWAY,
+    /* The peer reset the stream. */
+    QUICHE_H3_EVENT_RESET,
+    /* A PRIORITY_UPDATE arrived: quiche_h3_take_last_priority_update(). */
+    QUICHE_H3_EVENT_PRIORITY_UPDATE,
+};
+
+typedef struct quiche_h3_event quiche_h3_event;
+
+/* The next event: returns its stream ID and stores the event in *ev (free it with
+ * quiche_h3_event_free()), or a negative quiche_h3_error (QUICHE_H3_ERR_DONE when there is none
+ * now). */
+int64_t quiche_h3_conn_poll(quiche_h3_conn *conn, quiche_conn *quic_conn,
+                            quiche_h3_event **ev);
+
+enum quiche_h3_event_type quiche_h3_event_type(quiche_h3_event *ev);
+
+/* Calls cb for each header of a HEADERS event; a non-zero return from cb stops the walk and is
+ * returned. The bytes live as long as the event. */
+int quiche_h3_event_for_each_header(quiche_h3_event *ev,
+                                    int (*cb)(uint8_t *name, size_t name_len,
+                                              uint8_t *value, size_t value_len,
+                                              void *argp),
+                                    void *argp);
+
+/* Calls cb for each setting the peer sent, as for headers; QUICHE_H3_ERR_DONE before they
+ * arrived. */
+int quiche_h3_for_each_setting(quiche_h3_conn *conn,
+                               int (*cb)(uint64_t identifier, uint64_t value, void *argp),
+                               void *argp);
+
+/* Whether a HEADERS event is followed by more frames (a body or trailers) on its stream. */
+bool quiche_h3_event_headers_has_more_frames(quiche_h3_event *ev);
+
+/* Whether the peer enabled extended CONNECT. */
+bool quiche_h3_extended_connect_enabled_by_peer(quiche_h3_conn *conn);
+
+void quiche_h3_event_free(quiche_h3_event *ev);
+
+/* A header field: name and value bytes (names lowercase). */
+typedef struct {
+    const uint8_t *name;
+    size_t name_len;
+    const uint8_t *value;
+    size_t value_len;
+} quiche_h3_header;
+
+/* An RFC 9218 priority: urgency 0 (highest) to 7, and whether the response is incremental. */
+typedef struct {
+    uint8_t urgency;
+    bool incremental;
+} quiche_h3_priority;
+
+/* Sends a request's headers on a new stream (fin: no body follows); returns the stream ID or a
+ * negative error (QUICHE_H3_ERR_STREAM_BLOCKED: try again later). */
+int64_t quiche_h3_send_request(quiche_h3_conn *conn, quiche_conn *quic_conn,
+                               const quiche_h3_header *headers, size_t headers_len,
+                               bool fin);
+
+/* Sends a response's headers on the request's stream. */
+int quiche_h3_send_response(quiche_h3_conn *conn, quiche_conn *quic_conn,
+                            uint64_t stream_id, const quiche_h3_header *headers,
+                            size_t headers_len, bool fin);
+
+/* As quiche_h3_send_response(), scheduling the response with the given priority. */
+int quiche_h3_send_response_with_priority(quiche_h3_conn *conn,
+                            quiche_conn *quic_conn, uint64_t stream_id,
+                            const quiche_h3_header *headers, size_t headers_len,
+                            quiche_h3_priority *priority, bool fin);
+
+/* Sends interim (1xx) headers before the response, or trailers after the body
+ * (is_trailer_section). */
+int quiche_h3_send_additional_headers(quiche_h3_conn *conn,
+                            quiche_conn *quic_conn, uint64_t stream_id,
+                            quiche_h3_header *headers, size_t headers_len,
+                            bool is_trailer_section, bool fin);
+
+/* Sends body bytes; returns how many the stream took (possibly fewer, then wait until it is
+ * writable) or an error (QUICHE_H3_ERR_DONE when none fit). */
+ssize_t quiche_h3_send_body(quiche_h3_conn *conn, quiche_conn *quic_conn,
+                            uint64_t stream_id, const uint8_t *body, size_t body_len,
+                            bool fin);
+
+/* Reads body bytes into out; returns how many, or QUICHE_H3_ERR_DONE when none wait. */
+ssize_t quiche_h3_recv_body(quiche_h3_conn *conn, quiche_conn *quic_conn,
+                            uint64_t stream_id, uint8_t *out, size_t out_len);
+
+/* Sends GOAWAY: requests (for a client: pushes) from id on will not be processed. */
+int quiche_h3_send_goaway(quiche_h3_conn *conn, quiche_conn *quic_conn, uint64_t id);
+
+/* Parses a `priority` header value (RFC 9218 structured field) into *parsed. */
+int quiche_h3_parse_extensible_priority(uint8_t *priority, size_t priority_len,
+                                        quiche_h3_priority *parsed);
+
+/* Sends a PRIORITY_UPDATE for the request on stream_id (clients). */
+int quiche_h3_send_priority_update_for_request(quiche_h3_conn *conn,
+                                               quiche_conn *quic_conn,
+                                               uint64_t stream_id,
+                                               quiche_h3_priority *priority);
+
+/* Calls cb with the last PRIORITY_UPDATE field value received for an element (servers) and
+ * forgets it; QUICHE_H3_ERR_DONE if there is none. */
+int quiche_h3_take_last_priority_update(quiche_h3_conn *conn,
+                                        uint64_t prioritized_element_id,
+                                        int (*cb)(uint8_t *priority_field_value,
+                                                  uint64_t priority_field_value_len,
+                                                  void *argp),
+                                        void *argp);
+
+/* Whether the peer accepts HTTP Datagrams (RFC 9297). */
+bool quiche_h3_dgram_enabled_by_peer(quiche_h3_conn *conn, quiche_conn *quic_conn);
+
+typedef struct {
+    /* Bytes received on the peer's QPACK encoder stream. */
+    uint64_t qpack_encoder_stream_recv_bytes;
+    /* Bytes received on the peer's QPACK decoder stream. */
+    uint64_t qpack_decoder_stream_recv_bytes;
+} quiche_h3_stats;
+
+void quiche_h3_conn_stats(const quiche_h3_conn *conn, quiche_h3_stats *out);
+
+void quiche_h3_conn_free(quiche_h3_conn *conn);
+
 #ifdef __cplusplus
 }
 #endif

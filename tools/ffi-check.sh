@@ -14,8 +14,11 @@
 #     downloads 5 MiB from the C server (one connection with two streams, then three
 #     connections at once), and the C server answers an unknown version with Version
 #     Negotiation;
-#  7. valgrind: null_test, api_test, and one full connection each of the C server and the C
-#     client (5 MiB), with no leak and no invalid access.
+#  7. HTTP/3: the C HTTP/3 client (examples/http3-client.c) downloads from quiche-server and
+#     from the C HTTP/3 server (examples/http3-server.c), which also serves quiche-client;
+#  8. valgrind: null_test, api_test, and one full connection each of the C server, the C
+#     client, the C HTTP/3 server and the C HTTP/3 client (5 MiB), with no leak and no invalid
+#     access.
 #
 # Every process runs under `timeout`; background servers are ended by their PID. Exits
 # non-zero at the first failure. Installs valgrind, a C/C++ toolchain and pkg-config with
@@ -215,6 +218,32 @@ print("Version Negotiation offers", ", ".join(v.hex() for v in versions))
 PY
 stop_server
 
+step "HTTP/3 over the C API (5 MiB, SHA-256 checked)"
+echo "-- C HTTP/3 client <- quiche-server"
+start_server quiche-server-h3 timeout 120 "$BIN/quiche-server" --listen 127.0.0.1:0 \
+    --cert "$CERT" --key "$KEY" --root "$WORK/root" --no-retry
+rm -f "$WORK/out/h3.bin"
+timeout 60 "$BUILD/http3-client" -c "$CA" -o "$WORK/out/h3.bin" 127.0.0.1 "$PORT" /file.bin ||
+    fail "the C HTTP/3 client failed against quiche-server"
+check_sha "$WORK/out/h3.bin" "$want"
+if timeout 60 "$BUILD/http3-client" -c "$CA" -o "$WORK/out/missing" 127.0.0.1 "$PORT" /missing; then
+    fail "the C HTTP/3 client reported success for a missing file"
+fi
+stop_server
+
+echo "-- quiche-client (HTTP/3) and the C HTTP/3 client <- C HTTP/3 server"
+start_server c-h3-server timeout 120 "$BUILD/http3-server" -c "$CERT" -k "$KEY" -r "$WORK/root" -p 0
+rm -rf "$WORK/out"/*
+timeout 60 "$BIN/quiche-client" --ca "$CA" --dump-responses "$WORK/out" \
+    "https://127.0.0.1:$PORT/file.bin" "https://127.0.0.1:$PORT/second.bin" ||
+    fail "quiche-client failed against the C HTTP/3 server"
+check_sha "$WORK/out/file.bin" "$want"
+check_sha "$WORK/out/second.bin" "$(sha256sum <"$WORK/root/second.bin" | cut -d' ' -f1)"
+timeout 60 "$BUILD/http3-client" -c "$CA" -o "$WORK/out/c-h3.bin" 127.0.0.1 "$PORT" /file.bin ||
+    fail "the C HTTP/3 client failed against the C HTTP/3 server"
+check_sha "$WORK/out/c-h3.bin" "$want"
+stop_server
+
 step "valgrind: no leak, no invalid access"
 VALGRIND=(valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite)
 echo "-- null_test"
@@ -251,6 +280,31 @@ timeout 300 "${VALGRIND[@]}" --suppressions="$EX/valgrind.supp" "$BUILD/client" 
     -o "$WORK/out/c.bin" 127.0.0.1 "$PORT" /file.bin || fail "valgrind reports errors in the C client"
 stop_server
 check_sha "$WORK/out/c.bin" "$want"
+
+echo "-- C HTTP/3 server under valgrind, one connection (quiche-client, 5 MiB)"
+start_server c-h3-server-vg timeout 300 "${VALGRIND[@]}" "$BUILD/http3-server" -c "$CERT" \
+    -k "$KEY" -r "$WORK/root" -p 0 -n 1
+rm -rf "$WORK/out"/*
+timeout 120 "$BIN/quiche-client" --ca "$CA" --dump-responses "$WORK/out" \
+    "https://127.0.0.1:$PORT/file.bin" || fail "quiche-client failed against the C HTTP/3 server under valgrind"
+check_sha "$WORK/out/file.bin" "$want"
+status=0
+wait "$SERVER_PID" || status=$?
+SERVER_PID=""
+if [ "$status" -ne 0 ]; then
+    cat "$WORK/c-h3-server-vg.err" >&2
+    fail "the C HTTP/3 server under valgrind exited with $status"
+fi
+
+echo "-- C HTTP/3 client under valgrind, one connection (quiche-server, 5 MiB)"
+start_server quiche-server-h3-vg timeout 300 "$BIN/quiche-server" --listen 127.0.0.1:0 \
+    --cert "$CERT" --key "$KEY" --root "$WORK/root"
+rm -f "$WORK/out/c-h3.bin"
+timeout 300 "${VALGRIND[@]}" --suppressions="$EX/valgrind.supp" "$BUILD/http3-client" -c "$CA" \
+    -o "$WORK/out/c-h3.bin" 127.0.0.1 "$PORT" /file.bin ||
+    fail "valgrind reports errors in the C HTTP/3 client"
+stop_server
+check_sha "$WORK/out/c-h3.bin" "$want"
 
 echo
 echo "ffi-check: all checks passed"
