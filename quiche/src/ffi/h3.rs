@@ -54,9 +54,8 @@ fn h3_result(r: h3::Result<()>) -> c_int {
     }
 }
 
-/// What a `quiche_h3_event *` points to.
+/// What a `quiche_h3_event *` points to (its stream ID is `quiche_h3_conn_poll`'s return).
 pub struct Event {
-    stream_id: u64,
     event: h3::Event,
 }
 
@@ -100,7 +99,12 @@ unsafe fn header_list<'a>(headers: *const CHeader, len: size_t) -> Option<Vec<h3
     list.iter()
         .map(|h| {
             // SAFETY: each name and value points to its length's bytes (caller's contract).
-            let (name, value) = unsafe { (slice_in(h.name, h.name_len)?, slice_in(h.value, h.value_len)?) };
+            let (name, value) = unsafe {
+                (
+                    slice_in(h.name, h.name_len)?,
+                    slice_in(h.value, h.value_len)?,
+                )
+            };
             Some(h3::HeaderRef::new(name, value))
         })
         .collect()
@@ -213,7 +217,7 @@ pub unsafe extern "C" fn quiche_h3_conn_poll(
         }
         match conn.poll(&mut quic.conn) {
             Ok((stream_id, event)) => {
-                let boxed = Box::into_raw(Box::new(Event { stream_id, event }));
+                let boxed = Box::into_raw(Box::new(Event { event }));
                 // SAFETY: `ev` is non-NULL and writable by contract.
                 unsafe { put(ev, boxed) };
                 i64::try_from(stream_id).unwrap_or(i64::MAX)
@@ -290,8 +294,9 @@ pub unsafe extern "C" fn quiche_h3_event_for_each_header(
 pub unsafe extern "C" fn quiche_h3_event_headers_has_more_frames(ev: *mut Event) -> bool {
     guard(false, || {
         // SAFETY: NULL is checked; otherwise live by contract.
+        let ev = unsafe { ev.as_ref() };
         matches!(
-            unsafe { ev.as_ref() }.map(|e| &e.event),
+            ev.map(|e| &e.event),
             Some(h3::Event::Headers {
                 more_frames: true,
                 ..
@@ -353,7 +358,9 @@ pub unsafe extern "C" fn quiche_h3_extended_connect_enabled_by_peer(
     conn: *mut h3::Connection,
 ) -> bool {
     // SAFETY: NULL is checked; otherwise live by contract.
-    guard(false, || unsafe { conn.as_ref() }.is_some_and(|c| c.extended_connect_enabled_by_peer()))
+    guard(false, || {
+        unsafe { conn.as_ref() }.is_some_and(|c| c.extended_connect_enabled_by_peer())
+    })
 }
 
 /// Whether the peer accepts HTTP Datagrams (RFC 9297) and the transport DATAGRAM frames.
@@ -388,8 +395,13 @@ pub unsafe extern "C" fn quiche_h3_send_request(
 ) -> i64 {
     guard(i64::from(H3_INVALID), || {
         // SAFETY: NULL is checked; the header list by contract.
-        let (conn, quic, list) =
-            unsafe { (conn.as_mut(), quic.as_mut(), header_list(headers, headers_len)) };
+        let (conn, quic, list) = unsafe {
+            (
+                conn.as_mut(),
+                quic.as_mut(),
+                header_list(headers, headers_len),
+            )
+        };
         let (Some(conn), Some(quic), Some(list)) = (conn, quic, list) else {
             return i64::from(H3_INVALID);
         };
@@ -415,8 +427,13 @@ pub unsafe extern "C" fn quiche_h3_send_response(
 ) -> c_int {
     guard(H3_INVALID, || {
         // SAFETY: NULL is checked; the header list by contract.
-        let (conn, quic, list) =
-            unsafe { (conn.as_mut(), quic.as_mut(), header_list(headers, headers_len)) };
+        let (conn, quic, list) = unsafe {
+            (
+                conn.as_mut(),
+                quic.as_mut(),
+                header_list(headers, headers_len),
+            )
+        };
         let (Some(conn), Some(quic), Some(list)) = (conn, quic, list) else {
             return H3_INVALID;
         };
@@ -441,13 +458,24 @@ pub unsafe extern "C" fn quiche_h3_send_response_with_priority(
     guard(H3_INVALID, || {
         // SAFETY: NULL is checked; the header list and priority by contract.
         let (conn, quic, list, priority) = unsafe {
-            (conn.as_mut(), quic.as_mut(), header_list(headers, headers_len), priority.as_ref())
+            (
+                conn.as_mut(),
+                quic.as_mut(),
+                header_list(headers, headers_len),
+                priority.as_ref(),
+            )
         };
         let (Some(conn), Some(quic), Some(list), Some(p)) = (conn, quic, list, priority) else {
             return H3_INVALID;
         };
         let priority = h3::Priority::new(p.urgency, p.incremental);
-        h3_result(conn.send_response_with_priority(&mut quic.conn, stream_id, &list, &priority, fin))
+        h3_result(conn.send_response_with_priority(
+            &mut quic.conn,
+            stream_id,
+            &list,
+            &priority,
+            fin,
+        ))
     })
 }
 
@@ -467,8 +495,13 @@ pub unsafe extern "C" fn quiche_h3_send_additional_headers(
 ) -> c_int {
     guard(H3_INVALID, || {
         // SAFETY: NULL is checked; the header list by contract.
-        let (conn, quic, list) =
-            unsafe { (conn.as_mut(), quic.as_mut(), header_list(headers, headers_len)) };
+        let (conn, quic, list) = unsafe {
+            (
+                conn.as_mut(),
+                quic.as_mut(),
+                header_list(headers, headers_len),
+            )
+        };
         let (Some(conn), Some(quic), Some(list)) = (conn, quic, list) else {
             return H3_INVALID;
         };
@@ -497,7 +530,8 @@ pub unsafe extern "C" fn quiche_h3_send_body(
 ) -> ssize_t {
     guard(H3_INVALID as ssize_t, || {
         // SAFETY: NULL is checked; the buffer by contract.
-        let (conn, quic, body) = unsafe { (conn.as_mut(), quic.as_mut(), slice_in(body, body_len)) };
+        let (conn, quic, body) =
+            unsafe { (conn.as_mut(), quic.as_mut(), slice_in(body, body_len)) };
         let (Some(conn), Some(quic), Some(body)) = (conn, quic, body) else {
             return H3_INVALID as ssize_t;
         };
