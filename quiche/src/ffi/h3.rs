@@ -357,9 +357,10 @@ pub unsafe extern "C" fn quiche_h3_for_each_setting(
 pub unsafe extern "C" fn quiche_h3_extended_connect_enabled_by_peer(
     conn: *mut h3::Connection,
 ) -> bool {
-    // SAFETY: NULL is checked; otherwise live by contract.
     guard(false, || {
-        unsafe { conn.as_ref() }.is_some_and(|c| c.extended_connect_enabled_by_peer())
+        // SAFETY: NULL is checked; otherwise live by contract.
+        let conn = unsafe { conn.as_ref() };
+        conn.is_some_and(|c| c.extended_connect_enabled_by_peer())
     })
 }
 
