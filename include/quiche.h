@@ -699,7 +699,7 @@ enum quiche_h3_event_type {
     /* The peer reset the stream. */
     QUICHE_H3_EVENT_RESET,
     /* A PRIORITY_UPDATE arrived: quiche_h3_take_last_priority_update(). */
-    QUICHE_H3_EVENT_PRIORITY_UPDATE,
+    QUICHE_H3_EVENT_PRIORITY_UPDATE
 };
 
 typedef struct quiche_h3_event quiche_h3_event;
