@@ -62,6 +62,13 @@ tools/interop/run.sh --clients aioquic,quic-go,quinn --servers ours \
 # The wire checks above need single datagrams (GSO off); the transfers again with GSO and GRO.
 tools/interop/run.sh --wire off --peers ours,aioquic,quic-go,quinn --cases transfer
 
+step "HTTP/3 interop: our apps against aioquic, quic-go and ngtcp2, both roles"
+tools/interop/run.sh --clients ours --servers ours,aioquic,quic-go,ngtcp2 --cases http3
+tools/interop/run.sh --clients aioquic,quic-go,ngtcp2 --servers ours --cases http3
+
+step "a real browser: headless Chromium loads 100 resources from quiche-server over HTTP/3"
+tools/browser/chromium-h3.sh --server tools/interop/ours-peer.sh
+
 step "demo: the README's first command"
 ./tools/demo.sh
 
