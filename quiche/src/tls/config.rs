@@ -358,7 +358,7 @@ impl TlsConfig {
             .map_err(tls_err)?;
         let builder = if self.verify_peer == Some(true) {
             let roots = Arc::new(self.roots.clone().unwrap_or_else(RootCertStore::empty));
-            let verifier = WebPkiClientVerifier::builder_with_provider(roots, provider)
+            let verifier = WebPkiClientVerifier::builder_with_provider(roots, provider.clone())
                 .allow_unauthenticated()
                 .build()
                 .map_err(|e| {
@@ -377,9 +377,23 @@ impl TlsConfig {
             log::error!("a server needs a certificate chain");
             return Err(Error::TlsFail);
         }
-        let mut config = builder
-            .with_single_cert(self.cert_chain.clone(), key.clone_key())
+        let signing_key = provider
+            .key_provider
+            .load_private_key(key.clone_key())
             .map_err(tls_err)?;
+        let certified = rustls::sign::CertifiedKey::new(self.cert_chain.clone(), signing_key);
+        match certified.keys_match() {
+            Ok(()) => {}
+            Err(rustls::Error::InconsistentKeys(rustls::InconsistentKeys::KeyMismatch)) => {
+                log::error!("the private key does not match the certificate");
+                return Err(Error::TlsFail);
+            }
+            // webpki parses X.509 v3 only: an older certificate (quiche's example one is v1)
+            // is served as given, and the client decides whether it accepts it.
+            Err(e) => log::warn!("cannot check the key against the certificate: {e}"),
+        }
+        let resolver = rustls::sign::SingleCertAndKey::from(certified);
+        let mut config = builder.with_cert_resolver(Arc::new(resolver));
         config.alpn_protocols = self.alpn.clone();
         // RFC 9001 §4.6.1: 0xffffffff or no early_data extension at all.
         config.max_early_data_size = if self.early_data { u32::MAX } else { 0 };
