@@ -103,8 +103,11 @@ impl ServerCertVerifier for ServerVerifier {
     }
 }
 
-/// One DER element at the start of `der`: (tag, the whole element, its content, the rest).
-fn der_element(der: &[u8]) -> Option<(u8, &[u8], &[u8], &[u8])> {
+/// One DER element: its tag, the whole element, its content, and what follows it.
+type DerElement<'a> = (u8, &'a [u8], &'a [u8], &'a [u8]);
+
+/// The DER element at the start of `der`.
+fn der_element(der: &[u8]) -> Option<DerElement<'_>> {
     let (&tag, rest) = der.split_first()?;
     let (&first, rest) = rest.split_first()?;
     let (len, rest) = if first < 0x80 {
