@@ -329,7 +329,9 @@ impl<'a> Client<'a> {
         let mut queue = SendQueue::new();
         let mut events = Events::with_capacity(16);
         self.last_recv_error = None;
-        while !conn.is_closed() {
+        // The library answers Version Negotiation by starting again in a version from its
+        // list; the probe stops there, before that new first flight goes out.
+        while !conn.is_closed() && conn.version() == RESERVED_VERSION {
             let now = Instant::now();
             flush(
                 &mut conn,
@@ -357,7 +359,8 @@ impl<'a> Client<'a> {
             }
         }
         queue.clear(&mut self.send_bufs);
-        if self.last_recv_error != Some(Error::UnknownVersion) {
+        let negotiated = conn.version() != RESERVED_VERSION;
+        if !negotiated && self.last_recv_error != Some(Error::UnknownVersion) {
             return Err(fatal(format!(
                 "no Version Negotiation in answer to version {RESERVED_VERSION:#010x}"
             )));

@@ -152,14 +152,26 @@ fn a_missing_file_fails_the_client() {
     let out = client(&client_args(Some(&dir.out()), urls));
     assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
+    // HTTP/3 (the default) answers with a 404 response.
     assert!(
-        stderr.contains("gone.txt failed: stream reset by the server (error 404)"),
+        stderr.contains("gone.txt failed: the server answered with status 404"),
         "{stderr}"
     );
     assert!(stderr.contains("secret.txt failed"), "{stderr}");
     assert_eq!(fs::read(dir.out().join("here.txt")).unwrap(), b"present\n");
     assert!(!dir.out().join("gone.txt").exists());
     assert!(!dir.out().join("secret.txt").exists());
+
+    // Over HTTP/0.9 the server resets the stream with 404.
+    let mut args = client_args(None, [server.url("/gone.txt")]);
+    args.push("--http09".into());
+    let out = client(&args);
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("stream reset by the server (error 404)"),
+        "{stderr}"
+    );
 }
 
 /// A client Initial made by the library, and the Destination Connection ID it carries.

@@ -696,6 +696,12 @@ impl Connection {
         self.tls.is_resumed()
     }
 
+    /// The QUIC version the connection uses now: the configured one, or the one a client
+    /// switched to after Version Negotiation (RFC 9368 §2.1).
+    pub fn version(&self) -> u32 {
+        self.version
+    }
+
     /// Whether the connection is draining, as quiche means it: the peer closed it, or we did
     /// and our CONNECTION_CLOSE has been sent. No application data moves any more; keep calling
     /// `recv`, `timeout` and `on_timeout` until [`Connection::is_closed`] (calling `send` is
