@@ -26,6 +26,10 @@ pub const DEFAULT_MAX_TABLE_CAPACITY: u64 = 4096;
 /// Field lines remembered to recognise repeats: inserting a line pays off from its second use.
 const SEEN_MEMORY: usize = 512;
 
+/// A name of at least this length, in no table yet, is inserted with its first value so that
+/// later lines can reference it, whatever their values.
+const MIN_NAME_TO_INDEX: usize = 8;
+
 /// Cookie values shorter than this are guessable, so not indexed (RFC 9204 §7.1.3).
 const MIN_INDEXED_COOKIE: usize = 20;
 
@@ -61,14 +65,12 @@ const REPEATING: &[&[u8]] = &[
 const UNIQUE: &[&[u8]] = &[
     b":path",
     b"content-length",
-    b"date",
     b"etag",
     b"last-modified",
     b"if-modified-since",
     b"if-none-match",
     b"age",
     b"expires",
-    b"x-request-id",
     b"content-range",
     b"range",
 ];
@@ -256,8 +258,8 @@ impl Encoder {
                 if usable(abs, self) {
                     return Line::Dynamic(abs);
                 }
-            } else if self.worth_inserting(name, value) {
-                if let Some(new) = self.insert(name, value, static_match) {
+            } else if self.worth_inserting(name, value, static_match.is_some()) {
+                if let Some(new) = self.insert(name, value, static_match, may_block) {
                     if may_block {
                         return Line::Dynamic(new);
                     }
@@ -279,9 +281,19 @@ impl Encoder {
         Line::Literal { name, value, never }
     }
 
-    /// Whether a line should go into the table: not too large, and likely to repeat.
-    fn worth_inserting(&mut self, name: &[u8], value: &[u8]) -> bool {
-        if entry_size(name, value) * 4 > self.table.capacity() * 3 || UNIQUE.contains(&name) {
+    /// Whether a line should go into the table: not too large, and likely to repeat, or the
+    /// first of a long name no table has (later lines then reference the name).
+    fn worth_inserting(&mut self, name: &[u8], value: &[u8], static_name: bool) -> bool {
+        if entry_size(name, value) * 4 > self.table.capacity() * 3 {
+            return false;
+        }
+        if !static_name
+            && name.len() >= MIN_NAME_TO_INDEX
+            && self.table.find(name, value).1.is_none()
+        {
+            return true;
+        }
+        if UNIQUE.contains(&name) {
             return false;
         }
         if REPEATING.contains(&name) {
@@ -316,9 +328,13 @@ impl Encoder {
         before * 4 <= capacity
     }
 
-    /// Whether an entry may be evicted: nothing unacknowledged references it.
-    fn room_for(&self, size: usize) -> bool {
-        self.table.can_insert(size, |_, e| e.refs == 0)
+    /// Whether an entry may be evicted: nothing unacknowledged references it. When the
+    /// section may not block, an entry the decoder has not acknowledged yet was never usable:
+    /// evicting it to insert another would only repeat that, so it stays.
+    fn room_for(&self, size: usize, may_block: bool) -> bool {
+        let known = self.known_received;
+        self.table
+            .can_insert(size, |abs, e| e.refs == 0 && (may_block || abs < known))
     }
 
     /// Inserts a line (with a name reference when there is one); returns its index.
@@ -327,8 +343,9 @@ impl Encoder {
         name: &[u8],
         value: &[u8],
         static_match: Option<StaticMatch>,
+        may_block: bool,
     ) -> Option<u64> {
-        if !self.room_for(entry_size(name, value)) {
+        if !self.room_for(entry_size(name, value), may_block) {
             return None;
         }
         let new = self.table.insert_count();
