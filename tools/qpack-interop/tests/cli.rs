@@ -10,7 +10,9 @@ use qpack_interop::qif;
 const BIN: &str = env!("CARGO_BIN_EXE_qpack-interop");
 
 fn corpus(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("corpus")
+        .join(name)
 }
 
 fn scratch(name: &str) -> PathBuf {
@@ -20,7 +22,10 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 fn run(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().expect("run qpack-interop")
+    Command::new(BIN)
+        .args(args)
+        .output()
+        .expect("run qpack-interop")
 }
 
 fn ok(args: &[&str]) {
@@ -69,7 +74,11 @@ fn round_trip(input: &Path, table: u64, blocked: u64, ack: bool) {
         .map(|b| b.stream_id)
         .filter(|&id| id != ENCODER_STREAM)
         .collect();
-    assert_eq!(ids, (1..=expected.len() as u64).collect::<Vec<_>>(), "{tag}");
+    assert_eq!(
+        ids,
+        (1..=expected.len() as u64).collect::<Vec<_>>(),
+        "{tag}"
+    );
     if table == 0 {
         // No dynamic table: nothing but (perhaps) a capacity instruction of 0 on stream 0.
         let enc_bytes: usize = file
@@ -77,7 +86,10 @@ fn round_trip(input: &Path, table: u64, blocked: u64, ack: bool) {
             .filter(|b| b.stream_id == ENCODER_STREAM)
             .map(|b| b.data.len())
             .sum();
-        assert!(enc_bytes <= 1, "{tag}: {enc_bytes} encoder-stream bytes at table 0");
+        assert!(
+            enc_bytes <= 1,
+            "{tag}: {enc_bytes} encoder-stream bytes at table 0"
+        );
     }
 }
 
@@ -240,7 +252,11 @@ fn bench_prints_the_three_rows() {
         "1",
         corpus("news-responses.qif").to_str().unwrap(),
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("(a) static table only"), "{text}");
     assert!(text.contains("(b) ours, immediate ack"), "{text}");
