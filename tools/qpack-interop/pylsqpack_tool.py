@@ -303,6 +303,17 @@ def cmd_bench(args):
           % (s_no + e_no, s_no, e_no))
     print("  Python-binding time per header list: encode %.2f us, decode %.2f us"
           % (enc_us, dec_us))
+    if args.by_header:
+        full = s_ack + e_ack
+        print("  wire bytes saved when a name's lines are left out (immediate ack):")
+        rows = []
+        for name in sorted({n for fields in lists for n, _ in fields}):
+            without = [[(n, v) for n, v in fields if n != name] for fields in lists]
+            without = [fields for fields in without if fields]
+            _, s, e = encode(without, args.table_size, args.max_blocked, True)
+            rows.append((full - s - e, name.decode("utf-8", "replace")))
+        for saved, name in sorted(rows, key=lambda r: (-r[0], r[1])):
+            print("    %-36s %8d" % (name, saved))
     print("RESULT ack=%d noack=%d encode_us=%.3f decode_us=%.3f"
           % (s_ack + e_ack, s_no + e_no, enc_us, dec_us))
 
@@ -326,6 +337,8 @@ def main(argv=None):
     b.add_argument("--table-size", type=int, default=4096)
     b.add_argument("--max-blocked", type=int, default=100)
     b.add_argument("--repeat", type=int, default=20)
+    b.add_argument("--by-header", action="store_true",
+                   help="also show the wire bytes attributable to each field name")
     b.add_argument("corpus")
     args = ap.parse_args(argv)
     try:
