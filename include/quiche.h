@@ -88,7 +88,13 @@ enum quiche_error {
     /* A key update failed. */
     QUICHE_ERR_KEY_UPDATE = -19,
     /* The peer sent more CRYPTO data than we buffer. */
-    QUICHE_ERR_CRYPTO_BUFFER_EXCEEDED = -20
+    QUICHE_ERR_CRYPTO_BUFFER_EXCEEDED = -20,
+    /* The peer acknowledged a packet number never sent. */
+    QUICHE_ERR_INVALID_ACK_RANGE = -21,
+    /* The peer acknowledged a packet number skipped on purpose (optimistic ACK attack). */
+    QUICHE_ERR_OPTIMISTIC_ACK_DETECTED = -22,
+    /* Declared for source compatibility with quiche; this library does not return it. */
+    QUICHE_ERR_INVALID_DCID_INITIALIZATION = -23
 };
 
 /* Returns the library's version as a static NUL-terminated string. */

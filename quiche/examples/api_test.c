@@ -273,6 +273,7 @@ int main(int argc, char **argv) {
     CHECK(quiche_conn_peer_error(server, &is_app, &code, &reason, &reason_len));
     CHECK(is_app && code == 42 && reason_len == 4 && memcmp(reason, "done", 4) == 0);
     CHECK(quiche_conn_is_draining(server));
+    CHECK(quiche_conn_is_draining(client)); /* closed by us, CONNECTION_CLOSE sent */
     CHECK(run_timers_until_closed(client) && run_timers_until_closed(server));
     quiche_conn_free(client);
     quiche_conn_free(server);

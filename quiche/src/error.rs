@@ -51,6 +51,9 @@ pub enum WireErrorCode {
     AeadLimitReached = 0xf,
     /// No viable network path exists.
     NoViablePath = 0x10,
+    /// Version negotiation was not genuine: a downgrade or inconsistent Version Information
+    /// (RFC 9368 §4, §10.2).
+    VersionNegotiationError = 0x11,
 }
 
 impl WireErrorCode {
@@ -117,6 +120,16 @@ pub enum Error {
     TlsAlert(u8),
     /// The AEAD confidentiality or integrity limit was reached.
     AeadLimitReached,
+    /// The peer acknowledged a packet number that was never sent (PROTOCOL_VIOLATION on the
+    /// wire, RFC 9000 §13.1).
+    InvalidAckRange,
+    /// The peer acknowledged a packet number this endpoint skipped on purpose: it acknowledges
+    /// what it did not receive, to make the sender go faster (RFC 9000 §21.4; PROTOCOL_VIOLATION
+    /// on the wire).
+    OptimisticAckDetected,
+    /// Declared for compatibility with quiche's `Error`; this library does not return it
+    /// (quiche uses it for an unusable connection ID at connection setup).
+    InvalidDcidInitialization,
 }
 
 impl Error {
@@ -133,7 +146,10 @@ impl Error {
             Error::IdLimit => WireErrorCode::ConnectionIdLimitError,
             Error::KeyUpdate => WireErrorCode::KeyUpdateError,
             Error::CryptoBufferExceeded => WireErrorCode::CryptoBufferExceeded,
-            Error::ProtocolViolation | Error::InvalidPacket => WireErrorCode::ProtocolViolation,
+            Error::ProtocolViolation
+            | Error::InvalidPacket
+            | Error::InvalidAckRange
+            | Error::OptimisticAckDetected => WireErrorCode::ProtocolViolation,
             Error::InvalidToken => WireErrorCode::InvalidToken,
             Error::AeadLimitReached => WireErrorCode::AeadLimitReached,
             // TLS handshake_failure (40) when no more specific alert is known.
@@ -146,7 +162,8 @@ impl Error {
             | Error::StreamStopped(_)
             | Error::StreamReset(_)
             | Error::CongestionControl
-            | Error::OutOfIdentifiers => WireErrorCode::InternalError,
+            | Error::OutOfIdentifiers
+            | Error::InvalidDcidInitialization => WireErrorCode::InternalError,
         };
         code as u64
     }
@@ -174,6 +191,9 @@ impl Error {
             Error::OutOfIdentifiers => -18,
             Error::KeyUpdate => -19,
             Error::CryptoBufferExceeded => -20,
+            Error::InvalidAckRange => -21,
+            Error::OptimisticAckDetected => -22,
+            Error::InvalidDcidInitialization => -23,
         }
     }
 }

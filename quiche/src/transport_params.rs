@@ -31,6 +31,7 @@ const PREFERRED_ADDRESS: u64 = 0x0d;
 const ACTIVE_CONNECTION_ID_LIMIT: u64 = 0x0e;
 const INITIAL_SOURCE_CONNECTION_ID: u64 = 0x0f;
 const RETRY_SOURCE_CONNECTION_ID: u64 = 0x10;
+const VERSION_INFORMATION: u64 = 0x11;
 const MAX_DATAGRAM_FRAME_SIZE: u64 = 0x20;
 const GREASE_QUIC_BIT: u64 = 0x2ab2;
 
@@ -102,6 +103,57 @@ pub struct TransportParams {
     pub max_datagram_frame_size: Option<u64>,
     /// Whether the sender accepts packets with the QUIC Bit cleared (RFC 9287 §3).
     pub grease_quic_bit: bool,
+    /// The sender's Version Information (RFC 9368 §3), which authenticates version
+    /// negotiation; `None` when not sent.
+    pub version_information: Option<VersionInformation>,
+}
+
+/// Version Information (RFC 9368 §3): the version the sender chose and the versions it offers.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct VersionInformation {
+    /// The version the sender uses for this connection.
+    pub chosen_version: u32,
+    /// A client's: the versions its first flight is compatible with, by preference. A
+    /// server's: the versions it fully supports (may be empty).
+    pub available_versions: Vec<u32>,
+}
+
+impl VersionInformation {
+    /// Parses the parameter's value. A length that is zero or not a multiple of four, or a
+    /// version equal to zero, is a parsing failure (RFC 9368 §4), as is a client's chosen
+    /// version missing from its own available versions.
+    fn decode(val: &[u8], from_server: bool) -> Result<Self> {
+        if val.len() < 4 || val.len() % 4 != 0 {
+            return Err(Error::InvalidTransportParam);
+        }
+        let mut versions = val
+            .chunks_exact(4)
+            .map(|v| u32::from_be_bytes([v[0], v[1], v[2], v[3]]));
+        let chosen_version = versions.next().unwrap_or(0);
+        let available_versions: Vec<u32> = versions.collect();
+        if chosen_version == 0 || available_versions.contains(&0) {
+            return Err(Error::InvalidTransportParam);
+        }
+        if !from_server && !available_versions.contains(&chosen_version) {
+            return Err(Error::InvalidTransportParam);
+        }
+        Ok(VersionInformation {
+            chosen_version,
+            available_versions,
+        })
+    }
+
+    fn wire_len(&self) -> usize {
+        4 * (1 + self.available_versions.len())
+    }
+
+    fn encode(&self, b: &mut OctetsMut) -> Result<()> {
+        b.put_u32(self.chosen_version)?;
+        for &v in &self.available_versions {
+            b.put_u32(v)?;
+        }
+        Ok(())
+    }
 }
 
 impl Default for TransportParams {
@@ -126,6 +178,7 @@ impl Default for TransportParams {
             retry_source_connection_id: None,
             max_datagram_frame_size: None,
             grease_quic_bit: false,
+            version_information: None,
         }
     }
 }
@@ -294,6 +347,7 @@ enum Value<'a> {
     Flag,
     Token(u128),
     Preferred(&'a PreferredAddress),
+    Versions(&'a VersionInformation),
 }
 
 impl Value<'_> {
@@ -304,6 +358,7 @@ impl Value<'_> {
             Value::Flag => 0,
             Value::Token(_) => TOKEN_LEN,
             Value::Preferred(pa) => pa.wire_len(),
+            Value::Versions(vi) => vi.wire_len(),
         })
     }
 
@@ -316,6 +371,7 @@ impl Value<'_> {
             Value::Flag => (),
             Value::Token(t) => b.put_bytes(&t.to_be_bytes())?,
             Value::Preferred(pa) => pa.encode(b)?,
+            Value::Versions(vi) => vi.encode(b)?,
         }
         Ok(())
     }
@@ -337,6 +393,7 @@ fn known_bit(id: u64) -> Option<u32> {
         ORIGINAL_DESTINATION_CONNECTION_ID..=RETRY_SOURCE_CONNECTION_ID => Some(1 << id),
         MAX_DATAGRAM_FRAME_SIZE => Some(1 << 17),
         GREASE_QUIC_BIT => Some(1 << 18),
+        VERSION_INFORMATION => Some(1 << 19),
         _ => None,
     }
 }
@@ -453,6 +510,9 @@ impl TransportParams {
             RETRY_SOURCE_CONNECTION_ID => self.retry_source_connection_id = Some(cid_value(val)?),
             MAX_DATAGRAM_FRAME_SIZE => self.max_datagram_frame_size = Some(varint_value(val)?),
             GREASE_QUIC_BIT => self.grease_quic_bit = flag_value(val)?,
+            VERSION_INFORMATION => {
+                self.version_information = Some(VersionInformation::decode(val, is_server)?)
+            }
             // `known_bit` admits only the IDs above.
             _ => (),
         }
@@ -660,6 +720,10 @@ impl TransportParams {
                 self.max_datagram_frame_size.map(Value::Varint),
             ),
             (GREASE_QUIC_BIT, self.grease_quic_bit.then_some(Value::Flag)),
+            (
+                VERSION_INFORMATION,
+                self.version_information.as_ref().map(Value::Versions),
+            ),
         ];
         for (id, value) in params {
             if let Some(value) = value {
@@ -808,6 +872,10 @@ mod tests {
             retry_source_connection_id: Some(cid(&[7; 5])),
             max_datagram_frame_size: Some(65535),
             grease_quic_bit: true,
+            version_information: Some(VersionInformation {
+                chosen_version: 1,
+                available_versions: vec![1, 0x6b33_43cf],
+            }),
         }
     }
 
@@ -1224,10 +1292,60 @@ mod tests {
     }
 
     #[test]
+    fn version_information_round_trips_in_both_roles() {
+        for is_server in [false, true] {
+            let tp = TransportParams {
+                version_information: Some(VersionInformation {
+                    chosen_version: 1,
+                    available_versions: vec![0x6b33_43cf, 1, 0x0a1a_2a3a],
+                }),
+                ..TransportParams::default()
+            };
+            let wire = tp.encode_to_vec(is_server).unwrap();
+            // id 0x11, length 16, then the four versions.
+            assert_eq!(&wire[..2], &[0x11, 16]);
+            assert_eq!(&wire[2..6], &1u32.to_be_bytes());
+            assert_eq!(TransportParams::decode(&wire, is_server).unwrap(), tp);
+        }
+    }
+
+    /// RFC 9368 §4: parsing failures are TRANSPORT_PARAMETER_ERROR.
+    #[test]
+    fn malformed_version_information_is_rejected() {
+        let v = |vs: &[u32]| vs.iter().flat_map(|v| v.to_be_bytes()).collect::<Vec<u8>>();
+        let cases: [(Vec<u8>, bool); 6] = [
+            (vec![], true),                // empty
+            (vec![0, 0, 0, 1, 0], true),   // not a multiple of four
+            (vec![0, 0, 1], false),        // shorter than the chosen version
+            (v(&[0, 1]), true),            // chosen version zero
+            (v(&[1, 0]), true),            // an available version zero
+            (v(&[1, 0x6b33_43cf]), false), // a client's chosen version not in its list
+        ];
+        for (val, from_server) in cases {
+            let buf = param(VERSION_INFORMATION, &val);
+            assert_eq!(
+                TransportParams::decode(&buf, from_server).err(),
+                Some(Error::InvalidTransportParam),
+                "{val:?} from_server={from_server}"
+            );
+        }
+        // A server may list versions without its chosen one, or none at all (§3).
+        let buf = param(VERSION_INFORMATION, &v(&[1]));
+        let tp = TransportParams::decode(&buf, true).unwrap();
+        assert!(tp
+            .version_information
+            .unwrap()
+            .available_versions
+            .is_empty());
+        let repeated = with(&[buf.clone(), buf]);
+        assert!(TransportParams::decode(&repeated, true).is_err());
+    }
+
+    #[test]
     fn repeated_unknown_parameters_are_fine() {
         let buf = with(&[
-            param(0x11, &[1]),
-            param(0x11, &[2]),
+            param(0x15, &[1]),
+            param(0x15, &[2]),
             param(27, &[]),
             param(27, &[]),
         ]);
@@ -1688,7 +1806,7 @@ mod tests {
             param(27, &[]),
             param(58, &[0xff; 40]),
             param(31 * 1_000_000 + 27, &[1, 2, 3]),
-            param(0x11, &[0xde, 0xad]),
+            param(0x15, &[0xde, 0xad]),
             param(0x21, &[]),
             param(0x2ab3, &[9; 3]),
             param(0xff73db, &[0x40]),

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""HTTP/0.9 (ALPN hq-interop) interop peer on top of aioquic's public asyncio API.
+"""HTTP/0.9 (ALPN hq-interop) and HTTP/3 (ALPN h3) interop peer on top of aioquic's public API.
 
 Command line (shared by every peer in tools/interop, see README.md):
 
@@ -8,6 +8,10 @@ Command line (shared by every peer in tools/interop, see README.md):
   aioquic_peer.py client (--ca FILE | --no-verify) --out DIR [--case NAME]
                          [--keylog FILE] URL...
 
+The server offers both ALPNs on its port and serves each connection with the protocol
+it negotiated. The client speaks HTTP/3 (aioquic.h3) in the case "http3", HTTP/0.9
+otherwise.
+
 Exit status: 0 on success, 1 on failure, 127 (and the line "unsupported") for a
 test case this peer does not implement. The last line printed is always
 "bytes=N secs=S mbps=M".
@@ -15,6 +19,7 @@ test case this peer does not implement. The last line printed is always
 
 import argparse
 import asyncio
+import mimetypes
 import os
 import signal
 import ssl
@@ -23,6 +28,8 @@ import time
 from urllib.parse import urlsplit
 
 from aioquic.asyncio import QuicConnectionProtocol, connect, serve
+from aioquic.h3 import events as h3_events
+from aioquic.h3.connection import H3_ALPN, H3Connection
 from aioquic.quic import events
 from aioquic.quic.configuration import QuicConfiguration
 from aioquic.quic.packet import QuicProtocolVersion
@@ -30,6 +37,7 @@ from aioquic.tls import CipherSuite
 
 ALPN = ["hq-interop"]
 CASES = {
+    "http3",
     "handshake",
     "transfer",
     "multiplexing",
@@ -74,8 +82,12 @@ def resolve(root, request):
     line = request.split(b"\n", 1)[0].strip()
     if not line.startswith(b"GET "):
         return None
-    path = line[4:].strip().decode("utf-8", "replace")
-    path = urlsplit(path).path.lstrip("/")
+    return resolve_path(root, line[4:].strip().decode("utf-8", "replace"))
+
+
+def resolve_path(root, target):
+    """Map a request target (path, maybe with a query) to a file under root, or None."""
+    path = urlsplit(target).path.lstrip("/")
     full = os.path.realpath(os.path.join(root, path))
     if not full.startswith(os.path.realpath(root) + os.sep) or not os.path.isfile(full):
         return None
@@ -103,9 +115,27 @@ async def serve_stream(reader, writer, root, stats):
     stats.bytes += len(body)
 
 
+def h3_response(root, headers):
+    """(status, extra header fields, body, content length) answering an HTTP/3 request."""
+    fields = dict(headers)
+    method = fields.get(b":method", b"")
+    target = fields.get(b":path", b"").decode("utf-8", "replace")
+    if method not in (b"GET", b"HEAD"):
+        return 405, [(b"allow", b"GET, HEAD")], b"", 0
+    path = resolve_path(root, target) if target.startswith("/") else None
+    if path is None:
+        return 404, [(b"content-type", b"text/plain")], b"not found\n", 10
+    with open(path, "rb") as f:
+        body = f.read()
+    ctype = mimetypes.guess_type(path)[0] or "application/octet-stream"
+    extra = [(b"content-type", ctype.encode()), (b"cache-control", b"no-store")]
+    return 200, extra, (b"" if method == b"HEAD" else body), len(body)
+
+
 async def run_server(args):
     host, _, port = args.listen.rpartition(":")
-    config = QuicConfiguration(is_client=False, alpn_protocols=ALPN)
+    # Both protocols on one port: each connection is served with the ALPN it negotiated.
+    config = QuicConfiguration(is_client=False, alpn_protocols=H3_ALPN + ALPN)
     config.load_cert_chain(args.cert, args.key)
     if args.keylog:
         config.secrets_log_file = open(args.keylog, "a", buffering=1)
@@ -118,6 +148,11 @@ async def run_server(args):
         asyncio.ensure_future(serve_stream(reader, writer, args.root, stats))
 
     class ServerProtocol(QuicConnectionProtocol):
+        def __init__(self, *a, **kw):
+            super().__init__(*a, **kw)
+            self.h3 = None  # an H3Connection once ALPN h3 is negotiated
+            self.requests = {}  # stream ID -> request header fields, until the request ends
+
         # aioquic buffers a whole response at once, so the transfer ends with
         # the client's last packet (its ACKs, then CONNECTION_CLOSE), not when
         # the server writes.
@@ -125,6 +160,42 @@ async def run_server(args):
             super().datagram_received(data, addr)
             if stats.first is not None:
                 stats.last = time.monotonic()
+
+        def quic_event_received(self, event):
+            if isinstance(event, events.ProtocolNegotiated) and event.alpn_protocol in H3_ALPN:
+                self.h3 = H3Connection(self._quic)
+            if self.h3 is None:
+                # hq-interop: stream_handler gets each request stream.
+                super().quic_event_received(event)
+                return
+            for ev in self.h3.handle_event(event):
+                if isinstance(ev, h3_events.HeadersReceived) and ev.push_id is None:
+                    # A GET has no body: answer once the request is complete (its FIN), or
+                    # at once if the headers already ended it.
+                    self.requests[ev.stream_id] = ev.headers
+                    if ev.stream_ended:
+                        self.respond(ev.stream_id)
+                elif isinstance(ev, h3_events.DataReceived) and ev.stream_ended:
+                    if ev.stream_id in self.requests:
+                        self.respond(ev.stream_id)
+
+        def respond(self, stream_id):
+            headers = self.requests.pop(stream_id)
+            if stats.first is None:
+                stats.first = time.monotonic()
+            status, extra, body, size = h3_response(args.root, headers)
+            if status != 200:
+                log(f"h3 {status} for {dict(headers).get(b':path', b'')!r}")
+            self.h3.send_headers(
+                stream_id,
+                [(b":status", str(status).encode()), (b"content-length", str(size).encode())]
+                + extra,
+                end_stream=not body,
+            )
+            if body:
+                self.h3.send_data(stream_id, body, end_stream=True)
+            stats.bytes += len(body)
+            self.transmit()
 
     server = await serve(
         host.strip("[]"),
@@ -184,8 +255,60 @@ class ClientProtocol(QuicConnectionProtocol):
         super().quic_event_received(event)
 
 
+class H3ClientProtocol(ClientProtocol):
+    """HTTP/3 over the connection: one request per stream, responses gathered whole."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.h3 = H3Connection(self._quic)
+        self.responses = {}  # stream ID -> [future, headers, body]
+
+    def quic_event_received(self, event):
+        if isinstance(event, events.HandshakeCompleted):
+            self.handshake = event
+        elif isinstance(event, events.ConnectionTerminated):
+            log(f"connection closed: code={event.error_code} reason={event.reason_phrase!r}")
+            for fut, _, _ in self.responses.values():
+                if not fut.done():
+                    fut.set_exception(ConnectionError("connection closed"))
+        for ev in self.h3.handle_event(event):
+            entry = self.responses.get(getattr(ev, "stream_id", None))
+            if entry is None or getattr(ev, "push_id", None) is not None:
+                continue
+            if isinstance(ev, h3_events.HeadersReceived):
+                if entry[1] is None:
+                    entry[1] = ev.headers  # trailers, if any, are ignored
+            elif isinstance(ev, h3_events.DataReceived):
+                entry[2] += ev.data
+                if len(entry[2]) > MAX_RESPONSE:
+                    entry[0].set_exception(RuntimeError("response too large"))
+            # Only the end of the request stream (FIN, in either event) completes a response.
+            if getattr(ev, "stream_ended", False) and not entry[0].done():
+                entry[0].set_result((entry[1], bytes(entry[2])))
+
+    async def get(self, authority, path):
+        """GET path; returns (header fields, body) once the response stream has ended."""
+        stream_id = self._quic.get_next_available_stream_id()
+        fut = asyncio.get_running_loop().create_future()
+        self.responses[stream_id] = [fut, None, bytearray()]
+        self.h3.send_headers(
+            stream_id,
+            [
+                (b":method", b"GET"),
+                (b":scheme", b"https"),
+                (b":authority", authority.encode()),
+                (b":path", path.encode()),
+                (b"user-agent", b"aioquic-interop-peer"),
+            ],
+            end_stream=True,
+        )
+        self.transmit()
+        return await fut
+
+
 def client_config(args, host, ticket=None):
-    config = QuicConfiguration(is_client=True, alpn_protocols=ALPN, server_name=host)
+    alpn = H3_ALPN if args.case == "http3" else ALPN
+    config = QuicConfiguration(is_client=True, alpn_protocols=alpn, server_name=host)
     if args.no_verify:
         config.verify_mode = ssl.CERT_NONE
     else:
@@ -226,8 +349,23 @@ async def fetch(protocol, path, out_dir):
     return len(body)
 
 
-async def fetch_all(protocol, paths, out_dir):
-    sizes = await asyncio.gather(*(fetch(protocol, p, out_dir) for p in paths))
+async def fetch_h3(protocol, authority, path, out_dir):
+    headers, body = await protocol.get(authority, path)
+    status = dict(headers or []).get(b":status")
+    if status != b"200":
+        raise RuntimeError(f"{path}: HTTP status {status!r}")
+    name = os.path.basename(path) or "index.html"
+    with open(os.path.join(out_dir, name), "wb") as f:
+        f.write(body)
+    return len(body)
+
+
+async def fetch_all(protocol, paths, out_dir, authority=None):
+    if isinstance(protocol, H3ClientProtocol):
+        jobs = (fetch_h3(protocol, authority, p, out_dir) for p in paths)
+    else:
+        jobs = (fetch(protocol, p, out_dir) for p in paths)
+    sizes = await asyncio.gather(*jobs)
     return sum(sizes)
 
 
@@ -241,12 +379,13 @@ async def one_connection(args, host, port, paths, ticket=None, early=False):
         got_ticket.set()
 
     config = client_config(args, host, ticket)
+    authority = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     async with connect(
         host,
         port,
         configuration=config,
         session_ticket_handler=on_ticket,
-        create_protocol=ClientProtocol,
+        create_protocol=H3ClientProtocol if args.case == "http3" else ClientProtocol,
         wait_connected=not early,
     ) as protocol:
         if args.case == "keyupdate":
@@ -255,11 +394,11 @@ async def one_connection(args, host, port, paths, ticket=None, early=False):
             protocol.request_key_update()
         if early:
             # Requests written before the handshake completes go out as 0-RTT.
-            task = asyncio.ensure_future(fetch_all(protocol, paths, args.out))
+            task = asyncio.ensure_future(fetch_all(protocol, paths, args.out, authority))
             await protocol.wait_connected()
             nbytes = await task
         else:
-            nbytes = await fetch_all(protocol, paths, args.out)
+            nbytes = await fetch_all(protocol, paths, args.out, authority)
         if args.case in ("resumption", "zerortt") and ticket is None:
             try:
                 await asyncio.wait_for(got_ticket.wait(), 5)

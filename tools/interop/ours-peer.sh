@@ -10,6 +10,11 @@ role="${1:-}"; shift || true
 # one oversized datagram, which tshark cannot split into its QUIC packets.
 gso=()
 [ -n "${INTEROP_NO_GSO:-}" ] && gso=(--disable-gso)
+# HTTP/3 (the case http3): until our apps speak it, they say "ALPN hq-interop" only in their
+# --help, and this wrapper answers "unsupported". Once a program's --help names h3, the case
+# runs; the client then gets --http-version HTTP/3 if its --help lists that option (as quiche's
+# does), nothing more otherwise. TESTCASE is the case, set by run.sh (and chromium-h3.sh).
+speaks_h3() { "$1" --help 2>&1 | grep -qw h3; }
 case "$role" in
 server)
     args=(); retry=0
@@ -22,6 +27,9 @@ server)
     done
     # The runner asks for Retry only in the retry case; our server sends it by default.
     [ "$retry" = 1 ] || args+=(--no-retry)
+    if [ "${TESTCASE:-}" = http3 ] && ! speaks_h3 "$BIN/quiche-server"; then
+        echo unsupported; exit 127
+    fi
     exec "$BIN/quiche-server" ${gso[@]+"${gso[@]}"} "${args[@]}"
     ;;
 client)
@@ -43,6 +51,11 @@ client)
         chacha20) args+=(--chacha20) ;;
         keyupdate) args+=(--key-update) ;;
         versionnegotiation) args+=(--version-negotiation) ;;
+        http3)
+            speaks_h3 "$BIN/quiche-client" || { echo unsupported; exit 127; }
+            if "$BIN/quiche-client" --help 2>&1 | grep -q -- --http-version; then
+                args+=(--http-version HTTP/3)
+            fi ;;
         *) echo unsupported; exit 127 ;;
     esac
     exec "$BIN/quiche-client" ${gso[@]+"${gso[@]}"} "${args[@]}" "${urls[@]}"

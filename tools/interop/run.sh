@@ -5,8 +5,8 @@
 #   run.sh [--clients LIST] [--servers LIST] [--peers LIST] [--cases LIST] [--timeout SECS]
 #          [--wire auto|on|off] [--keep] [--list]
 #
-# LIST is comma separated. Peers: aioquic, quic-go, quinn, ours. Cases: handshake, transfer,
-# multiplexing, retry, resumption, zerortt, chacha20, keyupdate, versionnegotiation. --wire: capture each test on
+# LIST is comma separated. Peers: aioquic, quic-go, quinn, ngtcp2, ours. Cases: handshake, transfer,
+# multiplexing, retry, resumption, zerortt, chacha20, keyupdate, versionnegotiation, http3. --wire: capture each test on
 # lo with dumpcap and check the decrypted trace with tshark (wirecheck.py); auto = when both
 # are installed and capturing works. --keep keeps downloads and traces of passed tests.
 # Exit status: 0 when nothing failed (unsupported does not count as a failure), 1 otherwise.
@@ -16,8 +16,8 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 REPO="$(cd "$HERE/../.." && pwd)"
 BUILD="$HERE/.build"
 CERTS="$REPO/quiche/tests/certs"
-ALL_PEERS="aioquic,quic-go,quinn"
-ALL_CASES="handshake,transfer,multiplexing,retry,resumption,zerortt,chacha20,keyupdate,versionnegotiation"
+ALL_PEERS="aioquic,quic-go,quinn,ngtcp2"
+ALL_CASES="handshake,transfer,multiplexing,retry,resumption,zerortt,chacha20,keyupdate,versionnegotiation,http3"
 
 clients="$ALL_PEERS"
 servers="$ALL_PEERS"
@@ -47,6 +47,9 @@ done
 # Peers. Each is one command taking the common interface:
 #   CMD server --listen 127.0.0.1:PORT --cert FILE --key FILE --root DIR [--retry] [--keylog F]
 #   CMD client --ca FILE --out DIR --case NAME [--keylog F] URL...
+# Both run with TESTCASE=NAME in their environment (as in the interop runner): a server that
+# cannot serve a case (ngtcp2 speaks only HTTP/3, quinn only HTTP/0.9) prints "unsupported" and
+# exits 127 at once.
 # peer_cmd NAME sets the array PEER to that command.
 
 # ==== HOOK: our own peer ("ours") =========================================================
@@ -66,6 +69,7 @@ peer_cmd() {
         aioquic) PEER=("$BUILD/venv/bin/python" "$HERE/aioquic_peer.py") ;;
         quic-go) PEER=("$BUILD/bin/quic-go-peer") ;;
         quinn) PEER=("$BUILD/bin/quinn-peer") ;;
+        ngtcp2) PEER=("$HERE/ngtcp2-peer.sh") ;;
         ours) read -r -a PEER <<<"$OURS_CMD" ;;
         *) echo "run.sh: unknown peer '$1'" >&2; exit 2 ;;
     esac
@@ -78,7 +82,7 @@ peer_cmd() {
 case_timeout() {
     if [ -n "$timeout_override" ]; then echo "$timeout_override"; return; fi
     case "$1" in
-        transfer|multiplexing|chacha20|keyupdate) echo 60 ;;
+        transfer|multiplexing|chacha20|keyupdate|http3) echo 60 ;;
         *) echo 30 ;;
     esac
 }
@@ -106,6 +110,12 @@ make_files() {
             # Long names make the requests large, as in the interop runner.
             for _ in $(seq 1 40); do add "$(rand_name 250)" 32; done ;;
         chacha20|keyupdate) add "$(rand_name 10)" $((3 << 20)) ;;
+        http3)
+            # HTTP/3 (ALPN h3), all requests at once on one connection. The interop runner
+            # asks for 5, 10 and 500 KiB; a small file and a 5 MiB one are added here.
+            add "$(rand_name 10)" 1024; add "$(rand_name 10)" $((5 << 10))
+            add "$(rand_name 10)" $((10 << 10)); add "$(rand_name 10)" $((500 << 10))
+            add "$(rand_name 10)" $((5 << 20)) ;;
         *) echo "run.sh: unknown case '$c'" >&2; exit 2 ;;
     esac
     (cd "$dir" && xargs sha256sum -- <.order >.sha256)
@@ -155,7 +165,11 @@ start_capture() {
     timeout -k 2 600 dumpcap -q -B 64 -i lo -f "udp port $1" -w "$2" >"$3" 2>&1 &
     CAP_PID=$!
     for _ in $(seq 1 50); do
-        grep -q "Capturing on" "$3" 2>/dev/null && return 0
+        # Not "Capturing on ...": dumpcap prints that before it opens the interface, and a
+        # quick test could be over before the capture starts (seen: a trace with no handshake,
+        # or no packet at all). "File: ..." comes once the interface is open, the filter set
+        # and the output file created.
+        grep -q "^File: " "$3" 2>/dev/null && return 0
         kill -0 "$CAP_PID" 2>/dev/null || break
         sleep 0.1
     done
@@ -194,7 +208,7 @@ run_one() {
     if [ "$WIRE" = 1 ] && ! start_capture "$port" "$dir/trace.pcapng" "$dir/dumpcap.log"; then
         VERDICT="fail capture-did-not-start"; return
     fi
-    timeout -k 2 $((t + 20)) "${scmd[@]}" server --listen "127.0.0.1:$port" \
+    TESTCASE="$c" timeout -k 2 $((t + 20)) "${scmd[@]}" server --listen "127.0.0.1:$port" \
         --cert "$CERTS/cert.crt" --key "$CERTS/cert.key" --root "$www" \
         --keylog "$dir/server.keys" "${extra[@]}" >"$dir/server.log" 2>&1 &
     SERVER_PID=$!
@@ -219,7 +233,7 @@ run_one() {
     fi
 
     while read -r name; do urls+=("https://127.0.0.1:$port/$name"); done <"$www/.order"
-    timeout -k 2 "$t" "${ccmd[@]}" client --ca "$CERTS/rootca.crt" --out "$dir/downloads" \
+    TESTCASE="$c" timeout -k 2 "$t" "${ccmd[@]}" client --ca "$CERTS/rootca.crt" --out "$dir/downloads" \
         --case "$c" --keylog "$dir/client.keys" "${urls[@]}" >"$dir/client.log" 2>&1
     rc=$?
     stop_pid "$SERVER_PID"; SERVER_PID=""
@@ -252,7 +266,8 @@ run_one() {
         strict=()
         [ "$client" = ours ] || [ "$server" = ours ] && strict=(--strict)
         python3 "$HERE/wirecheck.py" --pcap "$dir/trace.pcapng" --keylog "$dir/keys.log" \
-            --port "$port" --case "$c" "${strict[@]}" >"$dir/wire.log" 2>&1
+            --port "$port" --case "$c" --requests "$(wc -l <"$www/.order")" "${strict[@]}" \
+            >"$dir/wire.log" 2>&1
     }; then
         VERDICT="fail wire: $(sed -n 2p "$dir/wire.log")"
     else
@@ -266,12 +281,20 @@ IFS=, read -r -a CLIENTS <<<"$clients"
 IFS=, read -r -a SERVERS <<<"$servers"
 IFS=, read -r -a CASES <<<"$cases"
 
+# peer_installed NAME: is what the peer's command runs there? (ngtcp2's is a wrapper script
+# around Debian's programs.)
+peer_installed() {
+    case "$1" in
+        ngtcp2) command -v gtlsclient >/dev/null && PATH="$PATH:/usr/sbin" command -v gtlsserver >/dev/null ;;
+        *) peer_cmd "$1"; [ -x "${PEER[0]}" ] ;;
+    esac
+}
+
 # Install what is missing (setup.sh is idempotent and quick when all is there).
 need_setup=0
 for p in "${CLIENTS[@]}" "${SERVERS[@]}"; do
     [ "$p" = ours ] && continue
-    peer_cmd "$p"
-    [ -x "${PEER[0]}" ] || need_setup=1
+    peer_installed "$p" || need_setup=1
 done
 if [ "$need_setup" = 1 ]; then
     "$HERE/setup.sh" || { echo "run.sh: setup.sh failed" >&2; exit 1; }
@@ -280,6 +303,7 @@ for p in "${CLIENTS[@]}" "${SERVERS[@]}"; do
     if [ "$p" = ours ]; then ours_build; fi
     peer_cmd "$p"
     [ -x "${PEER[0]}" ] || { echo "run.sh: peer $p: ${PEER[0]} is not executable" >&2; exit 1; }
+    [ "$p" = ours ] || peer_installed "$p" || { echo "run.sh: peer $p is not installed" >&2; exit 1; }
 done
 
 case "$wire" in

@@ -3,6 +3,7 @@
 #   aioquic   PyPI             -> .build/venv (a virtualenv)
 #   quic-go   Go module proxy  -> .build/bin/quic-go-peer  (quic-go-peer/go.mod + go.sum pin it)
 #   quinn     Cargo registry   -> .build/bin/quinn-peer    (quinn-peer/Cargo.toml pins it with =)
+#   ngtcp2    Debian packages  -> gtlsclient, gtlsserver   (ngtcp2-client, ngtcp2-server; when root)
 # Idempotent: a second run only checks and rebuilds what changed.
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -51,19 +52,43 @@ cargo build --quiet --release \
     --target-dir "$BUILD/quinn-target"
 install -m 0755 "$BUILD/quinn-target/release/quinn-peer" "$BUILD/bin/quinn-peer"
 
-# ---- tshark/dumpcap: not needed by the peers, but run.sh checks the decrypted packet trace of
+# ---- Debian packages (only when missing; apt-get update at most once per run).
+apt_updated=0
+apt_install() {
+    [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null || return 1
+    export DEBIAN_FRONTEND=noninteractive
+    if [ "$apt_updated" = 0 ]; then
+        apt-get update -qq || return 1
+        apt_updated=1
+    fi
+    apt-get install -y -qq "$@" >/dev/null
+}
+
+# tshark/dumpcap: not needed by the peers, but run.sh checks the decrypted packet trace of
 # each test with them (as tools/test.sh does, from Debian's packages).
 if ! command -v tshark >/dev/null || ! command -v dumpcap >/dev/null; then
     step "tshark (Debian packages)"
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-        export DEBIAN_FRONTEND=noninteractive
-        echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections || true
-        { apt-get update -qq && apt-get install -y -qq tshark >/dev/null; } \
-            || echo "setup.sh: could not install tshark: run.sh will skip its wire checks" >&2
-    else
-        echo "setup.sh: tshark missing and not root: run.sh will skip its wire checks" >&2
-    fi
+    [ "$(id -u)" = 0 ] && { echo "wireshark-common wireshark-common/install-setuid boolean false" \
+        | debconf-set-selections || true; }
+    apt_install tshark \
+        || echo "setup.sh: could not install tshark (needs root and apt-get): run.sh will skip its wire checks" >&2
 fi
+
+# ngtcp2: Debian's example client and server (ngtcp2 0.12.1 with nghttp3 and GnuTLS), used
+# through ngtcp2-peer.sh. Not fatal: only the ngtcp2 peer needs them.
+NGTCP2_VERSION_PREFIX="0.12.1"
+if ! command -v gtlsclient >/dev/null || ! PATH="$PATH:/usr/sbin" command -v gtlsserver >/dev/null; then
+    step "ngtcp2 (Debian packages ngtcp2-client, ngtcp2-server)"
+    apt_install ngtcp2-client ngtcp2-server \
+        || echo "setup.sh: could not install ngtcp2-client/ngtcp2-server (needs root and apt-get): the ngtcp2 peer is missing" >&2
+fi
+ngtcp2_version=""
+command -v gtlsclient >/dev/null \
+    && ngtcp2_version="$(dpkg-query -W -f '${Version}' ngtcp2-client 2>/dev/null || true)"
+case "$ngtcp2_version" in
+    "" | "$NGTCP2_VERSION_PREFIX"*) ;;
+    *) echo "setup.sh: note: ngtcp2-client is $ngtcp2_version, the notes and matrix were made with $NGTCP2_VERSION_PREFIX" >&2 ;;
+esac
 
 # ---- report
 quicgo_version="$(go version -m "$BUILD/bin/quic-go-peer" | awk '$2 == "github.com/quic-go/quic-go" { print $3 }')"
@@ -78,6 +103,9 @@ printf '  %-8s %-26s %s\n' \
         "$VENV/bin/python $HERE/aioquic_peer.py" \
     quic-go "$quicgo_version" "$BUILD/bin/quic-go-peer" \
     quinn "$(crate_version quinn) (rustls $(crate_version rustls))" "$BUILD/bin/quinn-peer"
+if [ -n "$ngtcp2_version" ]; then
+    printf '  %-8s %-26s %s\n' ngtcp2 "$ngtcp2_version" "$HERE/ngtcp2-peer.sh (gtlsclient, gtlsserver)"
+fi
 if command -v tshark >/dev/null; then
     printf '  %-8s %-26s %s\n' tshark "$(tshark --version 2>/dev/null | head -n 1 | awk '{ print $3 }')" "$(command -v tshark) (wire checks)"
 fi

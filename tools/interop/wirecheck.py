@@ -3,9 +3,16 @@
 runner checks its traces (see shared/specs/interop-testcases.md).
 
   wirecheck.py --pcap FILE --keylog FILE --port SERVER_PORT --case NAME [--strict]
+               [--requests N]
 
 --strict also dissects every packet of the trace and fails on any malformed packet
 or expert message of severity warning or error (our own peer is held to that).
+
+The http3 case is always checked strictly (the QUIC layer, with HTTP/3 above it, must
+dissect cleanly), and also: ALPN h3 offered and chosen; data both ways on at least N
+client-initiated bidirectional streams (--requests N: one request stream per file); and
+tshark's HTTP/3 dissector must show each side's control stream with SETTINGS, and HEADERS
+frames both ways.
 
 tshark decrypts the trace with the NSS key log. Prints what it found on one
 line, then either "ok" or one line per failed check; exits 0 or 1.
@@ -28,6 +35,7 @@ FIELDS = [
     "tls.handshake.type",
     "tls.handshake.ciphersuite",
     "tls.quic.parameter.initial_max_streams_bidi",
+    "tls.handshake.extensions_alpn_str",
     "quic.frame_type",
     "_ws.expert.message",
 ]
@@ -79,6 +87,9 @@ class Facts:
         self.max_streams_bidi = []
         self.first_initial = None  # (version, dcid, scid) of the client's first Initial
         self.vns = []  # (dcid, scid) of each Version Negotiation packet from the server
+        self.alpn_offered = []  # ALPN lists, one per ClientHello
+        self.alpn_chosen = []  # the server's ALPN (EncryptedExtensions), one per handshake
+        self.h3 = None  # H3Facts, in the http3 case
 
 
 def collect(rows, port):
@@ -106,6 +117,7 @@ def collect(rows, port):
                 f.certificates += 1
             if SERVER_HELLO in hs:
                 f.chosen.append([as_int(v) for v in r["tls.handshake.ciphersuite"]])
+            f.alpn_chosen += r["tls.handshake.extensions_alpn_str"]
             f.max_streams_bidi += [as_int(v) for v in r["tls.quic.parameter.initial_max_streams_bidi"]]
         else:
             if INITIAL in types and any(as_int(v) > 0 for v in r["quic.token_length"]):
@@ -113,6 +125,7 @@ def collect(rows, port):
             f.zero_rtt += types.count(ZERO_RTT)
             if CLIENT_HELLO in hs:
                 f.offered.append([as_int(v) for v in r["tls.handshake.ciphersuite"]])
+                f.alpn_offered.append(r["tls.handshake.extensions_alpn_str"])
         # The Key Phase bit is header-protected: only a packet that tshark could
         # decrypt tells it; a failed one yields a random bit.
         expert = r["_ws.expert.message"]
@@ -123,6 +136,78 @@ def collect(rows, port):
             if f.key_update_first == "none":
                 f.key_update_first = side
     return f
+
+
+# HTTP/3 frame and unidirectional stream types (RFC 9114 §7.2, §6.2; RFC 9204 §4.2).
+H3_DATA, H3_HEADERS, H3_SETTINGS = 0, 1, 4
+H3_CONTROL_STREAM = 0
+
+
+class H3Facts:
+    def __init__(self):
+        self.frames = {"client": {}, "server": {}}  # side -> frame type -> count
+        self.streams = {"client": set(), "server": set()}  # side -> unidirectional stream types
+        self.bidi = {"client": set(), "server": set()}  # side -> client-initiated bidi streams with data
+
+
+def read_h3(pcap, keylog, port):
+    """What tshark's HTTP/3 dissector shows, per side, and which request streams carried data.
+    tshark 4.0 dissects only the HTTP/3 frames that start a STREAM frame (it does not
+    reassemble the stream): the HEADERS frames that open requests and responses (unless a
+    sender split one across STREAM frames, which ngtcp2 sometimes does), the control streams'
+    SETTINGS, and only some DATA."""
+    cmd = ["tshark", "-n", "-r", pcap, "-o", f"tls.keylog_file:{keylog}", "-d", f"udp.port=={port},quic",
+           "-Y", "quic.stream.stream_id", "-T", "fields", "-E", "separator=\t", "-E", "aggregator=,",
+           "-E", "occurrence=a", "-e", "udp.srcport", "-e", "http3.frame_type", "-e", "http3.stream_type",
+           "-e", "quic.stream.stream_id"]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    if out.returncode != 0:
+        raise RuntimeError(f"tshark failed: {out.stderr.strip()[:300]}")
+    h = H3Facts()
+    for line in out.stdout.splitlines():
+        cols = (line.split("\t") + ["", "", "", ""])[:4]
+        side = "server" if cols[0] == str(port) else "client"
+        for v in filter(None, cols[1].split(",")):
+            t = as_int(v)
+            h.frames[side][t] = h.frames[side].get(t, 0) + 1
+        h.streams[side].update(as_int(v) for v in filter(None, cols[2].split(",")))
+        h.bidi[side].update(i for i in map(as_int, filter(None, cols[3].split(","))) if i % 4 == 0)
+    return h
+
+
+def h3_problems(f, requests):
+    problems = []
+    for alpns in f.alpn_offered:
+        if "h3" not in alpns:
+            problems.append(f"a ClientHello offers ALPN {alpns}, without h3")
+    if not f.alpn_offered:
+        problems.append("no ClientHello seen")
+    if f.alpn_chosen != ["h3"]:
+        problems.append(f"server ALPN {f.alpn_chosen}, expected ['h3'] (one handshake)")
+    h = f.h3
+    for side in ("client", "server"):
+        frames = h.frames[side]
+        if H3_CONTROL_STREAM not in h.streams[side]:
+            problems.append(f"{side} opened no HTTP/3 control stream")
+        if not frames.get(H3_SETTINGS):
+            problems.append(f"{side} sent no HTTP/3 SETTINGS frame")
+        if not frames.get(H3_HEADERS):
+            problems.append(f"{side} sent no HTTP/3 HEADERS frame (as tshark sees them)")
+        if len(h.bidi[side]) < requests:
+            problems.append(f"{side} sent data on {len(h.bidi[side])} request streams, expected >= {requests}")
+    return problems
+
+
+def h3_summary(h):
+    if h is None:
+        return ""
+    names = {H3_DATA: "DATA", H3_HEADERS: "HEADERS", H3_SETTINGS: "SETTINGS"}
+    parts = []
+    for side in ("client", "server"):
+        fr = ",".join(f"{names.get(t, hex(t))}:{n}" for t, n in sorted(h.frames[side].items()))
+        st = ",".join(hex(t) for t in sorted(h.streams[side]))
+        parts.append(f"h3_{side}=frames[{fr}]uni[{st}]request_streams[{len(h.bidi[side])}]")
+    return " " + " ".join(parts)
 
 
 def hexes(lists):
@@ -236,9 +321,12 @@ def main():
     ap.add_argument("--port", required=True, type=int)
     ap.add_argument("--case", required=True)
     ap.add_argument("--strict", action="store_true")
+    ap.add_argument("--requests", type=int, default=1, help="http3: requests made (files)")
     a = ap.parse_args()
     try:
         f = collect(read_trace(a.pcap, a.keylog, a.port), a.port)
+        if a.case == "http3":
+            f.h3 = read_h3(a.pcap, a.keylog, a.port)
     except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
         print(f"error: {e}")
         return 1
@@ -250,9 +338,13 @@ def main():
         f" offered={hexes(f.offered)} chosen={hexes(f.chosen)}"
         f" max_streams_bidi={sorted(set(f.max_streams_bidi))}"
         f" version_negotiations={len(f.vns)}"
+        f" alpn_offered={f.alpn_offered} alpn_chosen={f.alpn_chosen}"
+        + h3_summary(f.h3)
     )
     problems = check(f, a.case)
-    if a.strict:
+    if a.case == "http3":
+        problems += h3_problems(f, a.requests)
+    if a.strict or a.case == "http3":
         try:
             problems += strict_problems(a.pcap, a.keylog, a.port, a.case)
         except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:

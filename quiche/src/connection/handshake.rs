@@ -80,6 +80,11 @@ impl Connection {
     /// Validates and applies the peer's transport parameters (RFC 9000 §7.3, §18).
     fn apply_peer_transport_params(&mut self, raw: &[u8]) -> Result<()> {
         let tp = TransportParams::decode(raw, !self.is_server)?;
+        if let Err(e) = self.check_version_information(&tp) {
+            let now = self.last_now.unwrap_or_else(Self::wall_now);
+            self.close_with(e, now);
+            return Err(Error::InvalidTransportParam);
+        }
         if self.is_server {
             tp.validate_connection_ids(&ExpectedCids {
                 initial_source: &self.dcid,

@@ -27,6 +27,7 @@ mod tests_retrans;
 mod tests_streams;
 #[cfg(test)]
 mod tests_zero_rtt;
+mod version;
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -95,6 +96,9 @@ pub struct Connection {
     /// The Source Connection ID of the Retry the client processed, which the server's
     /// `retry_source_connection_id` must match (RFC 9000 §7.3).
     retry_scid: Option<ConnectionId<'static>>,
+    /// The version of the first flight, once a client answered Version Negotiation with a new
+    /// one (RFC 9368 §2.1); the server's Version Information is checked against it.
+    vn_original_version: Option<u32>,
 
     local: SocketAddr,
     peer: SocketAddr,
@@ -243,6 +247,10 @@ impl Connection {
         }
         let mut local_tp = config.local_transport_params.clone();
         local_tp.initial_source_connection_id = Some(scid.clone().into_owned());
+        local_tp.version_information = Some(version::local_version_information(
+            config.version,
+            is_server,
+        ));
         let cids = ConnectionIds::new(
             ResetTokenKey::new(&config.stateless_reset_key),
             scid,
@@ -305,6 +313,7 @@ impl Connection {
             dcid_from_peer: false,
             token: None,
             retry_scid: None,
+            vn_original_version: None,
             local,
             peer,
             tls,
@@ -687,9 +696,12 @@ impl Connection {
         self.tls.is_resumed()
     }
 
-    /// Whether the connection is draining (the peer closed it).
+    /// Whether the connection is draining, as quiche means it: the peer closed it, or we did
+    /// and our CONNECTION_CLOSE has been sent. No application data moves any more; keep calling
+    /// `recv`, `timeout` and `on_timeout` until [`Connection::is_closed`] (calling `send` is
+    /// optional: it only repeats CONNECTION_CLOSE to a peer that keeps sending).
     pub fn is_draining(&self) -> bool {
-        self.lifecycle.is_draining()
+        self.lifecycle.is_draining_for_api()
     }
 
     /// Whether the connection is closed and can be freed.

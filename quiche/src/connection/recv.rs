@@ -3,7 +3,7 @@
 use std::time::Instant;
 
 use super::qlog::qlog;
-use super::{Connection, ConnectionError, RecvInfo};
+use super::{Connection, RecvInfo};
 use crate::config::MIN_UDP_PAYLOAD_SIZE;
 use crate::error::{Error, Result};
 use crate::frame::parse_all;
@@ -358,28 +358,6 @@ impl Connection {
             keys.update(keep_prev);
             self.stats.peer_key_updates += 1;
         }
-    }
-
-    /// A Version Negotiation packet: a client whose version the server does not support
-    /// gives up (RFC 9000 §6.2); anything else ignores it.
-    fn on_version_negotiation(&mut self, b: &[u8], hdr: &HeaderLayout) -> Result<()> {
-        if self.is_server || self.dcid_from_peer || self.stats.recv > 0 {
-            return Ok(());
-        }
-        let Ok(header) = hdr.header(b) else {
-            return Ok(());
-        };
-        let versions = header.versions.unwrap_or_default();
-        if versions.contains(&self.version) {
-            // A VN listing our own version is bogus: ignore it.
-            return Ok(());
-        }
-        self.lifecycle.close_immediately(Some(ConnectionError {
-            is_app: false,
-            error_code: 0,
-            reason: b"version negotiation: no common version".to_vec(),
-        }));
-        Err(Error::UnknownVersion)
     }
 
     /// Closes after a TLS failure, with the TLS alert as CRYPTO_ERROR.

@@ -53,6 +53,8 @@ pub struct Lifecycle {
     peer_error: Option<ConnectionError>,
     /// Whether a CONNECTION_CLOSE frame should go out in the next packet.
     close_pending: bool,
+    /// Whether our CONNECTION_CLOSE has gone out at least once.
+    close_sent: bool,
 }
 
 impl Lifecycle {
@@ -68,6 +70,7 @@ impl Lifecycle {
             local_error: None,
             peer_error: None,
             close_pending: false,
+            close_sent: false,
         }
     }
 
@@ -99,6 +102,18 @@ impl Lifecycle {
     /// Whether we are in the draining period.
     pub fn is_draining(&self) -> bool {
         matches!(self.phase, Phase::Draining { .. })
+    }
+
+    /// What the API reports as draining: the draining period, or the closing period once our
+    /// CONNECTION_CLOSE went out. quiche reports both as draining: no application data moves any
+    /// more and the application need not call `send` (in the closing period it still may, to
+    /// answer the peer's packets with CONNECTION_CLOSE again, RFC 9000 §10.2.1).
+    pub fn is_draining_for_api(&self) -> bool {
+        match self.phase {
+            Phase::Draining { .. } => true,
+            Phase::Closing { .. } => self.close_sent,
+            _ => false,
+        }
     }
 
     /// Whether everything is over.
@@ -214,6 +229,7 @@ impl Lifecycle {
     /// The CONNECTION_CLOSE frame went out.
     pub fn on_close_sent(&mut self) {
         self.close_pending = false;
+        self.close_sent = true;
     }
 
     /// The next lifecycle deadline: idle timeout or the end of closing/draining.

@@ -461,30 +461,25 @@ fn client_gives_up_on_version_negotiation_without_its_version() {
     assert!(pipe.client.is_closed());
 }
 
-/// A client configured with a reserved version (to test Version Negotiation) sends it in its
-/// first Initial; the server's Version Negotiation, listing version 1 only, makes it give up.
-/// A server refuses such a config.
-#[test]
-fn client_with_a_reserved_version_gets_negotiation_and_gives_up() {
-    const RESERVED: u32 = 0x1a2a_3a4a;
-    assert!(Config::new(0x1a2a_3a4b).is_err(), "not a reserved version");
-    let mut client = Config::new(RESERVED).unwrap();
-    client.set_application_protos(&[b"hq-interop"]).unwrap();
-    client.verify_peer(false);
-    let mut reserved_server = Config::new(RESERVED).unwrap();
-    let addr = "127.0.0.1:4433".parse().unwrap();
-    let scid = crate::ConnectionId::from_ref(&[1; 16]);
-    assert_eq!(
-        crate::accept(&scid, None, addr, addr, &mut reserved_server).err(),
-        Some(Error::UnknownVersion)
-    );
+const RESERVED_VERSION: u32 = 0x1a2a_3a4a;
 
+/// A client configured with the reserved version sends its first Initial; the pipe plays the
+/// stateless server answering with Version Negotiation. Returns the pipe, the client's restarted
+/// now. `tweak` may change either side before the new first flight.
+fn pipe_after_version_negotiation(tweak: impl FnOnce(&mut Pipe)) -> Pipe {
+    let mut client = Config::new(RESERVED_VERSION).unwrap();
+    client.set_application_protos(&[b"hq-interop"]).unwrap();
+    client.set_initial_max_data(1 << 20);
+    client.set_initial_max_stream_data_bidi_local(1 << 20);
+    client.set_initial_max_streams_bidi(10);
+    client.verify_peer(false);
     let mut pipe = Pipe::new(&mut client, &mut server_config()).unwrap();
+    tweak(&mut pipe);
     let mut out = vec![0u8; 1500];
     let (n, _) = pipe.client.send_at(&mut out, pipe.now).unwrap();
     assert!(n >= 1200, "the Initial is padded as usual");
     let hdr = crate::packet::Header::from_slice(&mut out[..n], 16).unwrap();
-    assert_eq!(hdr.version, RESERVED);
+    assert_eq!(hdr.version, RESERVED_VERSION);
     assert!(!crate::version_is_supported(hdr.version));
     let mut vn = [0u8; 256];
     let len = crate::negotiate_version(&hdr.scid, &hdr.dcid, &mut vn).unwrap();
@@ -492,11 +487,103 @@ fn client_with_a_reserved_version_gets_negotiation_and_gives_up() {
         from: pipe.server_addr,
         to: pipe.client_addr,
     };
+    assert_eq!(pipe.client.recv_at(&mut vn[..len], info, pipe.now), Ok(len));
+    assert!(!pipe.client.is_closed());
+    // A second Version Negotiation, even a well-formed one, is ignored (RFC 9368 §4).
+    assert_eq!(pipe.client.recv_at(&mut vn[..len], info, pipe.now), Ok(len));
+    assert!(!pipe.client.is_closed());
+    pipe
+}
+
+/// quiche's example client starts with a reserved version and relies on the library to answer
+/// the server's Version Negotiation with a new first flight in version 1 (RFC 9368 §2.1).
+/// A server refuses a reserved-version config.
+#[test]
+fn client_with_a_reserved_version_restarts_in_version_1() {
+    assert!(Config::new(0x1a2a_3a4b).is_err(), "not a reserved version");
+    let mut reserved_server = Config::new(RESERVED_VERSION).unwrap();
+    let addr = "127.0.0.1:4433".parse().unwrap();
+    let scid = crate::ConnectionId::from_ref(&[1; 16]);
     assert_eq!(
-        pipe.client.recv_at(&mut vn[..len], info, pipe.now),
-        Err(Error::UnknownVersion)
+        crate::accept(&scid, None, addr, addr, &mut reserved_server).err(),
+        Some(Error::UnknownVersion)
     );
-    assert!(pipe.client.is_closed());
+
+    let mut pipe = pipe_after_version_negotiation(|_| {});
+    let mut out = vec![0u8; 1500];
+    let (n, _) = pipe.client.send_at(&mut out, pipe.now).unwrap();
+    let hdr = crate::packet::Header::from_slice(&mut out[..n], 16).unwrap();
+    assert_eq!(hdr.version, crate::PROTOCOL_VERSION);
+    assert_eq!(hdr.ty, crate::Type::Initial);
+    // The pipe delivers the new first flight, and the handshake completes in version 1.
+    let info = crate::RecvInfo {
+        from: pipe.client_addr,
+        to: pipe.server_addr,
+    };
+    pipe.server.recv_at(&mut out[..n], info, pipe.now).unwrap();
+    pipe.handshake().unwrap();
+    assert!(pipe.client.is_established() && pipe.server.is_established());
+    let vi = pipe
+        .server
+        .peer_tp
+        .as_ref()
+        .unwrap()
+        .version_information
+        .clone();
+    assert_eq!(vi.unwrap().chosen_version, crate::PROTOCOL_VERSION);
+    assert_eq!(pipe.client.stream_send(0, b"after VN", true), Ok(8));
+    let mut buf = [0u8; 16];
+    pipe.run_until(Duration::from_secs(5), |p| p.server.stream_readable(0))
+        .unwrap();
+    assert_eq!(pipe.server.stream_recv(0, &mut buf), Ok((8, true)));
+}
+
+/// Downgrade prevention (RFC 9368 §4): after reacting to Version Negotiation, the client closes
+/// with VERSION_NEGOTIATION_ERROR if the server's Version Information shows that the
+/// negotiation was not genuine.
+#[test]
+fn client_closes_on_forged_version_negotiation() {
+    use crate::transport_params::VersionInformation;
+    let cases = [
+        // The server supports the version the client first tried: the VN was forged.
+        (1, vec![1, RESERVED_VERSION]),
+        // The server chose another version than the packets carry.
+        (0x6b33_43cf, vec![1]),
+        // An empty list after Version Negotiation.
+        (1, vec![]),
+    ];
+    for (chosen_version, available_versions) in cases {
+        let vi = VersionInformation {
+            chosen_version,
+            available_versions: available_versions.clone(),
+        };
+        let mut pipe = pipe_after_version_negotiation(|p| {
+            p.server.local_tp.version_information = Some(vi);
+        });
+        let _ = pipe.handshake();
+        pipe.run_until(Duration::from_secs(5), |p| p.server.peer_error().is_some())
+            .unwrap();
+        let err = pipe.client.local_error().expect("client closed");
+        assert_eq!(err.error_code, 0x11, "{available_versions:?}");
+        assert!(!pipe.client.is_established());
+    }
+}
+
+/// The server checks that the client's chosen version is the one its packets carry.
+#[test]
+fn server_closes_on_a_chosen_version_mismatch() {
+    use crate::transport_params::VersionInformation;
+    let mut pipe = Pipe::new(&mut client_config(), &mut server_config()).unwrap();
+    pipe.client.local_tp.version_information = Some(VersionInformation {
+        chosen_version: 0x6b33_43cf,
+        available_versions: vec![0x6b33_43cf, 1],
+    });
+    let params = pipe.client.local_tp.encode_to_vec(false).unwrap();
+    pipe.client.tls.set_transport_params(params).unwrap();
+    let _ = pipe.handshake();
+    pipe.run_until(Duration::from_secs(5), |p| p.server.local_error().is_some())
+        .unwrap();
+    assert_eq!(pipe.server.local_error().unwrap().error_code, 0x11);
 }
 
 /// Plays the stateless server of a Retry: answers the client's first Initial with a Retry,
@@ -833,4 +920,30 @@ fn set_keylog_writes_secrets_only_with_log_keys() {
         );
         assert_eq!(text.contains("CLIENT_TRAFFIC_SECRET_0"), log_keys, "{text}");
     }
+}
+
+/// quiche's state semantics after a local close: draining once CONNECTION_CLOSE went out, no
+/// more data, a timer to the end of the closing period, then closed.
+#[test]
+fn local_close_reports_draining_once_the_close_is_sent() {
+    let mut pipe = Pipe::new(&mut client_config(), &mut server_config()).unwrap();
+    pipe.handshake().unwrap();
+    pipe.client.close(true, 7, b"done").unwrap();
+    assert!(!pipe.client.is_draining() && !pipe.client.is_closed());
+    let mut buf = [0u8; 1500];
+    let (len, _) = pipe.client.send_at(&mut buf, pipe.now).unwrap();
+    assert!(len > 0);
+    assert!(pipe.client.is_draining());
+    assert!(!pipe.client.is_closed());
+    assert_eq!(pipe.client.send_at(&mut buf, pipe.now), Err(Error::Done));
+    let err = pipe.client.local_error().unwrap();
+    assert!(err.is_app && err.error_code == 7);
+    let left = pipe.client.timeout_at(pipe.now).expect("closing timer");
+    assert!(
+        left > Duration::ZERO && left < Duration::from_secs(5),
+        "{left:?}"
+    );
+    pipe.client.on_timeout_at(pipe.now + left);
+    assert!(pipe.client.is_closed());
+    assert_eq!(pipe.client.timeout_at(pipe.now + left), None);
 }

@@ -361,8 +361,9 @@ impl<P> Recovery<P> {
     /// confirmed now (once true it stays so, as with [`Recovery::on_handshake_confirmed`]).
     /// `out` is cleared, then receives the acknowledged and lost packets.
     ///
-    /// Acknowledging a packet number that was never sent (or was skipped) is
-    /// [`Error::ProtocolViolation`] (RFC 9000 §13.1); the connection must then close, as the
+    /// Acknowledging a packet number that was never sent ([`Error::InvalidAckRange`]) or was
+    /// skipped ([`Error::OptimisticAckDetected`]) is a PROTOCOL_VIOLATION (RFC 9000 §13.1);
+    /// the connection must then close, as the
     /// state is left half-updated.
     pub fn on_ack_received<I>(
         &mut self,

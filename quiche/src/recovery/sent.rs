@@ -241,9 +241,10 @@ impl<P> SentPackets<P> {
     /// descending), moving newly acknowledged packets to `acked` in the order visited.
     ///
     /// `on_range` sees every valid range, so that acknowledgments of packets already declared
-    /// lost can be recognised by the caller. Acknowledging a number never sent, or one the sender
-    /// skipped, is [`Error::ProtocolViolation`] (RFC 9000 §13.1, §21.4); the ranges before the
-    /// offending one have then been applied.
+    /// lost can be recognised by the caller. Acknowledging a number never sent is
+    /// [`Error::InvalidAckRange`] and one the sender skipped [`Error::OptimisticAckDetected`]
+    /// (both PROTOCOL_VIOLATION, RFC 9000 §13.1, §21.4); the ranges before the offending one have
+    /// then been applied.
     pub(crate) fn on_ack_received<I, F>(
         &mut self,
         ranges: I,
@@ -262,7 +263,7 @@ impl<P> SentPackets<P> {
             }
             if !self.any_sent || range.end > next {
                 self.compact();
-                return Err(Error::ProtocolViolation);
+                return Err(Error::InvalidAckRange);
             }
             let largest = range.end - 1;
             scan.largest_acked = Some(scan.largest_acked.map_or(largest, |l| l.max(largest)));
@@ -291,7 +292,7 @@ impl<P> SentPackets<P> {
             };
             match slot {
                 Slot::Sent(_) => {}
-                Slot::Skipped => return Err(Error::ProtocolViolation),
+                Slot::Skipped => return Err(Error::OptimisticAckDetected),
                 Slot::Acked | Slot::Lost => continue,
             }
             let Slot::Sent(pkt) = std::mem::replace(slot, Slot::Acked) else {
@@ -422,23 +423,25 @@ mod tests {
         let mut acked = Vec::new();
         assert_eq!(
             s.on_ack_received([0..1], &mut acked, |_| {}).unwrap_err(),
-            Error::ProtocolViolation
+            Error::InvalidAckRange
         );
         s.push(pkt(0, t)).unwrap();
         s.push(pkt(2, t)).unwrap();
         assert_eq!(
             s.on_ack_received([3..4], &mut acked, |_| {}).unwrap_err(),
-            Error::ProtocolViolation
+            Error::InvalidAckRange
         );
         assert_eq!(
             s.on_ack_received([1..2], &mut acked, |_| {}).unwrap_err(),
-            Error::ProtocolViolation
+            Error::OptimisticAckDetected
         );
         assert_eq!(
             s.on_ack_received([0..u64::MAX], &mut acked, |_| {})
                 .unwrap_err(),
-            Error::ProtocolViolation
+            Error::InvalidAckRange
         );
+        assert_eq!(Error::InvalidAckRange.to_wire(), 0xa);
+        assert_eq!(Error::OptimisticAckDetected.to_wire(), 0xa);
         assert!(acked.is_empty());
         s.on_ack_received([2..3, 0..1], &mut acked, |_| {}).unwrap();
         assert_eq!(acked.len(), 2);

@@ -418,24 +418,24 @@ fn acking_an_unsent_packet_is_a_protocol_violation() {
     let mut h = Harness::confirmed();
     assert_eq!(
         h.ack(APP, &[0..1], Duration::ZERO),
-        Err(Error::ProtocolViolation)
+        Err(Error::InvalidAckRange)
     );
     for _ in 0..5 {
         h.send(APP);
     }
     let err = h.ack(APP, &[5..6, 0..2], Duration::ZERO).unwrap_err();
-    assert_eq!(err, Error::ProtocolViolation);
+    assert_eq!(err, Error::InvalidAckRange);
     assert_eq!(err.to_wire(), 0xa);
     assert_eq!(
         h.ack(Epoch::Handshake, &[0..1], Duration::ZERO),
-        Err(Error::ProtocolViolation)
+        Err(Error::InvalidAckRange)
     );
     // A skipped packet number is refused too.
     let pkt = SentPacket::new(7, h.now, MSS, true, true, 7);
     h.r.on_packet_sent(pkt, APP, h.now).unwrap();
     assert_eq!(
         h.ack(APP, &[6..7], Duration::ZERO),
-        Err(Error::ProtocolViolation)
+        Err(Error::OptimisticAckDetected)
     );
     h.ack(APP, &[7..8, 0..5], Duration::ZERO).unwrap();
     assert_eq!(h.r.bytes_in_flight(), 0);

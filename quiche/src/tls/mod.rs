@@ -118,6 +118,9 @@ pub struct Handshake {
     keylog: Option<Arc<ConnKeyLog>>,
     /// Clients only.
     sessions: Option<Arc<ConnSessionStore>>,
+    /// A client's rustls config and server name, kept so that the handshake can start again
+    /// after Version Negotiation ([`Handshake::restart_client`]).
+    client_origin: Option<(Arc<ClientConfig>, ServerName<'static>)>,
     /// The first fatal error; every later call that feeds the handshake returns it again.
     error: Option<Error>,
 }
@@ -175,6 +178,7 @@ impl Handshake {
             events: VecDeque::new(),
             keylog,
             sessions: Some(sessions),
+            client_origin: None,
             error: None,
         })
     }
@@ -206,6 +210,7 @@ impl Handshake {
             events: VecDeque::new(),
             keylog,
             sessions: None,
+            client_origin: None,
             error: None,
         })
     }
@@ -220,6 +225,27 @@ impl Handshake {
             }
             _ => Err(Error::InvalidState),
         }
+    }
+
+    /// Starts a client's handshake over with new transport parameters: the next event is a new
+    /// ClientHello, for the new first flight that answers Version Negotiation (RFC 9368 §2.1).
+    /// The session to resume is looked up again. `InvalidState` on a server.
+    pub fn restart_client(&mut self, local_transport_params: Vec<u8>) -> Result<()> {
+        let (config, name) = match &self.state {
+            State::ClientPending { config, name, .. } => (config.clone(), name.clone()),
+            _ => self.client_origin.clone().ok_or(Error::InvalidState)?,
+        };
+        self.state = State::ClientPending {
+            config,
+            name,
+            params: local_transport_params,
+        };
+        self.write_epoch = Epoch::Initial;
+        self.have_handshake_keys = false;
+        self.have_one_rtt_keys = false;
+        self.events.clear();
+        self.error = None;
+        Ok(())
     }
 
     /// Builds a pending client's ClientHello, or a pending server's connection.
@@ -238,8 +264,11 @@ impl Handshake {
                 config,
                 name,
                 params,
-            } => rustls::quic::ClientConnection::new(config, QUIC_VERSION, name, params)
-                .map(rustls::quic::Connection::from),
+            } => {
+                self.client_origin = Some((config.clone(), name.clone()));
+                rustls::quic::ClientConnection::new(config, QUIC_VERSION, name, params)
+                    .map(rustls::quic::Connection::from)
+            }
             State::ServerPending { config, params } => {
                 rustls::quic::ServerConnection::new(config, QUIC_VERSION, params)
                     .map(rustls::quic::Connection::from)

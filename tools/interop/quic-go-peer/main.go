@@ -1,5 +1,9 @@
-// Command quic-go-peer is an HTTP/0.9 (ALPN hq-interop) interop peer on top of
-// quic-go's public API.
+// Command quic-go-peer is an HTTP/0.9 (ALPN hq-interop) and HTTP/3 (ALPN h3)
+// interop peer on top of quic-go's public API and its http3 package.
+//
+// The server offers both ALPNs on its port and serves each connection with the
+// protocol it negotiated; the client speaks HTTP/3 in the case "http3",
+// HTTP/0.9 otherwise.
 //
 // Command line (shared by every peer in tools/interop, see README.md):
 //
@@ -19,7 +23,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"mime"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"os/signal"
@@ -33,10 +39,12 @@ import (
 	_ "unsafe" // for go:linkname
 
 	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/http3"
 )
 
 const (
-	alpn = "hq-interop"
+	alpn   = "hq-interop"
+	alpnH3 = "h3" // http3.NextProtoH3
 	// A request line is tiny; anything longer is a broken or hostile client.
 	maxRequest = 64 << 10
 	// The largest test file is a few MiB; refuse to buffer unbounded responses.
@@ -47,6 +55,7 @@ const (
 var cases = map[string]bool{
 	"handshake": true, "transfer": true, "multiplexing": true, "retry": true,
 	"resumption": true, "zerortt": true, "chacha20": true, "keyupdate": true,
+	"http3": true,
 }
 
 // crypto/tls has no setting for the TLS 1.3 cipher suites it offers or picks.
@@ -168,7 +177,8 @@ func runServer(argv []string) error {
 	}
 	tlsConf := &tls.Config{
 		Certificates: []tls.Certificate{cert},
-		NextProtos:   []string{alpn},
+		// Both protocols on one port: a connection is served by the ALPN it negotiated.
+		NextProtos:   []string{alpnH3, alpn},
 		KeyLogWriter: openKeylog(*keylog),
 	}
 	addr, err := net.ResolveUDPAddr("udp", *listen)
@@ -194,6 +204,7 @@ func runServer(argv []string) error {
 	logf("listening on %s retry=%v", udp.LocalAddr(), *retry)
 
 	stats := &serverStats{}
+	h3srv := &http3.Server{Handler: fileHandler(*root, stats)}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
@@ -202,7 +213,16 @@ func runServer(argv []string) error {
 			if err != nil {
 				return
 			}
-			go serveConn(ctx, conn, *root, stats)
+			// The server has chosen the ALPN by the time a connection is accepted
+			// (its ServerHello is out); this holds for 0-RTT connections too.
+			if conn.ConnectionState().TLS.NegotiatedProtocol == alpnH3 {
+				go func() {
+					h3srv.ServeQUICConn(conn)
+					stats.connDone()
+				}()
+			} else {
+				go serveConn(ctx, conn, *root, stats)
+			}
 		}
 	}()
 
@@ -210,6 +230,7 @@ func runServer(argv []string) error {
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	<-sig
 	cancel()
+	h3srv.Close()
 	ln.Close()
 	tr.Close()
 	stats.mu.Lock()
@@ -249,6 +270,47 @@ func resolve(root string, request []byte) (string, bool) {
 		return "", false
 	}
 	return filepath.Join(root, filepath.FromSlash(clean)), true
+}
+
+// fileHandler serves HTTP/3 requests: GET or HEAD of a file below root, 404
+// for anything else that names no file.
+func fileHandler(root string, stats *serverStats) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		stats.begin()
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		clean := path.Clean("/" + r.URL.Path)
+		file := filepath.Join(root, filepath.FromSlash(clean))
+		fi, err := os.Stat(file)
+		if clean == "/" || err != nil || !fi.Mode().IsRegular() {
+			logf("h3 404 for %q", r.URL.Path)
+			http.NotFound(w, r)
+			return
+		}
+		body, err := os.ReadFile(file)
+		if err != nil {
+			logf("%v", err)
+			http.Error(w, "cannot read file", http.StatusInternalServerError)
+			return
+		}
+		ctype := mime.TypeByExtension(filepath.Ext(file))
+		if ctype == "" {
+			ctype = "application/octet-stream"
+		}
+		w.Header().Set("Content-Type", ctype)
+		w.Header().Set("Content-Length", fmt.Sprint(len(body)))
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusOK)
+		if r.Method == http.MethodHead {
+			return
+		}
+		if n, err := w.Write(body); err == nil {
+			stats.bytes.Add(int64(n))
+		}
+	})
 }
 
 func serveStream(str *quic.Stream, root string, stats *serverStats) {
@@ -297,6 +359,7 @@ type target struct {
 	addr  string
 	host  string
 	paths []string
+	urls  []string
 }
 
 func parseURLs(urls []string) (*target, error) {
@@ -316,6 +379,7 @@ func parseURLs(urls []string) (*target, error) {
 			p = "/"
 		}
 		t.paths = append(t.paths, p)
+		t.urls = append(t.urls, raw)
 	}
 	return t, nil
 }
@@ -364,6 +428,9 @@ func runClient(argv []string) error {
 	}
 	if *testcase == "chacha20" {
 		onlyChaCha20()
+	}
+	if *testcase == "http3" {
+		tlsConf.NextProtos = []string{alpnH3}
 	}
 	// keyupdate needs nothing: quic-go initiates its first key update after
 	// about 100 packets on every connection, early enough for the test.
@@ -433,6 +500,17 @@ func runClient(argv []string) error {
 			return err
 		}
 		total += n
+	case "http3":
+		conn, err := dial(false)
+		if err != nil {
+			return err
+		}
+		n, err := fetchAllH3(conn, t, *out)
+		conn.CloseWithError(0, "")
+		if err != nil {
+			return err
+		}
+		total += n
 	default:
 		conn, err := dial(false)
 		if err != nil {
@@ -485,6 +563,68 @@ func fetch(ctx context.Context, conn *quic.Conn, p string, out string) (int64, e
 	}
 	str.Close()
 	body, err := io.ReadAll(io.LimitReader(str, maxResponse+1))
+	if err != nil {
+		return 0, err
+	}
+	if len(body) > maxResponse {
+		return 0, errors.New("response too large")
+	}
+	name, _ := url.PathUnescape(path.Base(p))
+	if name == "/" || name == "." || name == "" {
+		name = "index.html"
+	}
+	if err := os.WriteFile(filepath.Join(out, name), body, 0o644); err != nil {
+		return 0, err
+	}
+	return int64(len(body)), nil
+}
+
+// fetchAllH3 GETs every URL over HTTP/3 on the one QUIC connection, all at once.
+func fetchAllH3(conn *quic.Conn, t *target, out string) (int64, error) {
+	// A ClientConn on our connection rather than Transport.RoundTrip's own dialing:
+	// that keeps the 8-byte connection IDs (see runClient) and makes sure that every
+	// request shares the one connection.
+	h3tr := &http3.Transport{DisableCompression: true}
+	cc := h3tr.NewClientConn(conn)
+	var wg sync.WaitGroup
+	var total atomic.Int64
+	errs := make(chan error, len(t.urls))
+	for i, raw := range t.urls {
+		wg.Add(1)
+		go func(raw, p string) {
+			defer wg.Done()
+			n, err := fetchH3(cc, raw, p, out)
+			if err != nil {
+				errs <- fmt.Errorf("%s: %w", p, err)
+				return
+			}
+			total.Add(n)
+		}(raw, t.paths[i])
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return 0, err
+	}
+	return total.Load(), nil
+}
+
+func fetchH3(cc *http3.ClientConn, raw, p, out string) (int64, error) {
+	req, err := http.NewRequest(http.MethodGet, raw, nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := cc.RoundTrip(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("HTTP status %d", resp.StatusCode)
+	}
+	// Reading to io.EOF means the response stream ended with FIN; a reset or a
+	// connection error surfaces as another error.
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
 	if err != nil {
 		return 0, err
 	}

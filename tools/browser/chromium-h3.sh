@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# A real browser against an HTTP/3 server: headless Chromium loads a page of 100 subresources
+# (images and scripts of known sizes) from the server over QUIC only, and the page reports from
+# its Performance API how each arrived. See README.md in this folder.
+#
+#   chromium-h3.sh [--server CMD] [--port PORT] [--resources N] [--timeout SECS] [--keep]
+#
+# --server CMD: the HTTP/3 server to test (default: aioquic, through tools/interop's
+#   aioquic_peer.py). CMD is a command line; if it holds {port}, {root}, {cert} and {key}, those
+#   are replaced, else the interop peers' interface is appended:
+#     CMD server --listen 127.0.0.1:PORT --cert CERT --key KEY --root DIR
+#   e.g. --server tools/interop/ngtcp2-peer.sh, --server tools/interop/ours-peer.sh, or
+#   --server 'target/release/quiche-server --listen 127.0.0.1:{port} --cert {cert} --key {key} --root {root}'
+# --timeout: time limit of the browser run (default 120 s); the server gets 30 s more.
+# Checks, for the page and each resource: nextHopProtocol "h3", the expected encoded and
+# decoded body size, status 200; every script ran. Nothing listens on TCP, so nothing can fall
+# back to HTTP/2 or HTTP/1.1. Last line: "chromium-h3: N passed, N failed" (N = resources + 1
+# for the page itself). Exit status 0 only if nothing failed. Installs Debian's chromium when it
+# is missing (as root).
+set -uo pipefail
+
+HERE="$(cd "$(dirname "$0")" && pwd)"
+REPO="$(cd "$HERE/../.." && pwd)"
+CERTS="$REPO/quiche/tests/certs"
+INTEROP="$REPO/tools/interop"
+
+server_cmd=""
+port=""
+resources=100
+limit=120
+keep=0
+usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --server) server_cmd="$2"; shift 2 ;;
+        --port) port="$2"; shift 2 ;;
+        --resources) resources="$2"; shift 2 ;;
+        --timeout) limit="$2"; shift 2 ;;
+        --keep) keep=1; shift ;;
+        -h|--help) usage 0 ;;
+        *) echo "chromium-h3: unknown argument $1" >&2; usage 2 ;;
+    esac
+done
+
+say() { echo "chromium-h3: $*"; }
+die() { say "$*" >&2; echo "chromium-h3: 0 passed, 1 failed"; exit 1; }
+
+# ---- the browser (Debian's package; never a browser download of a test tool)
+if ! command -v chromium >/dev/null; then
+    say "installing Debian's chromium"
+    [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null || die "chromium is missing (apt-get install chromium, as root)"
+    export DEBIAN_FRONTEND=noninteractive
+    { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; } || die "apt-get install chromium failed"
+fi
+command -v openssl >/dev/null || die "openssl is missing"
+
+# ---- the default server: aioquic's HTTP/3 through the interop peer
+if [ -z "$server_cmd" ]; then
+    if [ ! -x "$INTEROP/.build/venv/bin/python" ]; then
+        "$INTEROP/setup.sh" >/dev/null || die "tools/interop/setup.sh failed"
+    fi
+    server_cmd="$INTEROP/.build/venv/bin/python $INTEROP/aioquic_peer.py"
+fi
+
+udp_port_bound() {
+    local hex
+    hex="$(printf ':%04X ' "$1")"
+    cat /proc/net/udp /proc/net/udp6 2>/dev/null | awk '{ print $2 " " }' | grep -q -- "$hex"
+}
+tcp_port_listening() {
+    local hex
+    hex="$(printf ':%04X ' "$1")"
+    # state 0A = LISTEN
+    cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk '$4 == "0A" { print $2 " " }' | grep -q -- "$hex"
+}
+if [ -z "$port" ]; then
+    for _ in $(seq 1 50); do
+        port=$((20000 + RANDOM % 40000))
+        udp_port_bound "$port" || tcp_port_listening "$port" || break
+    done
+fi
+
+WORK="$(mktemp -d /tmp/chromium-h3.XXXXXX)"
+SERVER_PID=""
+BROWSER_PID=""
+stop_pid() {
+    local pid="$1"
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 1 30); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+}
+cleanup() {
+    [ -n "$BROWSER_PID" ] && stop_pid "$BROWSER_PID"
+    [ -n "$SERVER_PID" ] && stop_pid "$SERVER_PID"
+    if [ "$keep" = 1 ]; then say "kept $WORK"; else rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# ---- the page
+python3 "$HERE/h3page.py" make "$WORK/www" "$WORK/expected.json" --resources "$resources" \
+    || die "could not write the page"
+
+# ---- the server
+cert="$CERTS/cert.crt" key="$CERTS/cert.key"
+if [[ "$server_cmd" == *"{port}"* ]]; then
+    cmdline="${server_cmd//\{port\}/$port}"
+    cmdline="${cmdline//\{root\}/$WORK/www}"
+    cmdline="${cmdline//\{cert\}/$cert}"
+    cmdline="${cmdline//\{key\}/$key}"
+    read -r -a scmd <<<"$cmdline"
+else
+    read -r -a scmd <<<"$server_cmd"
+    scmd+=(server --listen "127.0.0.1:$port" --cert "$cert" --key "$key" --root "$WORK/www")
+fi
+say "server: ${scmd[*]}"
+TESTCASE=http3 timeout -k 2 $((limit + 30)) "${scmd[@]}" >"$WORK/server.log" 2>&1 &
+SERVER_PID=$!
+for _ in $(seq 1 100); do
+    udp_port_bound "$port" && break
+    if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+        cat "$WORK/server.log" >&2
+        grep -qx unsupported "$WORK/server.log" && die "the server does not support HTTP/3 (it answered unsupported)"
+        die "the server exited"
+    fi
+    sleep 0.1
+done
+udp_port_bound "$port" || die "the server is not listening on UDP port $port"
+if tcp_port_listening "$port"; then
+    die "something listens on TCP port $port: the browser could fall back to TCP"
+fi
+
+# ---- the browser
+# SPKI pin of the test certificate: Chromium then accepts it without knowing its root.
+spki="$(openssl x509 -in "$cert" -pubkey -noout | openssl pkey -pubin -outform der \
+    | openssl dgst -sha256 -binary | base64)"
+flags=(
+    --headless=new --no-sandbox --disable-gpu --no-first-run
+    --disable-background-networking --disable-component-update --disable-sync
+    --user-data-dir="$WORK/profile"
+    --enable-quic --origin-to-force-quic-on="localhost:$port"
+    --ignore-certificate-errors-spki-list="$spki"
+    --host-resolver-rules="MAP localhost 127.0.0.1"
+    # Let the page's load event (and its handler) run before the DOM is dumped.
+    --virtual-time-budget=$(( (limit - 5) * 1000 ))
+    --dump-dom
+)
+url="https://localhost:$port/index.html"
+say "chromium $(chromium --version 2>/dev/null | awk '{ print $2 }') loads $url"
+t0=$(date +%s.%N)
+timeout -k 5 "$limit" chromium "${flags[@]}" "$url" >"$WORK/dom.html" 2>"$WORK/chromium.log" &
+BROWSER_PID=$!
+wait "$BROWSER_PID"; rc=$?
+BROWSER_PID=""
+t1=$(date +%s.%N)
+secs="$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')"
+say "browser run: ${secs}s (exit status $rc)"
+stop_pid "$SERVER_PID"; SERVER_PID=""
+if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+    say "the browser ran out of time (${limit}s)"
+fi
+
+python3 "$HERE/h3page.py" check "$WORK/dom.html" "$WORK/expected.json"
+verdict=$?
+if [ "$verdict" != 0 ]; then
+    echo "--- server log (tail)" >&2; tail -n 20 "$WORK/server.log" >&2
+    echo "--- chromium log (tail)" >&2; grep -v -i 'dbus\|bus.cc' "$WORK/chromium.log" | tail -n 20 >&2
+    keep=1
+fi
+exit "$verdict"
