@@ -257,6 +257,27 @@ pub fn run(files: &[PathBuf], o: &BenchOptions) -> anyhow::Result<String> {
         );
         render(&mut s, &sum);
     }
+    let b = total(sum.ours_ack);
+    let _ = write!(
+        s,
+        "\nours / static = {}, target <= 35 %: {}",
+        pct(b, sum.static_only),
+        if b * 100 <= sum.static_only * 35 {
+            "met"
+        } else {
+            "MISSED"
+        }
+    );
+    if let Some(c) = sum.lsqpack_ack {
+        let _ = write!(
+            s,
+            "; ls-qpack / static = {}; ours / ls-qpack = {}, target <= 100 %: {}",
+            pct(c, sum.static_only),
+            pct(b, c),
+            if b <= c { "met" } else { "MISSED" }
+        );
+    }
+    let _ = writeln!(s, " (immediate ack, all files)");
     let _ = writeln!(s, "\ntime per header list (microseconds)");
     let _ = writeln!(
         s,
