@@ -5,7 +5,7 @@
 //! - [`qif`]: the QIF text format (reading, writing, comparing header lists).
 //! - [`blocks`]: the encoded file format (stream ID, length, bytes).
 //! - [`codec`]: encoding and decoding with our QPACK library.
-//! - [`bench`]: the compression and timing benchmark.
+//! - [`bench`](mod@bench): the compression and timing benchmark.
 #![forbid(unsafe_code)]
 
 pub mod bench;
