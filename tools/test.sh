@@ -41,6 +41,9 @@ cargo clippy --workspace --all-targets -- -D warnings
 step "cargo test"
 cargo test --workspace
 
+step "QPACK offline interop: ours against ls-qpack (pylsqpack), both ways, and ours against ours"
+tools/qpack-interop/interop.sh
+
 step "cargo doc (warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
 
