@@ -72,6 +72,9 @@ tools/interop/run.sh --clients aioquic,quic-go,ngtcp2 --servers ours --cases htt
 step "a real browser: headless Chromium loads 100 resources from quiche-server over HTTP/3"
 tools/browser/chromium-h3.sh --server tools/interop/ours-peer.sh
 
+step "quiche 0.30's own example programs, unchanged, on this library"
+tools/compat/examples.sh
+
 step "demo: the README's first command"
 ./tools/demo.sh
 

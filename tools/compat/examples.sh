@@ -82,7 +82,7 @@ start_example_server() {
     (cd "$EX" && exec timeout 60 "$BIN/$1") >"$WORK/$1.log" 2>&1 &
     PIDS+=($!)
     for _ in $(seq 50); do
-        grep -q ':10D1 ' /proc/net/udp 2>/dev/null && return 0
+        grep -q ':1151 ' /proc/net/udp 2>/dev/null && return 0
         sleep 0.1
     done
     return 1
