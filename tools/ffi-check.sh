@@ -158,7 +158,8 @@ start_server() { # NAME COMMAND...
     "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" &
     SERVER_PID=$!
     for _ in $(seq 300); do
-        addr="$(sed -n 's/^listening on //p' "$WORK/$name.out")"
+        # The background job may not have created its output file yet.
+        addr="$(sed -n 's/^listening on //p' "$WORK/$name.out" 2>/dev/null || true)"
         [ -n "$addr" ] && break
         kill -0 "$SERVER_PID" 2>/dev/null || { cat "$WORK/$name.err" >&2; fail "$name did not start"; }
         sleep 0.1
