@@ -491,59 +491,47 @@ bool quiche_conn_peer_error(const quiche_conn *conn, bool *is_app, uint64_t *err
 bool quiche_conn_local_error(const quiche_conn *conn, bool *is_app, uint64_t *error_code,
                              const uint8_t **reason, size_t *reason_len);
 
-/* Connection statistics. */
+/* Connection statistics, with the layout of quiche 0.30's quiche_stats. Not counted yet by this
+ * library, always 0: acked_bytes, dgram_recv, dgram_sent, the reset/stopped stream counts, the
+ * *_blocked_* counts, path_challenge_rx_count, bytes_in_flight_duration_msec. */
 typedef struct {
-    /* Packets received and decrypted. */
+    /* Packets received and decrypted, sent, declared lost, lost and later acknowledged. */
     size_t recv;
-    /* Packets sent. */
     size_t sent;
-    /* Packets declared lost. */
     size_t lost;
+    size_t spurious_lost;
     /* Packets sent that carried retransmitted data. */
     size_t retrans;
-    /* UDP payload bytes sent. */
+    /* UDP payload bytes sent and received; acknowledged (not counted yet). */
     uint64_t sent_bytes;
-    /* UDP payload bytes received. */
     uint64_t recv_bytes;
-    /* Bytes of the packets declared lost. */
+    uint64_t acked_bytes;
+    /* Bytes of the packets declared lost; stream bytes sent again after a loss. */
     uint64_t lost_bytes;
-    /* Stream bytes sent again after a loss. */
     uint64_t stream_retrans_bytes;
+    /* DATAGRAM frames received and sent (not counted yet). */
+    size_t dgram_recv;
+    size_t dgram_sent;
     /* Network paths the connection used. */
     size_t paths_count;
-
-    /* The peer's transport parameters (all 0 until they arrive). */
-    uint64_t peer_max_idle_timeout;
-    uint64_t peer_max_udp_payload_size;
-    uint64_t peer_initial_max_data;
-    uint64_t peer_initial_max_stream_data_bidi_local;
-    uint64_t peer_initial_max_stream_data_bidi_remote;
-    uint64_t peer_initial_max_stream_data_uni;
-    uint64_t peer_initial_max_streams_bidi;
-    uint64_t peer_initial_max_streams_uni;
-    uint64_t peer_ack_delay_exponent;
-    uint64_t peer_max_ack_delay;
-    bool peer_disable_active_migration;
-    uint64_t peer_active_conn_id_limit;
-    /* -1 when the peer does not accept DATAGRAM frames. */
-    ssize_t peer_max_datagram_frame_size;
-
-    /* Of the lost packets: those detected by the packet threshold (RFC 9002 section 6.1.1)
-     * and by the time threshold (section 6.1.2). */
-    size_t lost_by_packet_threshold;
-    size_t lost_by_time_threshold;
-    /* Packets declared lost that were acknowledged later after all. */
-    size_t spurious_lost;
-    /* Probe timeouts that fired, and probe packets they sent. */
-    size_t pto_count;
-    size_t pto_probes_sent;
-    /* Times persistent congestion collapsed the congestion window. */
-    size_t persistent_congestion;
-    /* Datagrams or packets dropped on receipt (undecryptable, duplicate, malformed). */
-    size_t dropped;
-    /* Key updates started by the peer and by us. */
-    size_t peer_key_updates;
-    size_t local_key_updates;
+    /* Streams reset and stopped by us and by the peer (not counted yet). */
+    uint64_t reset_stream_count_local;
+    uint64_t stopped_stream_count_local;
+    uint64_t reset_stream_count_remote;
+    uint64_t stopped_stream_count_remote;
+    /* Flow-control blocking frames sent and received (not counted yet). */
+    uint64_t data_blocked_sent_count;
+    uint64_t stream_data_blocked_sent_count;
+    uint64_t data_blocked_recv_count;
+    uint64_t stream_data_blocked_recv_count;
+    uint64_t streams_blocked_bidi_recv_count;
+    uint64_t streams_blocked_uni_recv_count;
+    /* PATH_CHALLENGE frames received (not counted yet). */
+    uint64_t path_challenge_rx_count;
+    /* Milliseconds with bytes in flight (not counted yet). */
+    uint64_t bytes_in_flight_duration_msec;
+    /* Always false here. */
+    bool tx_buffered_inconsistent;
 } quiche_stats;
 
 /* Fills *out with the connection's statistics. */
@@ -579,6 +567,68 @@ ssize_t quiche_conn_dgram_recv(quiche_conn *conn, uint8_t *buf, size_t buf_len);
  * quiche_conn_dgram_max_writable_len(), QUICHE_ERR_INVALID_STATE if the peer does not accept
  * datagrams. */
 ssize_t quiche_conn_dgram_send(quiche_conn *conn, const uint8_t *buf, size_t buf_len);
+
+/* The peer's transport parameters (quiche 0.30's layout). */
+typedef struct {
+    uint64_t peer_max_idle_timeout;
+    uint64_t peer_max_udp_payload_size;
+    uint64_t peer_initial_max_data;
+    uint64_t peer_initial_max_stream_data_bidi_local;
+    uint64_t peer_initial_max_stream_data_bidi_remote;
+    uint64_t peer_initial_max_stream_data_uni;
+    uint64_t peer_initial_max_streams_bidi;
+    uint64_t peer_initial_max_streams_uni;
+    uint64_t peer_ack_delay_exponent;
+    uint64_t peer_max_ack_delay;
+    bool peer_disable_active_migration;
+    uint64_t peer_active_conn_id_limit;
+    /* -1 when the peer does not accept DATAGRAM frames. */
+    ssize_t peer_max_datagram_frame_size;
+} quiche_transport_params;
+
+/* Fills *out with the peer's transport parameters; false until they arrived. */
+bool quiche_conn_peer_transport_params(const quiche_conn *conn, quiche_transport_params *out);
+
+/* Statistics of one network path (quiche 0.30's layout). Not kept yet by this library, always
+ * 0: dgram_recv, dgram_sent, max_rtt, delivery_rate, max_bandwidth. validation_state is 2 while
+ * the peer's address is being validated and 4 once it is. */
+typedef struct {
+    struct sockaddr_storage local_addr;
+    socklen_t local_addr_len;
+    struct sockaddr_storage peer_addr;
+    socklen_t peer_addr_len;
+    ssize_t validation_state;
+    bool active;
+    size_t recv;
+    size_t sent;
+    size_t lost;
+    size_t retrans;
+    /* Probe timeouts that fired. */
+    size_t total_pto_count;
+    size_t dgram_recv;
+    size_t dgram_sent;
+    /* Smoothed, minimum and maximum round-trip time, and its variation, in nanoseconds. */
+    uint64_t rtt;
+    uint64_t min_rtt;
+    uint64_t max_rtt;
+    uint64_t rttvar;
+    /* Congestion window in bytes. */
+    size_t cwnd;
+    uint64_t sent_bytes;
+    uint64_t recv_bytes;
+    uint64_t lost_bytes;
+    uint64_t stream_retrans_bytes;
+    /* The largest UDP payload sent on the path. */
+    size_t pmtu;
+    uint64_t delivery_rate;
+    uint64_t max_bandwidth;
+    /* The congestion window when the first slow start ended, 0 before. */
+    uint64_t startup_exit_cwnd;
+} quiche_path_stats;
+
+/* Fills *out with the statistics of path idx (this library uses one path: 0); 0 on success,
+ * QUICHE_ERR_INVALID_STATE for another index. */
+int quiche_conn_path_stats(const quiche_conn *conn, size_t idx, quiche_path_stats *out);
 
 /* Frees a connection. */
 void quiche_conn_free(quiche_conn *conn);

@@ -234,6 +234,8 @@ int main(int argc, char **argv) {
     bool is_app = false;
     uint64_t code = 0;
     quiche_stats stats;
+    quiche_path_stats path;
+    quiche_transport_params tp;
     const char *qlog = argc > 1 ? argv[1] : "api_test.sqlog";
 
     client_addr = loopback(40100);
@@ -258,8 +260,13 @@ int main(int argc, char **argv) {
 
     quiche_conn_stats(client, &stats);
     CHECK(stats.recv > 0 && stats.sent > 0 && stats.recv_bytes > RESPONSE_LEN);
-    CHECK(stats.peer_initial_max_data == 1000000 && stats.peer_max_idle_timeout == 5000);
-    CHECK(stats.peer_max_datagram_frame_size > 0);
+    CHECK(stats.paths_count == 1);
+    CHECK(quiche_conn_peer_transport_params(client, &tp));
+    CHECK(tp.peer_initial_max_data == 1000000 && tp.peer_max_idle_timeout == 5000);
+    CHECK(tp.peer_max_datagram_frame_size > 0);
+    CHECK(quiche_conn_path_stats(client, 0, &path) == 0);
+    CHECK(path.rtt > 0 && path.min_rtt > 0 && path.cwnd > 0 && path.recv == stats.recv);
+    CHECK(path.validation_state == 4 && path.sent_bytes == stats.sent_bytes);
 
     quiche_conn_session(client, &session, &session_len);
     CHECK(session != NULL && session_len > 0);

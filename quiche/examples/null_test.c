@@ -335,6 +335,8 @@ static void test_state(quiche_conn *conn) {
     const uint8_t *reason = NULL;
     size_t reason_len = 0;
     quiche_stats stats;
+    quiche_path_stats path;
+    quiche_transport_params tp;
 
     CHECK(!quiche_conn_is_established(NULL));
     CHECK(!quiche_conn_is_resumed(NULL));
@@ -349,8 +351,16 @@ static void test_state(quiche_conn *conn) {
     quiche_conn_stats(conn, NULL);
     quiche_conn_stats(conn, &stats);
     CHECK(stats.sent == 1 && stats.recv == 0 && stats.sent_bytes >= 1200);
-    CHECK(stats.paths_count == 1 && stats.peer_max_datagram_frame_size == -1);
-    CHECK(stats.local_key_updates == 0);
+    CHECK(stats.paths_count == 1 && !stats.tx_buffered_inconsistent);
+    /* Nothing from the peer yet: no transport parameters. */
+    CHECK(!quiche_conn_peer_transport_params(conn, &tp));
+    CHECK(!quiche_conn_peer_transport_params(NULL, &tp));
+    CHECK(!quiche_conn_peer_transport_params(conn, NULL));
+    CHECK(quiche_conn_path_stats(NULL, 0, &path) < 0);
+    CHECK(quiche_conn_path_stats(conn, 0, NULL) < 0);
+    CHECK(quiche_conn_path_stats(conn, 1, &path) < 0);
+    CHECK(quiche_conn_path_stats(conn, 0, &path) == 0);
+    CHECK(path.sent == 1 && path.cwnd > 0 && path.active && path.peer_addr_len > 0);
 
     CHECK(quiche_conn_close(NULL, true, 7, NULL, 0) < 0);
     CHECK(quiche_conn_close(conn, true, 7, NULL, 5) < 0);

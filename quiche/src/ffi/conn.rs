@@ -847,20 +847,61 @@ pub unsafe extern "C" fn quiche_conn_local_error(
     }
 }
 
-/// The C layout of connection statistics: quiche's fields first, in quiche's order, then the
-/// peer's transport parameters as quiche reports them, then this library's own counters.
+/// `quiche_stats`, with quiche 0.30's layout field for field (a C program compiled against
+/// quiche's own header reads it right). Counters this library does not keep yet are 0 (the
+/// header lists them).
 #[repr(C)]
 #[derive(Default)]
 pub struct CStats {
     recv: size_t,
     sent: size_t,
     lost: size_t,
+    spurious_lost: size_t,
     retrans: size_t,
     sent_bytes: u64,
     recv_bytes: u64,
+    acked_bytes: u64,
     lost_bytes: u64,
     stream_retrans_bytes: u64,
+    dgram_recv: size_t,
+    dgram_sent: size_t,
     paths_count: size_t,
+    reset_stream_count_local: u64,
+    stopped_stream_count_local: u64,
+    reset_stream_count_remote: u64,
+    stopped_stream_count_remote: u64,
+    data_blocked_sent_count: u64,
+    stream_data_blocked_sent_count: u64,
+    data_blocked_recv_count: u64,
+    stream_data_blocked_recv_count: u64,
+    streams_blocked_bidi_recv_count: u64,
+    streams_blocked_uni_recv_count: u64,
+    path_challenge_rx_count: u64,
+    bytes_in_flight_duration_msec: u64,
+    tx_buffered_inconsistent: bool,
+}
+
+impl CStats {
+    fn new(s: &Stats) -> CStats {
+        CStats {
+            recv: s.recv,
+            sent: s.sent,
+            lost: s.lost,
+            spurious_lost: s.spurious_lost,
+            retrans: s.retrans,
+            sent_bytes: s.sent_bytes,
+            recv_bytes: s.recv_bytes,
+            lost_bytes: s.lost_bytes,
+            stream_retrans_bytes: s.stream_retrans_bytes,
+            paths_count: s.paths_count,
+            ..CStats::default()
+        }
+    }
+}
+
+/// `quiche_transport_params` (quiche 0.30's layout): the peer's transport parameters.
+#[repr(C)]
+pub struct CTransportParams {
     peer_max_idle_timeout: u64,
     peer_max_udp_payload_size: u64,
     peer_initial_max_data: u64,
@@ -874,59 +915,152 @@ pub struct CStats {
     peer_disable_active_migration: bool,
     peer_active_conn_id_limit: u64,
     peer_max_datagram_frame_size: ssize_t,
-    lost_by_packet_threshold: size_t,
-    lost_by_time_threshold: size_t,
-    spurious_lost: size_t,
-    pto_count: size_t,
-    pto_probes_sent: size_t,
-    persistent_congestion: size_t,
-    dropped: size_t,
-    peer_key_updates: size_t,
-    local_key_updates: size_t,
 }
 
-impl CStats {
-    fn new(s: &Stats, conn: &Connection) -> CStats {
-        let mut c = CStats {
-            recv: s.recv,
-            sent: s.sent,
-            lost: s.lost,
-            retrans: s.retrans,
-            sent_bytes: s.sent_bytes,
-            recv_bytes: s.recv_bytes,
-            lost_bytes: s.lost_bytes,
-            stream_retrans_bytes: s.stream_retrans_bytes,
-            paths_count: s.paths_count,
-            peer_max_datagram_frame_size: -1,
-            lost_by_packet_threshold: s.lost_by_packet_threshold,
-            lost_by_time_threshold: s.lost_by_time_threshold,
-            spurious_lost: s.spurious_lost,
-            pto_count: s.pto_count,
-            pto_probes_sent: s.pto_probes_sent,
-            persistent_congestion: s.persistent_congestion,
-            dropped: s.dropped,
-            peer_key_updates: s.peer_key_updates,
-            local_key_updates: s.local_key_updates,
-            ..CStats::default()
-        };
-        if let Some(tp) = conn.peer_transport_params() {
-            c.peer_max_idle_timeout = tp.max_idle_timeout;
-            c.peer_max_udp_payload_size = tp.max_udp_payload_size;
-            c.peer_initial_max_data = tp.initial_max_data;
-            c.peer_initial_max_stream_data_bidi_local = tp.initial_max_stream_data_bidi_local;
-            c.peer_initial_max_stream_data_bidi_remote = tp.initial_max_stream_data_bidi_remote;
-            c.peer_initial_max_stream_data_uni = tp.initial_max_stream_data_uni;
-            c.peer_initial_max_streams_bidi = tp.initial_max_streams_bidi;
-            c.peer_initial_max_streams_uni = tp.initial_max_streams_uni;
-            c.peer_ack_delay_exponent = tp.ack_delay_exponent;
-            c.peer_max_ack_delay = tp.max_ack_delay;
-            c.peer_disable_active_migration = tp.disable_active_migration;
-            c.peer_active_conn_id_limit = tp.active_conn_id_limit;
-            c.peer_max_datagram_frame_size = tp
-                .max_datagram_frame_size
-                .map_or(-1, |v| ssize_t::try_from(v).unwrap_or(ssize_t::MAX));
-        }
-        c
+/// Fills `*out` with the peer's transport parameters; false (and nothing written) until they
+/// arrived.
+///
+/// # Safety
+/// `conn` is NULL or live; `out` NULL or valid for a write of `quiche_transport_params`.
+#[no_mangle]
+pub unsafe extern "C" fn quiche_conn_peer_transport_params(
+    conn: *const Conn,
+    out: *mut CTransportParams,
+) -> bool {
+    if out.is_null() {
+        return false;
+    }
+    // SAFETY: the contract is passed on; `out` is non-NULL and writable.
+    unsafe {
+        with_conn(conn, false, |c| {
+            let Some(tp) = c.conn.peer_transport_params() else {
+                return false;
+            };
+            put(
+                out,
+                CTransportParams {
+                    peer_max_idle_timeout: tp.max_idle_timeout,
+                    peer_max_udp_payload_size: tp.max_udp_payload_size,
+                    peer_initial_max_data: tp.initial_max_data,
+                    peer_initial_max_stream_data_bidi_local: tp.initial_max_stream_data_bidi_local,
+                    peer_initial_max_stream_data_bidi_remote: tp
+                        .initial_max_stream_data_bidi_remote,
+                    peer_initial_max_stream_data_uni: tp.initial_max_stream_data_uni,
+                    peer_initial_max_streams_bidi: tp.initial_max_streams_bidi,
+                    peer_initial_max_streams_uni: tp.initial_max_streams_uni,
+                    peer_ack_delay_exponent: tp.ack_delay_exponent,
+                    peer_max_ack_delay: tp.max_ack_delay,
+                    peer_disable_active_migration: tp.disable_active_migration,
+                    peer_active_conn_id_limit: tp.active_conn_id_limit,
+                    peer_max_datagram_frame_size: tp
+                        .max_datagram_frame_size
+                        .map_or(-1, |v| ssize_t::try_from(v).unwrap_or(ssize_t::MAX)),
+                },
+            )
+        })
+    }
+}
+
+/// `quiche_path_stats` (quiche 0.30's layout).
+#[repr(C)]
+pub struct CPathStats {
+    local_addr: sockaddr_storage,
+    local_addr_len: socklen_t,
+    peer_addr: sockaddr_storage,
+    peer_addr_len: socklen_t,
+    validation_state: ssize_t,
+    active: bool,
+    recv: size_t,
+    sent: size_t,
+    lost: size_t,
+    retrans: size_t,
+    total_pto_count: size_t,
+    dgram_recv: size_t,
+    dgram_sent: size_t,
+    rtt: u64,
+    min_rtt: u64,
+    max_rtt: u64,
+    rttvar: u64,
+    cwnd: size_t,
+    sent_bytes: u64,
+    recv_bytes: u64,
+    lost_bytes: u64,
+    stream_retrans_bytes: u64,
+    pmtu: size_t,
+    delivery_rate: u64,
+    max_bandwidth: u64,
+    startup_exit_cwnd: u64,
+}
+
+/// Path validation states in `quiche_path_stats.validation_state`.
+const PATH_VALIDATING: ssize_t = 2;
+const PATH_VALIDATED: ssize_t = 4;
+
+fn nanos(d: std::time::Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// Fills `*out` with the statistics of path `idx` (this library has one path: index 0).
+/// Returns 0, or `QUICHE_ERR_INVALID_STATE` for another index or NULL arguments.
+///
+/// # Safety
+/// `conn` is NULL or live; `out` NULL or valid for a write of `quiche_path_stats`.
+#[no_mangle]
+pub unsafe extern "C" fn quiche_conn_path_stats(
+    conn: *const Conn,
+    idx: size_t,
+    out: *mut CPathStats,
+) -> c_int {
+    if out.is_null() || idx != 0 {
+        return invalid();
+    }
+    // SAFETY: the contract is passed on; `out` is non-NULL and writable.
+    unsafe {
+        with_conn(conn, invalid(), |c| {
+            let p = c.conn.path_stats();
+            let s = c.conn.stats();
+            let mut local_addr = zeroed_storage();
+            let local_addr_len = std_to_sockaddr(&p.local_addr, &mut local_addr);
+            let mut peer_addr = zeroed_storage();
+            let peer_addr_len = std_to_sockaddr(&p.peer_addr, &mut peer_addr);
+            let cc = c.conn.cc_stats();
+            put(
+                out,
+                CPathStats {
+                    local_addr,
+                    local_addr_len,
+                    peer_addr,
+                    peer_addr_len,
+                    validation_state: if p.validated {
+                        PATH_VALIDATED
+                    } else {
+                        PATH_VALIDATING
+                    },
+                    active: true,
+                    recv: p.recv,
+                    sent: p.sent,
+                    lost: p.lost,
+                    retrans: p.retrans,
+                    total_pto_count: s.pto_count,
+                    dgram_recv: 0,
+                    dgram_sent: 0,
+                    rtt: nanos(p.rtt),
+                    min_rtt: p.min_rtt.map_or(0, nanos),
+                    max_rtt: 0,
+                    rttvar: nanos(p.rttvar),
+                    cwnd: p.cwnd,
+                    sent_bytes: p.sent_bytes,
+                    recv_bytes: p.recv_bytes,
+                    lost_bytes: p.lost_bytes,
+                    stream_retrans_bytes: p.stream_retrans_bytes,
+                    pmtu: p.pmtu,
+                    delivery_rate: 0,
+                    max_bandwidth: 0,
+                    startup_exit_cwnd: cc.first_slow_start_exit_cwnd.map_or(0, |w| w as u64),
+                },
+            );
+            0
+        })
     }
 }
 
@@ -942,7 +1076,7 @@ pub unsafe extern "C" fn quiche_conn_stats(conn: *const Conn, out: *mut CStats) 
     // SAFETY: the contract is passed on; `out` is non-NULL and writable.
     unsafe {
         with_conn(conn, (), |c| {
-            put(out, CStats::new(&c.conn.stats(), &c.conn));
+            put(out, CStats::new(&c.conn.stats()));
         })
     }
 }
@@ -965,7 +1099,7 @@ pub unsafe extern "C" fn quiche_conn_free(conn: *mut Conn) {
 mod layout_tests {
     use std::mem::{offset_of, size_of};
 
-    use super::{CRecvInfo, CSendInfo, CStats};
+    use super::{CPathStats, CRecvInfo, CSendInfo, CStats, CTransportParams};
 
     /// The sizes and offsets gcc gives the structures of include/quiche.h on x86-64 Linux.
     #[test]
@@ -981,11 +1115,15 @@ mod layout_tests {
         assert_eq!(offset_of!(CSendInfo, to_len), 264);
         assert_eq!(offset_of!(CSendInfo, at), 272);
 
-        assert_eq!(size_of::<CStats>(), 248);
-        assert_eq!(offset_of!(CStats, paths_count), 64);
-        assert_eq!(offset_of!(CStats, peer_disable_active_migration), 152);
-        assert_eq!(offset_of!(CStats, peer_active_conn_id_limit), 160);
-        assert_eq!(offset_of!(CStats, peer_max_datagram_frame_size), 168);
-        assert_eq!(offset_of!(CStats, local_key_updates), 240);
+        // quiche 0.30's quiche_stats, quiche_transport_params and quiche_path_stats.
+        assert_eq!(size_of::<CStats>(), 208);
+        assert_eq!(offset_of!(CStats, paths_count), 96);
+        assert_eq!(offset_of!(CStats, tx_buffered_inconsistent), 200);
+        assert_eq!(size_of::<CTransportParams>(), 104);
+        assert_eq!(offset_of!(CTransportParams, peer_active_conn_id_limit), 88);
+        assert_eq!(size_of::<CPathStats>(), 448);
+        assert_eq!(offset_of!(CPathStats, validation_state), 272);
+        assert_eq!(offset_of!(CPathStats, rtt), 344);
+        assert_eq!(offset_of!(CPathStats, startup_exit_cwnd), 440);
     }
 }
