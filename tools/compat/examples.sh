@@ -7,7 +7,9 @@
 #   - quiche's http3-client.rs against quiche's http3-server.rs (HTTP/3), both on our library;
 #   - quiche's http3-client.rs against our quiche-server, and our quiche-client against
 #     quiche's http3-server.rs.
-# Each transfer is checked byte for byte. Exit status 0 when all pass.
+# Each transfer is checked byte for byte. quiche's C examples (client.c, server.c,
+# http3-client.c, http3-server.c) are compiled against quiche's own header and linked with our
+# libquiche.a. Exit status 0 when all pass.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 REPO="$PWD"
@@ -120,6 +122,25 @@ sleep 0.5
 timeout 30 "$BIN/http3-client" "$URL" >"$WORK/h3-ours.body" 2>/dev/null || true
 check "http3-client.rs -> our quiche-server" "$WORK/h3-ours.body"
 stop_servers
+
+# The C examples: built unchanged against quiche's own quiche.h and linked with our library
+# (they use libev and uthash, from Debian's packages).
+if ! [ -f /usr/include/ev.h ] || ! [ -f /usr/include/uthash.h ]; then
+    say "installing libev-dev and uthash-dev"
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libev-dev uthash-dev >/dev/null; } ||
+        fail "apt-get install libev-dev uthash-dev"
+fi
+tools/ffi-build.sh >/dev/null
+for f in client server http3-client http3-server; do
+    if cc -std=gnu99 -I"$QUICHE_SRC/include" -o "$WORK/c-$f" "$QUICHE_SRC/examples/$f.c" \
+        "$REPO/target/release/libquiche.a" -lev -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc \
+        >"$WORK/c-$f.log" 2>&1; then
+        pass "quiche's $f.c builds against quiche's quiche.h and links with our library"
+    else
+        cat "$WORK/c-$f.log" >&2
+        fail "quiche's $f.c against quiche's quiche.h and our library"
+    fi
+done
 
 say "$npass passed, $nfail failed"
 [ "$nfail" = 0 ]
