@@ -7,7 +7,7 @@ use super::error::wire;
 use super::frame::{self, put_frame, put_frame_header, put_varint};
 use super::message::{self, Section};
 use super::qpack;
-use super::stream::{Kind, RecvStream, State};
+use super::stream::{Kind, RecvStream, Skipped, State};
 use super::{Config, Error, Event, Header, NameValue, Priority, Result, Stats};
 use crate::Shutdown;
 
@@ -462,19 +462,11 @@ impl Connection {
                     st.state = State::FrameHeader;
                     self.on_control_frame(conn, ty, &payload)?;
                 }
-                State::Skip { remaining } => {
-                    let dropped = st.skip(conn, id, remaining)?;
-                    if dropped < remaining {
-                        st.state = State::Skip {
-                            remaining: remaining - dropped,
-                        };
-                        if st.fin {
-                            return Err(Error::ClosedCriticalStream.into());
-                        }
-                        return Ok(());
-                    }
-                    st.state = State::FrameHeader;
-                }
+                State::Skip { remaining } => match st.skip_frame(conn, id, remaining)? {
+                    Skipped::All => {}
+                    Skipped::Part => return Ok(()),
+                    Skipped::EndedInside => return Err(Error::ClosedCriticalStream.into()),
+                },
                 _ => return Ok(()),
             }
         }
@@ -606,19 +598,11 @@ impl Connection {
                     }
                     return Ok(());
                 }
-                State::Skip { remaining } => {
-                    let dropped = st.skip(conn, id, remaining)?;
-                    if dropped < remaining {
-                        st.state = State::Skip {
-                            remaining: remaining - dropped,
-                        };
-                        if st.fin {
-                            return Err(Error::FrameError.into());
-                        }
-                        return Ok(());
-                    }
-                    st.state = State::FrameHeader;
-                }
+                State::Skip { remaining } => match st.skip_frame(conn, id, remaining)? {
+                    Skipped::All => {}
+                    Skipped::Part => return Ok(()),
+                    Skipped::EndedInside => return Err(Error::FrameError.into()),
+                },
                 State::Blocked | State::Raw | State::StreamType | State::Finished => return Ok(()),
             }
         }

@@ -44,6 +44,17 @@ pub enum State {
     Finished,
 }
 
+/// How skipping a frame's payload went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Skipped {
+    /// All of it: the next frame header follows.
+    All,
+    /// Part of it; the rest has not arrived yet.
+    Part,
+    /// The stream ended inside the frame.
+    EndedInside,
+}
+
 /// The receive state of one stream.
 #[derive(Debug)]
 pub struct RecvStream {
@@ -198,6 +209,28 @@ impl RecvStream {
             }
         }
         Ok(true)
+    }
+
+    /// Drops what arrived of the payload of [`State::Skip`], updating the state.
+    pub fn skip_frame(
+        &mut self,
+        conn: &mut Connection,
+        id: u64,
+        remaining: u64,
+    ) -> Result<Skipped> {
+        let dropped = self.skip(conn, id, remaining)?;
+        if dropped == remaining {
+            self.state = State::FrameHeader;
+            return Ok(Skipped::All);
+        }
+        self.state = State::Skip {
+            remaining: remaining - dropped,
+        };
+        Ok(if self.fin {
+            Skipped::EndedInside
+        } else {
+            Skipped::Part
+        })
     }
 
     /// Reads and drops up to `remaining` bytes; how many were dropped.

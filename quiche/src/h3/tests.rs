@@ -81,37 +81,31 @@ impl H3Pipe {
         }
     }
 
-    /// The server's events until `n` are collected or the pipe goes quiet.
-    fn server_events(&mut self, n: usize) -> Vec<(u64, Event)> {
+    /// One side's events until `n` are collected or the pipe goes quiet.
+    fn events(&mut self, server: bool, n: usize) -> Vec<(u64, Event)> {
         let mut events = Vec::new();
         for _ in 0..200 {
-            while let Ok(ev) = self.server.poll(&mut self.pipe.server) {
+            let (h3, conn) = if server {
+                (&mut self.server, &mut self.pipe.server)
+            } else {
+                (&mut self.client, &mut self.pipe.client)
+            };
+            while let Ok(ev) = h3.poll(conn) {
                 events.push(ev);
             }
-            if events.len() >= n {
-                break;
-            }
-            if !quiet_step(&mut self.pipe) {
+            if events.len() >= n || !quiet_step(&mut self.pipe) {
                 break;
             }
         }
         events
     }
 
+    fn server_events(&mut self, n: usize) -> Vec<(u64, Event)> {
+        self.events(true, n)
+    }
+
     fn client_events(&mut self, n: usize) -> Vec<(u64, Event)> {
-        let mut events = Vec::new();
-        for _ in 0..200 {
-            while let Ok(ev) = self.client.poll(&mut self.pipe.client) {
-                events.push(ev);
-            }
-            if events.len() >= n {
-                break;
-            }
-            if !quiet_step(&mut self.pipe) {
-                break;
-            }
-        }
-        events
+        self.events(false, n)
     }
 
     /// The client's response bodies of `ids`, read as their events come, until all finished.
