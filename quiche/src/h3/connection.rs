@@ -294,8 +294,17 @@ impl Connection {
                 // A critical stream may not be reset (§6.2.1, RFC 9204 §4.2).
                 Err(Error::ClosedCriticalStream)
             }
-            Err(Fault::Connection(e)) => Err(e),
-            Err(Fault::ConnectionCode(e, code)) => Err(self.fail_with_code(conn, e, code)),
+            Err(f) => Err(self.fail_on(conn, f)),
+        }
+    }
+
+    /// Closes the connection for a connection-level fault and returns the error (a stream
+    /// fault, which callers settle themselves, ends up as an internal error).
+    fn fail_on(&mut self, conn: &mut crate::Connection, fault: Fault) -> Error {
+        match fault {
+            Fault::Connection(e) => self.fail(conn, e),
+            Fault::ConnectionCode(e, code) => self.fail_with_code(conn, e, code),
+            Fault::Stream(_) => self.fail(conn, Error::InternalError),
         }
     }
 
@@ -761,8 +770,7 @@ impl Connection {
                 self.reset_stream(conn, stream_id, code);
                 Err(Error::MessageError)
             }
-            Err(Fault::Connection(e)) => Err(self.fail(conn, e)),
-            Err(Fault::ConnectionCode(e, code)) => Err(self.fail_with_code(conn, e, code)),
+            Err(f) => Err(self.fail_on(conn, f)),
         }
     }
 
