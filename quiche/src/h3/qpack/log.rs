@@ -187,3 +187,80 @@ impl ParsedLog {
         self.bytes.is_empty()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::instructions as ins;
+    use super::*;
+
+    #[test]
+    fn describes_what_the_writers_wrote() {
+        let mut enc = Vec::new();
+        ins::set_capacity(&mut enc, 220);
+        // Huffman-coded (shorter that way) and raw strings, a long index (prefix overflow).
+        ins::insert_with_name_ref(&mut enc, true, 0, b"www.example.com", true);
+        ins::insert_with_name_ref(&mut enc, false, 100, b"\xff\x00", true);
+        ins::insert_with_literal_name(&mut enc, b"custom-key", b"custom-value", false);
+        ins::duplicate(&mut enc, 2);
+        let got: Vec<_> = describe(Stream::Encoder, &enc).collect();
+        let lens: usize = got.iter().map(|(_, n)| n).sum();
+        assert_eq!(lens, enc.len());
+        let lit = |huffman, wire_len, value: &[u8]| Literal {
+            huffman,
+            wire_len,
+            value: value.to_vec(),
+        };
+        let want = [
+            Instruction::SetDynamicTableCapacity { capacity: 220 },
+            Instruction::InsertWithNameReference {
+                is_static: true,
+                name_index: 0,
+                // RFC 9204 Appendix B.2: 15 characters in 12 Huffman-coded bytes.
+                value: lit(true, 12, b"www.example.com"),
+            },
+            Instruction::InsertWithNameReference {
+                is_static: false,
+                name_index: 100,
+                value: lit(false, 2, b"\xff\x00"),
+            },
+            Instruction::InsertWithLiteralName {
+                name: lit(false, 10, b"custom-key"),
+                value: lit(false, 12, b"custom-value"),
+            },
+            Instruction::Duplicate { index: 2 },
+        ];
+        assert_eq!(got.into_iter().map(|(i, _)| i).collect::<Vec<_>>(), want);
+        // 220 overflows the 5-bit prefix by 189, which takes two continuation bytes.
+        assert_eq!(describe(Stream::Encoder, &enc).next().unwrap().1, 3);
+
+        let mut dec = Vec::new();
+        ins::section_ack(&mut dec, 4);
+        ins::stream_cancellation(&mut dec, 8);
+        ins::insert_count_increment(&mut dec, 300);
+        let got: Vec<_> = describe(Stream::Decoder, &dec).map(|(i, _)| i).collect();
+        assert_eq!(
+            got,
+            [
+                Instruction::SectionAcknowledgment { stream_id: 4 },
+                Instruction::StreamCancellation { stream_id: 8 },
+                Instruction::InsertCountIncrement { increment: 300 },
+            ]
+        );
+        // An instruction cut short ends the description, without a panic.
+        assert_eq!(describe(Stream::Decoder, &dec[..dec.len() - 1]).count(), 2);
+        assert_eq!(describe(Stream::Encoder, &enc[..3]).count(), 1);
+    }
+
+    #[test]
+    fn parsed_log_keeps_bytes_only_while_on() {
+        let mut log = ParsedLog::default();
+        log.record(b"\x01");
+        assert!(log.is_empty() && !log.is_enabled());
+        log.set_enabled(true);
+        log.record(b"\x01\x02");
+        assert_eq!(log.take(), b"\x01\x02");
+        log.record(b"\x03");
+        log.set_enabled(false);
+        assert!(log.is_empty());
+    }
+}
