@@ -494,8 +494,8 @@ fn check_qpack(client: &[Value], server: &[Value]) {
     let last = |events: &[Value], owner: &str, field: &str| {
         with(events, "qpack:state_updated", "owner", owner.into())
             .into_iter()
-            .filter_map(|d| d.get(field).and_then(Value::as_u64))
-            .last()
+            .rev()
+            .find_map(|d| d.get(field).and_then(Value::as_u64))
     };
     assert_eq!(last(client, "local", "dynamic_table_capacity"), Some(4096));
     assert_eq!(last(server, "remote", "dynamic_table_capacity"), Some(4096));
