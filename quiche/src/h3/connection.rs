@@ -412,6 +412,7 @@ impl Connection {
             let Some(mut st) = self.streams.remove(&id) else {
                 continue;
             };
+            h3_qlog!(conn, q => q.qpack_stream_blocked(id, false));
             st.state = State::FrameHeader;
             let outcome = match result {
                 Ok(lines) => self
@@ -613,6 +614,7 @@ impl Connection {
                     {
                         qpack::Decoded::Blocked => {
                             st.state = State::Blocked;
+                            h3_qlog!(conn, q => q.qpack_stream_blocked(id, true));
                             return Ok(());
                         }
                         qpack::Decoded::Fields(lines) => {

@@ -12,14 +12,15 @@
 //! arrive), `http:stream_type_set`, `http:frame_created` / `http:frame_parsed` (HEADERS with the
 //! field lines, DATA with its length, SETTINGS, GOAWAY, MAX_PUSH_ID, CANCEL_PUSH,
 //! PRIORITY_UPDATE, reserved and unknown frames), `qpack:instruction_created` /
-//! `qpack:instruction_parsed` and `qpack:state_updated`.
+//! `qpack:instruction_parsed`, `qpack:state_updated` and `qpack:stream_state_updated` (a
+//! request stream blocked on the encoder stream, and unblocked).
 //!
 //! Not logged: `qpack:headers_encoded` / `headers_decoded` (the field lines are in the HEADERS
 //! events already, as h3-events-04 §6 recommends, and the representation-level view would need
 //! hooks inside the field section coder), `qpack:dynamic_table_updated` (insertions are the
 //! `instruction_*` events; evictions follow from `state_updated`'s size),
-//! `qpack:stream_state_updated` (blocked streams), `http:parameters_restored` and
-//! `http:push_resolved` (this library neither restores SETTINGS for 0-RTT nor accepts pushes).
+//! `http:parameters_restored` and `http:push_resolved` (this library neither restores SETTINGS
+//! for 0-RTT nor accepts pushes).
 
 use std::time::Instant;
 
@@ -29,7 +30,7 @@ use ::qlog::events::h3::{
 };
 use ::qlog::events::qpack::{
     QPackInstruction, QpackInstructionCreated, QpackInstructionParsed, QpackInstructionTypeName,
-    QpackOwner, QpackStateUpdated, QpackTableType,
+    QpackOwner, QpackStateUpdated, QpackStreamState, QpackStreamStateUpdated, QpackTableType,
 };
 use ::qlog::events::{EventData, RawInfo};
 
@@ -331,6 +332,18 @@ impl AppQlog<'_> {
             };
             self.write(data);
         }
+    }
+
+    /// `qpack:stream_state_updated`: a request stream's field section waits for encoder-stream
+    /// instructions (`blocked`), or no longer does.
+    pub fn qpack_stream_blocked(&mut self, stream_id: u64, blocked: bool) {
+        let state = if blocked {
+            QpackStreamState::Blocked
+        } else {
+            QpackStreamState::Unblocked
+        };
+        let data = EventData::QpackStreamStateUpdated(QpackStreamStateUpdated { stream_id, state });
+        self.write(data);
     }
 
     /// `qpack:state_updated` when a table's state differs from the one last logged.

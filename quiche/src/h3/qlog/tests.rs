@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::h3::{self, Config, Event, Header};
+use crate::h3::frame::{self, put_frame, put_varint};
+use crate::h3::{self, qpack, Config, Event, Header, NameValue};
 use crate::testing::Pipe;
 
 /// A writer the test reads while the connection owns it; it fails every write once `fail` is
@@ -251,7 +252,6 @@ fn expected_headers(path: &str) -> Vec<(String, String)> {
     request(path)
         .iter()
         .map(|h| {
-            use crate::h3::NameValue;
             let s = |b: &[u8]| String::from_utf8(b.to_vec()).unwrap();
             (s(h.name()), s(h.value()))
         })
@@ -543,4 +543,91 @@ fn a_failed_trace_stops_the_h3_layer_logging() {
     assert!(p.pipe.server.app_qlog().is_some());
     assert!(keeps_qpack_log(&mut p.server));
     assert!(!named(&server_log.events(), "http:frame_parsed").is_empty());
+}
+
+#[test]
+fn blocked_sections_and_unknown_frames_and_streams_are_traced() {
+    // A raw client: its request references QPACK inserts the server gets only later, after a
+    // reserved frame; it also opens a uni stream of an unknown type.
+    let server_log = SharedBuf::default();
+    let mut pipe = Pipe::new(&mut transport_config(false), &mut transport_config(true)).unwrap();
+    let now = pipe.now;
+    pipe.server
+        .set_qlog_at(Box::new(server_log.clone()), "h3".into(), "raw".into(), now);
+    pipe.handshake().unwrap();
+    let mut server =
+        h3::Connection::with_transport(&mut pipe.server, &Config::new().unwrap()).unwrap();
+    let mut encoder = qpack::Encoder::new();
+    encoder.apply_peer_settings(4096, 16);
+    let req = request("/blocked");
+    let mut section = Vec::new();
+    let fields = req.iter().map(|h| (h.name(), h.value()));
+    encoder.encode(0, fields, &mut section).unwrap();
+    assert!(section[0] != 0, "the section references the dynamic table");
+    let mut bytes = Vec::new();
+    put_frame(&mut bytes, 0x21, b"abc");
+    put_frame(&mut bytes, frame::HEADERS, &section);
+    pipe.client.stream_send(0, &bytes, true).unwrap();
+    let mut unknown = Vec::new();
+    put_varint(&mut unknown, 0x54);
+    unknown.extend_from_slice(b"whatever");
+    pipe.client.stream_send(14, &unknown, false).unwrap();
+    let mut run = |pipe: &mut Pipe, server: &mut h3::Connection| {
+        for _ in 0..10 {
+            while server.poll(&mut pipe.server).is_ok() {}
+            quiet_step(pipe);
+        }
+    };
+    run(&mut pipe, &mut server);
+    let instructions = encoder.encoder_stream_pending().to_vec();
+    let mut encoder_stream = vec![0x02];
+    encoder_stream.extend_from_slice(&instructions);
+    pipe.client.stream_send(6, &encoder_stream, false).unwrap();
+    run(&mut pipe, &mut server);
+
+    let events = server_log.events();
+    check_times(&events);
+    let position = |name: &str, pred: &dyn Fn(&Value) -> bool| {
+        events
+            .iter()
+            .position(|e| e["name"] == name && pred(&e["data"]))
+            .unwrap_or_else(|| panic!("no {name}"))
+    };
+    let on_0 = |state: &'static str| move |d: &Value| d["stream_id"] == 0 && d["state"] == state;
+    let blocked = position("qpack:stream_state_updated", &on_0("blocked"));
+    let unblocked = position("qpack:stream_state_updated", &on_0("unblocked"));
+    let headers = position("http:frame_parsed", &|d| {
+        d["stream_id"] == 0 && d["frame"]["frame_type"] == "headers"
+    });
+    let reserved = position("http:frame_parsed", &|d| {
+        d["stream_id"] == 0 && d["frame"]["frame_type"] == "reserved"
+    });
+    assert!(reserved < blocked && blocked < unblocked && unblocked < headers);
+    assert_eq!(events[reserved]["data"]["frame"]["length"], 3);
+    assert_eq!(
+        header_list(&events[headers]["data"]),
+        expected_headers("/blocked")
+    );
+    // The encoder stream's instructions, each parsed once, before the section they unblock.
+    let parsed: Vec<usize> = events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e["name"] == "qpack:instruction_parsed")
+        .map(|(i, _)| i)
+        .collect();
+    let described = qpack::log::describe(qpack::log::Stream::Encoder, &instructions).count();
+    assert_eq!(parsed.len(), described);
+    assert!(parsed.iter().all(|&i| i < unblocked));
+    let acked = instructions_named(&events, "HeaderAcknowledgementInstruction");
+    assert_eq!(acked.len(), 1);
+    assert_eq!(acked[0]["stream_id"], "0");
+
+    let types = stream_types(&events);
+    assert!(types.contains(&("remote".to_string(), 14, "unknown".to_string())));
+    let unknown = with(&events, "http:stream_type_set", "stream_id", 14.into());
+    assert_eq!(unknown[0]["stream_type_value"], 0x54);
+}
+
+fn instructions_named<'a>(events: &'a [Value], ty: &str) -> Vec<&'a Value> {
+    instructions(events, "qpack:instruction_created", ty)
 }
