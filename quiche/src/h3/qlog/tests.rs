@@ -572,7 +572,7 @@ fn blocked_sections_and_unknown_frames_and_streams_are_traced() {
     put_varint(&mut unknown, 0x54);
     unknown.extend_from_slice(b"whatever");
     pipe.client.stream_send(14, &unknown, false).unwrap();
-    let mut run = |pipe: &mut Pipe, server: &mut h3::Connection| {
+    let run = |pipe: &mut Pipe, server: &mut h3::Connection| {
         for _ in 0..10 {
             while server.poll(&mut pipe.server).is_ok() {}
             quiet_step(pipe);
