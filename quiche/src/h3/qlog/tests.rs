@@ -258,7 +258,17 @@ fn expected_headers(path: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-fn check_times(events: &[Value]) {
+/// Checks that events are in time order and that the `qlog` crate reads every one back (tools
+/// built on it read our traces).
+fn check_events(events: &[Value]) {
+    for e in events {
+        let name = e["name"].as_str().unwrap();
+        if name.starts_with("http:") || name.starts_with("qpack:") {
+            let back: ::qlog::events::Event = serde_json::from_value(e.clone())
+                .unwrap_or_else(|err| panic!("qlog cannot read {e}: {err}"));
+            assert_eq!(serde_json::to_value(&back).unwrap(), *e);
+        }
+    }
     let times: Vec<f64> = events.iter().map(|e| e["time"].as_f64().unwrap()).collect();
     assert!(
         times.windows(2).all(|w| w[0] <= w[1]),
@@ -288,8 +298,8 @@ fn h3_exchange_is_traced() {
     assert_eq!(exchange(&mut p), [BODY, BODY]);
     let client = client_log.events();
     let server = server_log.events();
-    check_times(&client);
-    check_times(&server);
+    check_events(&client);
+    check_events(&server);
     // HTTP/3 events sit between transport ones, not all at the end.
     let first_http = client
         .iter()
@@ -586,7 +596,7 @@ fn blocked_sections_and_unknown_frames_and_streams_are_traced() {
     run(&mut pipe, &mut server);
 
     let events = server_log.events();
-    check_times(&events);
+    check_events(&events);
     let position = |name: &str, pred: &dyn Fn(&Value) -> bool| {
         events
             .iter()
