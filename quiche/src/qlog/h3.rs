@@ -38,7 +38,7 @@ use super::{Owner, QlogLogger};
 use crate::h3::frame as f;
 use crate::h3::qpack::log::{self as qlog_qpack, Instruction, Literal, Stream};
 
-/// Whether a frame or stream is being written or was read.
+/// Whether a frame or QPACK instruction is being written or was read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Framing {
     /// Written by this endpoint (`frame_created`, `instruction_created`).
