@@ -124,6 +124,17 @@ impl Connection {
         self.qlog_metrics(start);
     }
 
+    /// The qlog trace for events of the layers above the transport (the HTTP/3 layer's
+    /// `http:*` and `qpack:*` events, or an application's own), timed with the connection's
+    /// clock: the `now` of the last `recv`, `send` or `on_timeout` call, so that they fall in
+    /// order among the transport's events. `None` when no trace is being written (none was
+    /// set, or writing failed): callers then build nothing.
+    #[cfg(feature = "qlog")]
+    pub fn app_qlog(&mut self) -> Option<crate::qlog::AppQlog<'_>> {
+        let now = self.last_now;
+        self.qlog.as_deref_mut()?.app(now)
+    }
+
     /// Logs the recovery metrics and congestion state; the logger writes only what changed.
     pub(super) fn qlog_metrics(&mut self, now: Instant) {
         #[cfg(feature = "qlog")]

@@ -6,6 +6,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use super::error::wire;
 use super::frame::{self, put_frame, put_frame_header, put_varint};
 use super::message::{self, Section};
+use super::qlog::{self, h3_qlog};
 use super::qpack;
 use super::stream::{Kind, RecvStream, Skipped, State};
 use super::{Config, Error, Event, Header, NameValue, Priority, Result, Stats};
@@ -48,7 +49,7 @@ pub struct Connection {
     peer_dgram: bool,
     peer_extended_connect: bool,
     pub(super) qpack_encoder: qpack::Encoder,
-    qpack_decoder: qpack::Decoder,
+    pub(super) qpack_decoder: qpack::Decoder,
     streams: HashMap<u64, RecvStream>,
     events: VecDeque<(u64, Event)>,
     goaway_received: Option<u64>,
@@ -135,12 +136,22 @@ impl Connection {
         settings.push((grease, 0x2a));
         let mut control = Vec::new();
         put_varint(&mut control, STREAM_CONTROL);
-        put_frame(
-            &mut control,
-            frame::SETTINGS,
-            &frame::settings_payload(&settings),
-        );
+        let settings_payload = frame::settings_payload(&settings);
+        put_frame(&mut control, frame::SETTINGS, &settings_payload);
         put_frame(&mut control, grease, b"grease");
+        qlog::start(
+            conn,
+            &qlog::Start {
+                settings: &settings,
+                streams: [
+                    (h3.control_id, STREAM_CONTROL),
+                    (h3.encoder_id, STREAM_QPACK_ENCODER),
+                    (h3.decoder_id, STREAM_QPACK_DECODER),
+                    (first_uni + 12, grease),
+                ],
+                control_frames: [(frame::SETTINGS, &settings_payload), (grease, b"grease")],
+            },
+        );
         h3.out.insert(h3.control_id, control);
         h3.out
             .insert(h3.encoder_id, vec![STREAM_QPACK_ENCODER as u8]);
@@ -157,6 +168,7 @@ impl Connection {
 
     /// Writes what our streams still have to send: control, QPACK and unfinished headers.
     fn flush(&mut self, conn: &mut crate::Connection) {
+        qlog::qpack(conn, &mut self.qpack_encoder, &mut self.qpack_decoder, true);
         let pending = self.qpack_encoder.encoder_stream_pending().to_vec();
         if !pending.is_empty() {
             self.qpack_encoder.encoder_stream_consumed(pending.len());
@@ -258,6 +270,9 @@ impl Connection {
                 self.reset_stream(conn, id, wire::REQUEST_REJECTED);
                 return Ok(());
             }
+            if kind == Kind::Request && self.is_server {
+                h3_qlog!(conn, q => q.stream_type_set(crate::qlog::Owner::Remote, id, None));
+            }
             self.streams.insert(id, RecvStream::new(kind));
         }
         let Some(mut st) = self.streams.remove(&id) else {
@@ -318,6 +333,7 @@ impl Connection {
         let Some(ty) = st.read_varint(conn, id)? else {
             return Ok(());
         };
+        h3_qlog!(conn, q => q.stream_type_set(crate::qlog::Owner::Remote, id, Some(ty)));
         let slot = match ty {
             STREAM_CONTROL => &mut self.peer_control,
             STREAM_QPACK_ENCODER => &mut self.peer_encoder,
@@ -381,6 +397,12 @@ impl Connection {
                 break;
             }
         }
+        qlog::qpack(
+            conn,
+            &mut self.qpack_encoder,
+            &mut self.qpack_decoder,
+            false,
+        );
         self.release_unblocked(conn)
     }
 
@@ -390,6 +412,7 @@ impl Connection {
             let Some(mut st) = self.streams.remove(&id) else {
                 continue;
             };
+            h3_qlog!(conn, q => q.qpack_stream_blocked(id, false));
             st.state = State::FrameHeader;
             let outcome = match result {
                 Ok(lines) => self
@@ -482,6 +505,10 @@ impl Connection {
     }
 
     fn on_control_frame(&mut self, conn: &mut crate::Connection, ty: u64, payload: &[u8]) -> Flow {
+        h3_qlog!(conn, q => {
+            let (control, len) = (self.peer_control.unwrap_or_default(), payload.len() as u64);
+            q.frame(crate::qlog::Framing::Parsed, control, ty, len, Some(payload))
+        });
         match ty {
             frame::SETTINGS => {
                 if self.peer_settings.is_some() {
@@ -505,6 +532,7 @@ impl Connection {
                 self.peer_dgram = get(frame::SETTINGS_H3_DATAGRAM) == Some(1);
                 self.peer_extended_connect =
                     get(frame::SETTINGS_ENABLE_CONNECT_PROTOCOL) == Some(1);
+                h3_qlog!(conn, q => q.parameters_set(crate::qlog::Owner::Remote, &settings, None));
                 self.peer_settings = Some(settings);
             }
             frame::GOAWAY => {
@@ -586,6 +614,7 @@ impl Connection {
                     {
                         qpack::Decoded::Blocked => {
                             st.state = State::Blocked;
+                            h3_qlog!(conn, q => q.qpack_stream_blocked(id, true));
                             return Ok(());
                         }
                         qpack::Decoded::Fields(lines) => {
@@ -671,6 +700,10 @@ impl Connection {
         st: &mut RecvStream,
         lines: Vec<qpack::FieldLine>,
     ) -> Flow {
+        h3_qlog!(conn, q => {
+            let fields = lines.iter().map(|l| (&l.name[..], &l.value[..]));
+            q.headers(crate::qlog::Framing::Parsed, id, None, fields)
+        });
         let list: Vec<Header> = lines
             .iter()
             .map(|l| Header::new(&l.name, &l.value))
@@ -865,6 +898,11 @@ impl Connection {
             Err(crate::Error::Done) => 0,
             Err(e) => return Err(e.into()),
         };
+        h3_qlog!(conn, q => {
+            let fields = headers.iter().map(|h| (h.name(), h.value()));
+            let len = Some(section.len() as u64);
+            q.headers(crate::qlog::Framing::Created, id, len, fields)
+        });
         if written < framed.len() {
             // The encoder's state already includes this section: what did not fit is kept
             // and written before anything else on the stream.
@@ -892,6 +930,7 @@ impl Connection {
         if conn.peer_streams_left_bidi() == 0 {
             return Err(Error::TransportError(crate::Error::StreamLimit));
         }
+        h3_qlog!(conn, q => q.stream_type_set(crate::qlog::Owner::Local, id, None));
         self.send_headers(conn, id, headers, fin)?;
         if headers
             .iter()
@@ -1001,6 +1040,10 @@ impl Connection {
         if written < len {
             return Err(Error::InternalError);
         }
+        h3_qlog!(conn, q => {
+            let framing = crate::qlog::Framing::Created;
+            q.frame(framing, stream_id, frame::DATA, len as u64, None)
+        });
         Ok(len)
     }
 
@@ -1019,6 +1062,10 @@ impl Connection {
         put_varint(&mut payload, id);
         let control = self.out.entry(self.control_id).or_default();
         put_frame(control, frame::GOAWAY, &payload);
+        h3_qlog!(conn, q => {
+            let (control, len) = (self.control_id, payload.len() as u64);
+            q.frame(crate::qlog::Framing::Created, control, frame::GOAWAY, len, Some(&payload))
+        });
         self.flush(conn);
         Ok(())
     }
@@ -1039,6 +1086,10 @@ impl Connection {
         payload.extend_from_slice(&priority.to_field_value());
         let control = self.out.entry(self.control_id).or_default();
         put_frame(control, frame::PRIORITY_UPDATE_REQUEST, &payload);
+        h3_qlog!(conn, q => {
+            let (ty, len) = (frame::PRIORITY_UPDATE_REQUEST, payload.len() as u64);
+            q.frame(crate::qlog::Framing::Created, self.control_id, ty, len, Some(&payload))
+        });
         self.flush(conn);
         Ok(())
     }

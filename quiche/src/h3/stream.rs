@@ -3,6 +3,7 @@
 //! transport, so a frame split anywhere across packets parses the same.
 
 use super::frame;
+use super::qlog::h3_qlog;
 use super::{Error, Result};
 use crate::Connection;
 
@@ -173,6 +174,7 @@ impl RecvStream {
         let (len, _) =
             frame::get_varint(&self.hdr[type_len..type_len + len_len]).ok_or(Error::FrameError)?;
         self.hdr_len = 0;
+        h3_qlog!(conn, q => q.frame_header_parsed(id, ty, len));
         Ok(Some((ty, len)))
     }
 

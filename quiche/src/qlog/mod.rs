@@ -9,10 +9,14 @@
 //! a connection without qlog builds, formats and allocates nothing for it. With qlog on, each
 //! event is serialized into one reused buffer and handed to the writer in a single `write_all`.
 //!
+//! HTTP/3 and QPACK events ([`AppQlog`]) are written through the same logger, from the
+//! HTTP/3 layer, which reaches it with [`crate::Connection::app_qlog`].
+//!
 //! Writing qlog never fails the connection: the first I/O error switches the logger off and is
 //! kept for [`QlogLogger::error`].
 
 mod frames;
+mod h3;
 
 #[cfg(test)]
 mod tests;
@@ -31,6 +35,7 @@ use ::qlog::{CommonFields, Configuration, QlogSeq, TraceSeq, VantagePoint, Vanta
 
 use self::frames::{duration_ms, hex};
 pub use self::frames::{to_qlog_frame, FrameLog, DEFAULT_ACK_DELAY_EXPONENT, MAX_LOGGED_FRAMES};
+pub use self::h3::{AppQlog, Framing, QpackState};
 use crate::frame::Frame;
 use crate::packet::{Epoch, Type};
 use crate::transport_params::TransportParams;
@@ -54,12 +59,13 @@ pub enum Vantage {
     Server,
 }
 
-/// Whose transport parameters are being logged.
+/// Whose parameters (transport parameters, HTTP/3 settings), stream or QPACK table an event
+/// is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Owner {
-    /// This endpoint's own parameters, as sent to the peer.
+    /// This endpoint's: parameters as sent to the peer, a stream it opened.
     Local,
-    /// The peer's parameters, as received.
+    /// The peer's: parameters as received, a stream it opened.
     Remote,
 }
 
@@ -251,6 +257,7 @@ pub struct QlogLogger {
     last_metrics: Option<Metrics>,
     congestion_state: Option<String>,
     connection_state: Option<ConnectionState>,
+    h3: self::h3::H3Log,
 }
 
 impl fmt::Debug for QlogLogger {
@@ -292,6 +299,7 @@ impl QlogLogger {
             last_metrics: None,
             congestion_state: None,
             connection_state: None,
+            h3: Default::default(),
         };
         let ty = match vantage {
             Vantage::Client => VantagePointType::Client,

@@ -10,6 +10,7 @@
 use std::collections::VecDeque;
 
 use super::instructions as ins;
+use super::log::ParsedLog;
 use super::prefix::{get_int, get_str, Parse};
 use super::table::{DynamicTable, ENTRY_OVERHEAD};
 use super::{decode_insert_count, static_table, Error, FieldLine, Result};
@@ -64,6 +65,8 @@ pub struct Decoder {
     blocked: Vec<Blocked>,
     blocked_bytes: usize,
     unblocked: VecDeque<(u64, Result<Vec<FieldLine>>)>,
+    /// Encoder-stream instructions parsed, kept for tracing when switched on.
+    parsed: ParsedLog,
 }
 
 impl Decoder {
@@ -87,6 +90,7 @@ impl Decoder {
             blocked: Vec::new(),
             blocked_bytes: 0,
             unblocked: VecDeque::new(),
+            parsed: ParsedLog::default(),
         }
     }
 
@@ -116,6 +120,7 @@ impl Decoder {
                 Err(Parse::Invalid | Parse::TooLong) => break Err(Error::EncoderStreamError),
             }
         };
+        self.parsed.record(&self.partial[..pos]);
         self.partial.drain(..pos);
         result?;
         if self.table.insert_count() > inserts_before {
@@ -400,6 +405,11 @@ impl Decoder {
     /// The decoder's dynamic table (for tests and statistics).
     pub fn table(&self) -> &DynamicTable {
         &self.table
+    }
+
+    /// The encoder-stream instructions parsed, for tracing (off unless switched on).
+    pub fn parsed_log(&mut self) -> &mut ParsedLog {
+        &mut self.parsed
     }
 }
 

@@ -15,6 +15,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::{Hash, Hasher};
 
 use super::instructions as ins;
+use super::log::ParsedLog;
 use super::prefix::{get_int, Parse};
 use super::static_table::{self, StaticMatch};
 use super::table::{entry_size, DynamicTable};
@@ -124,6 +125,8 @@ pub struct Encoder {
     partial: Vec<u8>,
     seen: HashSet<u64>,
     seen_order: VecDeque<u64>,
+    /// Decoder-stream instructions parsed, kept for tracing when switched on.
+    parsed: ParsedLog,
 }
 
 impl Default for Encoder {
@@ -147,6 +150,7 @@ impl Encoder {
             partial: Vec::new(),
             seen: HashSet::new(),
             seen_order: VecDeque::new(),
+            parsed: ParsedLog::default(),
         }
     }
 
@@ -185,6 +189,16 @@ impl Encoder {
     /// The encoder's dynamic table (for tests and statistics).
     pub fn table(&self) -> &DynamicTable {
         &self.table
+    }
+
+    /// How many inserts the decoder is known to have received (§2.1.4).
+    pub fn known_received_count(&self) -> u64 {
+        self.known_received
+    }
+
+    /// The decoder-stream instructions parsed, for tracing (off unless switched on).
+    pub fn parsed_log(&mut self) -> &mut ParsedLog {
+        &mut self.parsed
     }
 
     /// Streams with an unacknowledged section that references entries the decoder may not
@@ -422,6 +436,7 @@ impl Encoder {
                 break Err(e);
             }
         };
+        self.parsed.record(&self.partial[..pos]);
         self.partial.drain(..pos);
         result
     }

@@ -9,11 +9,13 @@
 //! - [`static_table`]: RFC 9204 Appendix A;
 //! - [`table`]: the dynamic table;
 //! - [`instructions`]: writers of every instruction and field line representation;
-//! - [`encoder`] and [`decoder`]: the two ends, with their instruction streams.
+//! - [`encoder`] and [`decoder`]: the two ends, with their instruction streams;
+//! - [`log`]: descriptions of the instructions, for tracing (qlog).
 
 pub mod decoder;
 pub mod encoder;
 pub mod instructions;
+pub mod log;
 pub mod prefix;
 pub mod static_table;
 pub mod table;
