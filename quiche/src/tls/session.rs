@@ -376,7 +376,9 @@ mod tests {
         let tag = HANDLE_MAGIC.len();
         saved[tag] ^= 0xff;
         assert_eq!(registry.take(&saved).err(), Some(Refusal::OtherProcess));
-        assert!(Refusal::OtherProcess.to_string().contains("another process"));
+        assert!(Refusal::OtherProcess
+            .to_string()
+            .contains("another process"));
     }
 
     #[test]
