@@ -456,7 +456,8 @@ impl<'a> Client<'a> {
             downloads.read(conn, &mut self.body_buf);
             if key_update_pending && downloads.bytes > 0 && conn.initiate_key_update().is_ok() {
                 key_update_pending = false;
-                eprintln!("key update initiated after {} bytes", downloads.bytes);
+                let bytes = downloads.bytes;
+                progress.suspend(|| eprintln!("key update initiated after {bytes} bytes"));
             }
             if finished_at.is_none() {
                 progress.update(downloads.bytes, downloads.expected_bytes(), now);

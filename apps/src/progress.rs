@@ -115,6 +115,14 @@ impl Progress {
         bar.set_position(bytes);
     }
 
+    /// Runs `f` (which writes to stderr) with the bar out of the way, then draws it again.
+    pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
+        match &self.bar {
+            Some(bar) => bar.suspend(f),
+            None => f(),
+        }
+    }
+
     /// Removes the bar, if one was drawn, so that what follows starts on a clean line.
     pub fn finish(&mut self) {
         if let Some(bar) = self.bar.take() {
