@@ -150,9 +150,13 @@ fn parse_header(s: &str) -> Result<(String, String), String> {
     max_term_width = 100
 )]
 pub struct ServerArgs {
-    /// UDP address to listen on, e.g. 127.0.0.1:4433 or [::]:443; port 0 picks a free port. The
-    /// bound address is printed on stdout as `listening on ADDR`
-    #[arg(long, value_name = "ADDR")]
+    /// UDP address to listen on (`--listen`).
+    #[arg(
+        long,
+        value_name = "ADDR",
+        help = "UDP address to listen on, e.g. 127.0.0.1:4433 or [::]:443; port 0 picks a free \
+                port. The bound address is printed on stdout as `listening on ADDR`"
+    )]
     pub listen: SocketAddr,
     /// Certificate chain (PEM)
     #[arg(long, value_name = "FILE")]
