@@ -303,7 +303,8 @@ bool quiche_conn_set_qlog_path(quiche_conn *conn, const char *path, const char *
                                const char *log_desc);
 
 /* Offers a session saved with quiche_conn_session() for resumption and 0-RTT (clients, before
- * the first quiche_conn_send()). Returns 0 or an error. */
+ * the first quiche_conn_send()). Returns 0 or an error: QUICHE_ERR_TLS_FAIL for a session saved
+ * by another process or another config (see quiche_conn_session()). */
 int quiche_conn_set_session(quiche_conn *conn, const uint8_t *buf, size_t buf_len);
 
 /* The addresses of a received datagram: where it came from and where it arrived. */
@@ -450,7 +451,9 @@ void quiche_conn_destination_id(const quiche_conn *conn, const uint8_t **out, si
 void quiche_conn_application_proto(const quiche_conn *conn, const uint8_t **out,
                                    size_t *out_len);
 
-/* The TLS session to resume later with quiche_conn_set_session() (empty if none yet). */
+/* The TLS session to resume later with quiche_conn_set_session() (empty if none yet). Unlike
+ * quiche's, valid only in this process, for connections of the same config: rustls cannot
+ * write a client session out and read it back, so it cannot be kept in a file. */
 void quiche_conn_session(quiche_conn *conn, const uint8_t **out, size_t *out_len);
 
 /* Returns whether the handshake completed. */

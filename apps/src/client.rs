@@ -19,7 +19,7 @@ use crate::udp::{RecvBatch, UdpIo};
 pub const EXIT_OK: i32 = 0;
 /// Exit status: some request or the connection failed.
 pub const EXIT_FAILED: i32 = 1;
-/// Exit status: bad usage, or an option the library cannot support yet.
+/// Exit status: bad usage, or an option the library cannot support.
 pub const EXIT_USAGE: i32 = 2;
 
 /// Datagrams read before the loop turns to reading streams and sending (ACKs).
@@ -40,7 +40,7 @@ const VN_PROBE_TIMEOUT: Duration = Duration::from_secs(3);
 /// Why the client stopped before or outside the requests.
 #[derive(Debug)]
 pub enum ClientError {
-    /// An option the library cannot support yet (exit status 2).
+    /// An option the library cannot support (exit status 2).
     NotSupported(String),
     /// Setup or I/O failed (exit status 1).
     Fatal(String),
@@ -59,7 +59,7 @@ impl ClientError {
 impl std::fmt::Display for ClientError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ClientError::NotSupported(m) => write!(f, "not supported yet: {m}"),
+            ClientError::NotSupported(m) => write!(f, "not supported: {m}"),
             ClientError::Fatal(m) => f.write_str(m),
         }
     }
@@ -122,21 +122,17 @@ impl Summary {
     }
 }
 
-/// Checks the options the library cannot serve yet, before any network activity.
+/// Checks the options the library cannot serve, before any network activity (the command
+/// line already refuses them; this covers `ClientArgs` built by other code).
 pub fn check_supported(args: &ClientArgs) -> Result<(), ClientError> {
     if args.session_file.is_some() {
         return Err(ClientError::NotSupported(
-            "--session-file: the library's sessions are only valid within the process that \
-             made them (rustls cannot serialize them); use --resume for a resumed connection \
-             within one run"
-                .into(),
+            crate::args::SESSION_FILE_UNSUPPORTED.into(),
         ));
     }
     if args.early_data && !args.resume {
         return Err(ClientError::NotSupported(
-            "--early-data without --resume: 0-RTT needs a session from an earlier connection \
-             of the same run"
-                .into(),
+            crate::args::EARLY_DATA_NEEDS_RESUME.into(),
         ));
     }
     Ok(())
@@ -460,10 +456,11 @@ impl<'a> Client<'a> {
             downloads.read(conn, &mut self.body_buf);
             if key_update_pending && downloads.bytes > 0 && conn.initiate_key_update().is_ok() {
                 key_update_pending = false;
-                eprintln!("key update initiated after {} bytes", downloads.bytes);
+                let bytes = downloads.bytes;
+                progress.suspend(|| eprintln!("key update initiated after {bytes} bytes"));
             }
             if finished_at.is_none() {
-                progress.update(downloads.bytes, now);
+                progress.update(downloads.bytes, downloads.expected_bytes(), now);
             }
         }
 

@@ -29,6 +29,8 @@ struct Download {
     upload: Option<FileBody>,
     /// HTTP/3: the response status, once its headers arrived.
     status: Option<u16>,
+    /// HTTP/3: whether the final response's content-length was added to the expected total.
+    length_known: bool,
 }
 
 /// How requests are made: HTTP/0.9, or HTTP/3 with these details.
@@ -115,6 +117,8 @@ pub struct Downloads<'a> {
     protocol: Protocol,
     /// Whether some request was sent before the handshake completed (0-RTT).
     pub sent_early: bool,
+    /// The sum of the content-lengths announced so far, and how many responses announced one.
+    announced: (u64, usize),
 }
 
 impl<'a> Downloads<'a> {
@@ -131,7 +135,19 @@ impl<'a> Downloads<'a> {
             completed: 0,
             failed: Vec::new(),
             sent_early: false,
+            announced: (0, 0),
         }
+    }
+
+    /// The body bytes to expect in all, once every response announced its content-length
+    /// (HTTP/3 downloads only: HTTP/0.9 has no headers, HEAD no body, and uploads count
+    /// bytes in both directions). For the progress bar's ETA.
+    pub fn expected_bytes(&self) -> Option<u64> {
+        let Protocol::Http3(req) = &self.protocol else {
+            return None;
+        };
+        let (sum, count) = self.announced;
+        (count == self.urls.len() && req.body.is_none() && req.method != "HEAD").then_some(sum)
     }
 
     /// Whether every request has ended, one way or the other.
@@ -189,6 +205,7 @@ impl<'a> Downloads<'a> {
                     bytes: 0,
                     upload: None,
                     status: None,
+                    length_known: false,
                 },
             );
         }
@@ -344,6 +361,7 @@ impl Downloads<'_> {
                 bytes: 0,
                 upload,
                 status: None,
+                length_known: false,
             };
             if let Some(body) = d.upload.as_mut() {
                 if let Ok((sent, done)) = send_upload(conn, h3, id, body) {
@@ -403,13 +421,22 @@ impl Downloads<'_> {
         let Some(d) = self.active.get_mut(&id) else {
             return;
         };
-        let status = list
-            .iter()
-            .find(|h| h.name() == b":status")
-            .and_then(|h| std::str::from_utf8(h.value()).ok()?.parse::<u16>().ok());
+        let field = |name: &[u8]| {
+            list.iter()
+                .find(|h| h.name() == name)
+                .and_then(|h| std::str::from_utf8(h.value()).ok())
+        };
+        let status = field(b":status").and_then(|v| v.parse::<u16>().ok());
         // Interim (1xx) responses come before the final one.
         if status.is_some_and(|s| s >= 200) || d.status.is_none() {
             d.status = status;
+        }
+        if status.is_some_and(|s| (200..300).contains(&s)) && !d.length_known {
+            if let Some(len) = field(b"content-length").and_then(|v| v.parse::<u64>().ok()) {
+                d.length_known = true;
+                self.announced.0 = self.announced.0.saturating_add(len);
+                self.announced.1 += 1;
+            }
         }
     }
 

@@ -6,7 +6,7 @@
 //! `on_timeout` wrappers and read it themselves for pacing and statistics.
 //!
 //! Modules, one job each:
-//! - [`args`]: command-line parsing (by hand) and the `--help` texts;
+//! - [`args`]: command-line parsing (clap) and the `--help` texts;
 //! - [`common`]: the `Config` both programs build, key logs, the qlog hook, connection IDs;
 //! - [`socket`]: binding UDP sockets with large buffers;
 //! - [`udp`]: batched UDP I/O: GSO/GRO, `sendmmsg`/`recvmmsg` (with [`socket`], the crate's
@@ -18,7 +18,7 @@
 //! - [`http3`]: the server's HTTP/3 requests and responses (ALPN `h3`);
 //! - [`token`]: the sealed address-validation tokens of the server's Retry packets;
 //! - [`server`] and [`client`]: the two event loops;
-//! - [`progress`]: the client's progress line.
+//! - [`progress`]: the client's progress bar (indicatif).
 
 // The library core never reads the clock (clippy's `disallowed-methods` bans `Instant::now`);
 // these programs own the sockets and the wall clock, so they are the one place allowed to.

@@ -1,44 +1,81 @@
-//! The client's progress line on stderr: only on a terminal, only for transfers that last over
-//! a second, redrawn at most four times a second.
+//! The client's progress bar on stderr (indicatif): bytes, rate and, once the size is known
+//! from the responses' content-length, a bar with the ETA. Only on a terminal, only for
+//! transfers that last over a second, redrawn at most four times a second; when stderr is not a
+//! terminal nothing is built or drawn, so scripted and benchmarked runs pay nothing.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
-/// Transfers shorter than this show no progress line.
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
+
+/// Transfers shorter than this show no progress bar.
 pub const SHOW_AFTER: Duration = Duration::from_secs(1);
 
 /// The least time between two redraws.
 pub const REDRAW_EVERY: Duration = Duration::from_millis(250);
 
-/// The progress line's state.
+/// While the size is unknown (HTTP/0.9, no content-length yet): bytes, rate, elapsed time.
+const TEMPLATE_UNKNOWN: &str = "{spinner} {binary_bytes:>11} {mbps:>14} {elapsed:>4}";
+
+/// Once the size is known: a bar, bytes of total, rate, ETA.
+const TEMPLATE_KNOWN: &str =
+    "{wide_bar} {binary_bytes:>11} / {binary_total_bytes:<11} {mbps:>14} ETA {eta:>4}";
+
+/// The rate in Mbit/s, the summary line's unit.
+fn mbps(state: &ProgressState, w: &mut dyn std::fmt::Write) {
+    let _ = write!(w, "{:.1} Mbit/s", state.per_sec() * 8.0 / 1e6);
+}
+
+fn style(template: &str) -> ProgressStyle {
+    ProgressStyle::with_template(template)
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .with_key("mbps", mbps)
+        .progress_chars("=> ")
+}
+
+/// The progress bar's state.
 pub struct Progress {
-    enabled: bool,
+    /// `None` when nothing is to be drawn.
+    bar: Option<ProgressBar>,
+    /// Where the bar goes once the transfer has lasted [`SHOW_AFTER`] (until then it is
+    /// hidden, so that short transfers leave no trace).
+    target: Option<ProgressDrawTarget>,
     start: Instant,
     last_draw: Option<Instant>,
+    /// The total set on the bar, once known.
+    total: Option<u64>,
 }
 
 impl Progress {
-    /// A progress line for a transfer that started at `start`; shown only if stderr is a
+    /// A progress bar for a transfer that started at `start`; shown only if stderr is a
     /// terminal.
     pub fn new(start: Instant) -> Self {
-        Self::with_output(start, std::io::stderr().is_terminal())
+        let target = std::io::stderr()
+            .is_terminal()
+            .then(ProgressDrawTarget::stderr);
+        Self::with_target(start, target)
     }
 
-    /// A progress line that is drawn (`enabled`) or not, whatever stderr is.
-    pub fn with_output(start: Instant, enabled: bool) -> Self {
+    /// A progress bar drawn to `target`, or not at all with `None`.
+    pub fn with_target(start: Instant, target: Option<ProgressDrawTarget>) -> Self {
+        let bar = target.is_some().then(|| {
+            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
+            bar.set_style(style(TEMPLATE_UNKNOWN));
+            bar
+        });
         Progress {
-            enabled,
+            bar,
+            target,
             start,
             last_draw: None,
+            total: None,
         }
     }
 
-    /// When the line should be redrawn next, if it is shown at all (for the event loop's
+    /// When the bar should be redrawn next, if it is shown at all (for the event loop's
     /// timeout, so that a stalled transfer still shows its rate falling).
     pub fn next_draw(&self) -> Option<Instant> {
-        if !self.enabled {
-            return None;
-        }
+        self.bar.as_ref()?;
         Some(match self.last_draw {
             Some(t) => t + REDRAW_EVERY,
             None => self.start + SHOW_AFTER,
@@ -50,43 +87,55 @@ impl Progress {
         self.next_draw().is_some_and(|t| now >= t)
     }
 
-    /// Redraws the line if a redraw is due.
-    pub fn update(&mut self, bytes: u64, now: Instant) {
+    /// Redraws the bar if a redraw is due: `bytes` so far, of `total` if known.
+    pub fn update(&mut self, bytes: u64, total: Option<u64>, now: Instant) {
         if !self.due(now) {
             return;
         }
+        let Some(bar) = &self.bar else {
+            return;
+        };
         self.last_draw = Some(now);
-        let line = progress_line(bytes, now.saturating_duration_since(self.start));
-        let mut err = std::io::stderr().lock();
-        // "\x1b[K" clears what a longer earlier line left.
-        let _ = write!(err, "\r{line}\x1b[K");
-        let _ = err.flush();
+        if let Some(target) = self.target.take() {
+            bar.set_draw_target(target);
+        }
+        if total != self.total {
+            self.total = total;
+            match total {
+                Some(len) => {
+                    bar.set_length(len);
+                    bar.set_style(style(TEMPLATE_KNOWN));
+                }
+                None => {
+                    bar.unset_length();
+                    bar.set_style(style(TEMPLATE_UNKNOWN));
+                }
+            }
+        }
+        bar.set_position(bytes);
     }
 
-    /// Removes the line, if one was drawn, so that what follows starts on a clean line.
-    pub fn finish(&mut self) {
-        if self.last_draw.take().is_some() {
-            let mut err = std::io::stderr().lock();
-            let _ = write!(err, "\r\x1b[K");
-            let _ = err.flush();
+    /// Runs `f` (which writes to stderr) with the bar out of the way, then draws it again.
+    pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
+        match &self.bar {
+            Some(bar) => bar.suspend(f),
+            None => f(),
         }
     }
-}
 
-/// The text of the progress line: bytes so far, average rate, elapsed time.
-pub fn progress_line(bytes: u64, elapsed: Duration) -> String {
-    let secs = elapsed.as_secs_f64();
-    let mbps = if secs > 0.0 {
-        bytes as f64 * 8.0 / secs / 1e6
-    } else {
-        0.0
-    };
-    format!(
-        "{:>9.1} MiB  {:>8.1} Mbit/s  {:>6.1} s",
-        bytes as f64 / (1024.0 * 1024.0),
-        mbps,
-        secs
-    )
+    /// Removes the bar, if one was drawn, so that what follows starts on a clean line.
+    pub fn finish(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
+
+    /// The bar's position and length (for tests).
+    #[cfg(test)]
+    fn state(&self) -> Option<(u64, Option<u64>)> {
+        let bar = self.bar.as_ref()?;
+        Some((bar.position(), bar.length()))
+    }
 }
 
 #[cfg(test)]
@@ -94,24 +143,92 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_line_shows_size_rate_and_time() {
-        let line = progress_line(50 << 20, Duration::from_secs(2));
-        assert_eq!(line, "     50.0 MiB     209.7 Mbit/s     2.0 s");
-        assert!(progress_line(0, Duration::ZERO).contains("0.0 Mbit/s"));
+    fn redraws_start_after_a_second_and_are_spaced() {
+        let t0 = Instant::now();
+        let mut p = Progress::with_target(t0, Some(ProgressDrawTarget::hidden()));
+        assert!(!p.due(t0 + Duration::from_millis(999)));
+        p.update(10, None, t0 + Duration::from_millis(999));
+        assert_eq!(p.state(), Some((0, None)), "not drawn before SHOW_AFTER");
+        assert!(p.due(t0 + SHOW_AFTER));
+        p.update(20, None, t0 + SHOW_AFTER);
+        assert_eq!(p.state(), Some((20, None)));
+        assert!(!p.due(t0 + SHOW_AFTER + Duration::from_millis(249)));
+        assert!(p.due(t0 + SHOW_AFTER + REDRAW_EVERY));
     }
 
     #[test]
-    fn redraws_start_after_a_second_and_are_spaced() {
+    fn a_known_size_gives_the_bar_a_length() {
         let t0 = Instant::now();
-        let mut p = Progress::with_output(t0, true);
-        assert!(!p.due(t0 + Duration::from_millis(999)));
-        assert!(p.due(t0 + SHOW_AFTER));
-        p.last_draw = Some(t0 + SHOW_AFTER);
-        assert!(!p.due(t0 + SHOW_AFTER + Duration::from_millis(249)));
-        assert!(p.due(t0 + SHOW_AFTER + REDRAW_EVERY));
+        let mut p = Progress::with_target(t0, Some(ProgressDrawTarget::hidden()));
+        p.update(1 << 20, Some(50 << 20), t0 + SHOW_AFTER);
+        assert_eq!(p.state(), Some((1 << 20, Some(50 << 20))));
+        p.update(2 << 20, None, t0 + SHOW_AFTER + REDRAW_EVERY);
+        assert_eq!(p.state(), Some((2 << 20, None)));
+        p.finish();
+        assert_eq!(p.state(), None);
+        assert_eq!(p.next_draw(), None);
+    }
 
-        let quiet = Progress::with_output(t0, false);
+    #[test]
+    fn nothing_is_drawn_without_a_terminal() {
+        let t0 = Instant::now();
+        let mut quiet = Progress::with_target(t0, None);
         assert_eq!(quiet.next_draw(), None);
         assert!(!quiet.due(t0 + Duration::from_secs(60)));
+        quiet.update(5, Some(10), t0 + Duration::from_secs(60));
+        assert_eq!(quiet.state(), None);
+    }
+
+    /// A terminal that keeps what is written to it.
+    #[derive(Debug, Clone, Default)]
+    struct Screen(std::sync::Arc<std::sync::Mutex<String>>);
+
+    impl indicatif::TermLike for Screen {
+        fn width(&self) -> u16 {
+            100
+        }
+        fn move_cursor_up(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_down(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_right(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_left(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn write_line(&self, s: &str) -> std::io::Result<()> {
+            self.write_str(s)
+        }
+        fn write_str(&self, s: &str) -> std::io::Result<()> {
+            self.0.lock().unwrap().push_str(s);
+            Ok(())
+        }
+        fn clear_line(&self) -> std::io::Result<()> {
+            self.0.lock().unwrap().clear();
+            Ok(())
+        }
+        fn flush(&self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn the_bar_shows_bytes_rate_and_eta() {
+        let screen = Screen::default();
+        let t0 = Instant::now();
+        let target = ProgressDrawTarget::term_like(Box::new(screen.clone()));
+        let mut p = Progress::with_target(t0, Some(target));
+        p.update(3 << 20, None, t0 + SHOW_AFTER);
+        let text = screen.0.lock().unwrap().clone();
+        assert!(text.contains("3.00 MiB"), "{text:?}");
+        assert!(text.contains("Mbit/s"), "{text:?}");
+        assert!(!text.contains("ETA"), "{text:?}");
+        p.update(5 << 20, Some(10 << 20), t0 + SHOW_AFTER + REDRAW_EVERY);
+        let text = screen.0.lock().unwrap().clone();
+        assert!(text.contains("5.00 MiB / 10.00 MiB"), "{text:?}");
+        assert!(text.contains("ETA"), "{text:?}");
     }
 }

@@ -1,9 +1,9 @@
-//! `quiche-client`: downloads URLs over HTTP/0.9 on QUIC. See `quiche-client --help`.
+//! `quiche-client`: downloads URLs over HTTP/3 or HTTP/0.9 on QUIC. See `quiche-client --help`.
 
 use std::process::ExitCode;
 
-use quiche_apps::args::{self, Command};
-use quiche_apps::client::{self, EXIT_FAILED, EXIT_OK, EXIT_USAGE};
+use quiche_apps::args;
+use quiche_apps::client::{self, EXIT_FAILED, EXIT_OK};
 use quiche_apps::common;
 
 fn exit(code: i32) -> ExitCode {
@@ -11,17 +11,8 @@ fn exit(code: i32) -> ExitCode {
 }
 
 fn main() -> ExitCode {
-    let args = match args::parse_client(std::env::args().skip(1)) {
-        Ok(Command::Run(args)) => args,
-        Ok(Command::Help) => {
-            print!("{}", args::client_help());
-            return ExitCode::SUCCESS;
-        }
-        Err(e) => {
-            eprintln!("quiche-client: {e} (see --help)");
-            return exit(EXIT_USAGE);
-        }
-    };
+    // Usage errors exit with status 2 (clap's), --help and --version with 0.
+    let args = args::parse_client(std::env::args().skip(1)).unwrap_or_else(|e| e.exit());
     common::init_logging();
     match client::run(&args) {
         Ok(summary) => {

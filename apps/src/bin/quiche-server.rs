@@ -1,24 +1,15 @@
-//! `quiche-server`: serves files over HTTP/0.9 on QUIC. See `quiche-server --help`.
+//! `quiche-server`: serves files over HTTP/3 and HTTP/0.9 on QUIC. See `quiche-server --help`.
 
 use std::io::Write;
 use std::process::ExitCode;
 
-use quiche_apps::args::{self, Command};
+use quiche_apps::args;
 use quiche_apps::common;
 use quiche_apps::server::Server;
 
 fn main() -> ExitCode {
-    let args = match args::parse_server(std::env::args().skip(1)) {
-        Ok(Command::Run(args)) => args,
-        Ok(Command::Help) => {
-            print!("{}", args::server_help());
-            return ExitCode::SUCCESS;
-        }
-        Err(e) => {
-            eprintln!("quiche-server: {e} (see --help)");
-            return ExitCode::from(2);
-        }
-    };
+    // Usage errors exit with status 2 (clap's), --help and --version with 0.
+    let args = args::parse_server(std::env::args().skip(1)).unwrap_or_else(|e| e.exit());
     common::init_logging();
     let mut server = match Server::new(&args) {
         Ok(server) => server,

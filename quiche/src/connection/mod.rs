@@ -755,13 +755,17 @@ impl Connection {
         ConnectionId::from_ref(&self.dcid)
     }
 
-    /// The session to resume later with `set_session` (see `tls::Handshake::session` for what
-    /// rustls allows: valid within this process and config).
+    /// The session to resume later with `set_session`: unlike quiche's, valid only in this
+    /// process, for connections made from the same `Config` (rustls 0.23 has no public way to
+    /// write a client session out and read it back). `None` until a ticket arrived.
     pub fn session(&self) -> Option<Vec<u8>> {
         self.tls.session()
     }
 
-    /// Resumes a session saved by `session` (client, before the first `send`).
+    /// Resumes a session saved by `session` (client, before the first `send`). Bytes from
+    /// another process (a session file), from another `Config` or whose tickets were all used
+    /// fail with `TlsFail`, the reason logged as a warning; the connection then makes a full
+    /// handshake.
     pub fn set_session(&mut self, session: &[u8]) -> Result<()> {
         self.tls.set_session(session)
     }

@@ -496,8 +496,9 @@ impl Handshake {
     /// [`Handshake::set_session`] of a later connection from the same [`TlsConfig`] in the same
     /// process. `None` on servers and until a ticket arrived (after the handshake).
     ///
-    /// rustls 0.23 cannot serialize a session, so these bytes are an opaque handle, not the
-    /// session: saved to a file, they are useless to another process.
+    /// rustls 0.23 cannot serialize a session (no public encoding or constructor), so these
+    /// bytes are an opaque handle, not the session: read back by another process (a session
+    /// file), [`Handshake::set_session`] refuses them and logs why.
     pub fn session(&self) -> Option<Vec<u8>> {
         self.sessions.as_ref()?.handle()
     }
@@ -507,7 +508,8 @@ impl Handshake {
     /// if the server name matches the one it was received from.
     ///
     /// Fails with `InvalidState` on a server or once the ClientHello was built, and with
-    /// `TlsFail` for bytes that are no handle of this config or whose tickets are all used.
+    /// `TlsFail` (the reason logged as a warning) for bytes that are no handle, a handle from
+    /// another process or another config, or one whose tickets are all used.
     pub fn set_session(&mut self, session: &[u8]) -> Result<()> {
         let Some(sessions) = &self.sessions else {
             return Err(Error::InvalidState);
