@@ -474,6 +474,51 @@ mod tests {
     }
 
     #[test]
+    fn experiments_have_their_own_defaults() {
+        let o = parse(&args("--experiment upload")).unwrap();
+        assert_eq!(o.experiment, Some(Experiment::Upload));
+        assert_eq!((o.scenario.size, o.runs), (UPLOAD_SIZE, 1));
+        let o = parse(&args("--experiment=upload --size 2MB")).unwrap();
+        assert_eq!(o.scenario.size, 2_000_000);
+        let o = parse(&args("--experiment multiplex --loss 0.5%")).unwrap();
+        assert_eq!(o.experiment, Some(Experiment::Multiplex));
+        assert_eq!((o.runs, o.loss), (MULTIPLEX_SEEDS, Some(0.005)));
+        assert_eq!(parse(&args("--experiment multiplex")).unwrap().loss, None);
+        assert!(parse(&args("--experiment upload --trace 1ms")).is_err());
+    }
+
+    #[test]
+    fn main_runs_the_experiments() {
+        let mut out = Vec::new();
+        assert!(main(&args("--experiment upload --size 500kB"), &mut out).unwrap());
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.starts_with("HTTP/3 POST of 500.0 kB over 200 Mbps"),
+            "{text}"
+        );
+        assert!(text.contains("auto-tuned / fixed goodput"), "{text}");
+        let mut out = Vec::new();
+        let done = main(
+            &args("--experiment multiplex --runs 1 --loss 0 --seed 4"),
+            &mut out,
+        )
+        .unwrap();
+        assert!(done);
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("loss 0% both ways"), "{text}");
+        for mode in h3exp::MODES {
+            assert!(text.contains(&format!("{mode}")), "{text}");
+        }
+        assert!(matches!(
+            main(
+                &args("--experiment upload --qlog-dir /tmp/x"),
+                &mut Vec::new()
+            ),
+            Err(CliError::Failed(_))
+        ));
+    }
+
+    #[test]
     fn bad_input_is_refused() {
         for bad in [
             "--size",
@@ -486,6 +531,8 @@ mod tests {
             "--queue lots",
             "--frobnicate",
             "--runs many",
+            "--experiment",
+            "--experiment download",
         ] {
             assert!(parse(&args(bad)).is_err(), "{bad}");
         }
