@@ -18,7 +18,7 @@ use crate::units::{parse_duration, parse_probability, parse_rate, parse_size, Qu
 pub const USAGE: &str = "\
 Usage: netsim [options]
        netsim --matrix [options]
-       netsim --experiment upload|multiplex [--size SIZE] [--runs K] [--seed S] [--threads N]
+       netsim --experiment upload|multiplex [--size SIZE] [--loss P] [--runs K] [--seed S]
 
 Simulates a transfer between a quiche client and server over a modelled bottleneck on virtual
 time and prints completion time, goodput, packets sent/lost/retransmitted and how slow start

@@ -302,7 +302,7 @@ pub struct PageResult {
     pub bytes: u64,
     /// Connections opened.
     pub connections: usize,
-    /// Packets the servers sent, and declared lost.
+    /// Packets the servers sent.
     pub sent: u64,
     /// Packets the servers declared lost.
     pub lost: u64,
