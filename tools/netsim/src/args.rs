@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use quiche::HystartVariant;
 
+use crate::h3exp;
 use crate::matrix::{algorithms, matrix, LOSS_RATES, SEEDS};
 use crate::report;
 use crate::scenario::Scenario;
@@ -17,6 +18,7 @@ use crate::units::{parse_duration, parse_probability, parse_rate, parse_size, Qu
 pub const USAGE: &str = "\
 Usage: netsim [options]
        netsim --matrix [options]
+       netsim --experiment upload|multiplex [--size SIZE] [--loss P] [--runs K] [--seed S]
 
 Simulates a transfer between a quiche client and server over a modelled bottleneck on virtual
 time and prints completion time, goodput, packets sent/lost/retransmitted and how slow start
@@ -55,6 +57,13 @@ Runs:
                            state change or loss (one run only)
   --matrix                 the issue's experiment: loss 0,1,2,5,8 % x {reno, reno+hystart,
                            cubic, cubic+hystart}, on the path given by the other options
+  --experiment upload      HTTP/3: a 100 MB POST (or --size) over 200 Mbps, 40 ms, 1-BDP
+                           queue, server windows auto-tuned from 64 KiB vs fixed at 16 MiB
+  --experiment multiplex   HTTP/3: a page of 1 HTML + 80 objects of 5-50 kB over 20 Mbps,
+                           100 ms, 1% loss, 1-BDP queue: multiplexed on one connection vs one
+                           request at a time on 1 and on 6 connections (--runs pages, 10;
+                           --loss replaces the 1%)
+                           (both experiments fix the path and congestion control themselves)
   --help                   this text
 ";
 
@@ -75,10 +84,23 @@ pub struct Options {
     pub verbose: bool,
     /// Run the experiment matrix.
     pub matrix: bool,
+    /// `--loss` when given: the multiplexing experiment's loss rate instead of its 1 %.
+    pub loss: Option<f64>,
+    /// Run one of the HTTP/3 experiments instead.
+    pub experiment: Option<Experiment>,
     /// Print the help text.
     pub help: bool,
     /// Trace the sender's congestion controller at this interval (single runs only).
     pub trace: Option<Duration>,
+}
+
+/// The HTTP/3 experiments of `--experiment`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Experiment {
+    /// A large POST with auto-tuned against fixed receive windows.
+    Upload,
+    /// A page of many objects: multiplexed, sequential, six connections.
+    Multiplex,
 }
 
 /// Splits `--flag=value` and fetches a flag's value.
@@ -133,6 +155,7 @@ pub fn parse(args: &[String]) -> Result<Options, String> {
     let (mut rtt, mut delay_up, mut delay_down) = (None, None, None);
     let (mut loss, mut loss_up, mut loss_down) = (None, None, None);
     let mut runs = None;
+    let mut size = None;
     let mut o = Options {
         scenario: Scenario::default(),
         runs: 1,
@@ -141,6 +164,8 @@ pub fn parse(args: &[String]) -> Result<Options, String> {
         qlog_dir: None,
         verbose: false,
         matrix: false,
+        experiment: None,
+        loss: None,
         help: false,
         trace: None,
     };
@@ -151,7 +176,7 @@ pub fn parse(args: &[String]) -> Result<Options, String> {
     while let Some(flag) = flags.next_flag() {
         let f = flag.as_str();
         match f {
-            "--size" => s.size = flags.parsed(f, parse_size)?,
+            "--size" => size = Some(flags.parsed(f, parse_size)?),
             "--rate" => s.rate_bps = flags.parsed(f, parse_rate)?,
             "--rtt" => rtt = Some(flags.parsed(f, parse_duration)?),
             "--delay-up" => delay_up = Some(flags.parsed(f, parse_duration)?),
@@ -197,6 +222,13 @@ pub fn parse(args: &[String]) -> Result<Options, String> {
             "--verbose" | "-v" => o.verbose = true,
             "--trace" => o.trace = Some(flags.parsed(f, parse_duration)?),
             "--matrix" => o.matrix = true,
+            "--experiment" => {
+                o.experiment = Some(flags.parsed(f, |v| match v {
+                    "upload" => Ok(Experiment::Upload),
+                    "multiplex" => Ok(Experiment::Multiplex),
+                    _ => Err(format!("{v:?}: expected upload or multiplex")),
+                })?)
+            }
             "--help" | "-h" => o.help = true,
             _ => return Err(format!("unknown option {flag:?} (see --help)")),
         }
@@ -210,13 +242,23 @@ pub fn parse(args: &[String]) -> Result<Options, String> {
     if s.rtt() == Duration::ZERO {
         return Err("the round-trip time must be positive".to_string());
     }
+    o.loss = loss;
     s.loss_up = loss_up.or(loss).unwrap_or(s.loss_up);
     s.loss_down = loss_down.or(loss).unwrap_or(s.loss_down);
+    s.size = match (size, o.experiment) {
+        (Some(size), _) => size,
+        (None, Some(Experiment::Upload)) => UPLOAD_SIZE,
+        (None, _) => s.size,
+    };
     if s.size == 0 {
         return Err("--size must be positive".to_string());
     }
-    o.runs = runs.unwrap_or(if o.matrix { SEEDS } else { 1 });
-    if o.trace.is_some() && (o.runs > 1 || o.matrix) {
+    o.runs = runs.unwrap_or(match o.experiment {
+        Some(Experiment::Multiplex) => MULTIPLEX_SEEDS,
+        _ if o.matrix => SEEDS,
+        _ => 1,
+    });
+    if o.trace.is_some() && (o.runs > 1 || o.matrix || o.experiment.is_some()) {
         return Err("--trace needs a single run".to_string());
     }
     o.scenario = s;
@@ -255,6 +297,9 @@ pub fn main(args: &[String], out: &mut dyn Write) -> Result<bool, CliError> {
         std::fs::create_dir_all(dir).map_err(|e| format!("--qlog-dir {}: {e}", dir.display()))?;
     }
     let seeds: Vec<u64> = (o.seed..o.seed.saturating_add(o.runs)).collect();
+    if let Some(experiment) = o.experiment {
+        return run_experiment(experiment, &o, &seeds, out);
+    }
     if o.matrix {
         if o.qlog_dir.is_some() {
             return Err(CliError::Failed(
@@ -298,6 +343,41 @@ pub fn main(args: &[String], out: &mut dyn Write) -> Result<bool, CliError> {
         write!(out, "{}", report::summary(&summary, &o.scenario))?;
     }
     Ok(summary.all_completed())
+}
+
+/// The upload experiment's default size: 100 MB.
+pub const UPLOAD_SIZE: u64 = 100_000_000;
+/// Pages (seeds) the multiplexing experiment loads by default.
+pub const MULTIPLEX_SEEDS: u64 = 10;
+
+fn run_experiment(
+    experiment: Experiment,
+    o: &Options,
+    seeds: &[u64],
+    out: &mut dyn Write,
+) -> Result<bool, CliError> {
+    if o.qlog_dir.is_some() {
+        return Err(CliError::Failed(
+            "--qlog-dir is not supported with --experiment".to_string(),
+        ));
+    }
+    match experiment {
+        Experiment::Upload => {
+            let s = h3exp::upload_scenario(o.scenario.size);
+            let c = h3exp::upload_experiment(&s, o.seed, o.threads)?;
+            write!(out, "{}", h3exp::upload_report(&c))?;
+            Ok(c.tuned.completed && c.fixed.completed && c.small.completed)
+        }
+        Experiment::Multiplex => {
+            let mut s = h3exp::multiplex_scenario();
+            if let Some(loss) = o.loss {
+                (s.loss_up, s.loss_down) = (loss, loss);
+            }
+            let rows = h3exp::multiplex_experiment(&s, &h3exp::MODES, seeds, o.threads)?;
+            write!(out, "{}", h3exp::multiplex_report(&s, &rows))?;
+            Ok(rows.iter().all(|r| r.all_completed()))
+        }
+    }
 }
 
 #[cfg(test)]
@@ -394,6 +474,51 @@ mod tests {
     }
 
     #[test]
+    fn experiments_have_their_own_defaults() {
+        let o = parse(&args("--experiment upload")).unwrap();
+        assert_eq!(o.experiment, Some(Experiment::Upload));
+        assert_eq!((o.scenario.size, o.runs), (UPLOAD_SIZE, 1));
+        let o = parse(&args("--experiment=upload --size 2MB")).unwrap();
+        assert_eq!(o.scenario.size, 2_000_000);
+        let o = parse(&args("--experiment multiplex --loss 0.5%")).unwrap();
+        assert_eq!(o.experiment, Some(Experiment::Multiplex));
+        assert_eq!((o.runs, o.loss), (MULTIPLEX_SEEDS, Some(0.005)));
+        assert_eq!(parse(&args("--experiment multiplex")).unwrap().loss, None);
+        assert!(parse(&args("--experiment upload --trace 1ms")).is_err());
+    }
+
+    #[test]
+    fn main_runs_the_experiments() {
+        let mut out = Vec::new();
+        assert!(main(&args("--experiment upload --size 500kB"), &mut out).unwrap());
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.starts_with("HTTP/3 POST of 500.0 kB over 200 Mbps"),
+            "{text}"
+        );
+        assert!(text.contains("auto-tuned / fixed goodput"), "{text}");
+        let mut out = Vec::new();
+        let done = main(
+            &args("--experiment multiplex --runs 1 --loss 0 --seed 4"),
+            &mut out,
+        )
+        .unwrap();
+        assert!(done);
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("loss 0% both ways"), "{text}");
+        for mode in h3exp::MODES {
+            assert!(text.contains(&format!("{mode}")), "{text}");
+        }
+        assert!(matches!(
+            main(
+                &args("--experiment upload --qlog-dir /tmp/x"),
+                &mut Vec::new()
+            ),
+            Err(CliError::Failed(_))
+        ));
+    }
+
+    #[test]
     fn bad_input_is_refused() {
         for bad in [
             "--size",
@@ -406,6 +531,8 @@ mod tests {
             "--queue lots",
             "--frobnicate",
             "--runs many",
+            "--experiment",
+            "--experiment download",
         ] {
             assert!(parse(&args(bad)).is_err(), "{bad}");
         }

@@ -6,10 +6,14 @@
 //! a virtual clock. A [`Scenario`] describes one transfer; [`run`] plays it with one seed and
 //! returns a [`RunResult`]; [`run_seeds`] plays several seeds in parallel and [`Summary`] gives
 //! min/median/max of each figure; [`matrix`] runs the congestion-control comparison of the
-//! project's issue 5.
+//! project's issue 5. [`h3exp`] runs HTTP/3 (`quiche::h3`) experiments over [`net::Net`], a
+//! simulator in the same model whose bottleneck several connection pairs share.
 
 pub mod args;
+pub mod h3exp;
+pub mod http;
 pub mod matrix;
+pub mod net;
 pub mod report;
 pub mod scenario;
 pub mod sim;

@@ -1,0 +1,348 @@
+//! Several client/server connection pairs sharing one bottleneck, on a virtual clock.
+//!
+//! The library's [`quiche::testing::Pipe`] joins exactly one client and one server. A browser
+//! fetching a page over HTTP/1.1 opens up to six connections to the same server, and they
+//! compete for the same access link: their datagrams wait in the same drop-tail queue. [`Net`]
+//! models that with the link model of `Pipe` (per direction: a bottleneck of a given rate that
+//! serialises datagrams one after the other, a drop-tail queue in bytes in front of it, a
+//! one-way delay and random loss from a seeded PRNG), but one link per direction for every pair,
+//! and pairs that can join while the others run.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::time::{Duration, Instant};
+
+use quiche::testing::{virtual_epoch, Direction, Rng};
+use quiche::{Config, Connection, ConnectionId, Error, RecvInfo};
+
+/// One direction of the shared path.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LinkModel {
+    /// One-way propagation delay.
+    pub delay: Duration,
+    /// Bottleneck rate in bits per second (of UDP payload bytes).
+    pub rate_bps: u64,
+    /// Bytes the drop-tail queue holds; `None` is unbounded.
+    pub queue_bytes: Option<u64>,
+    /// Probability that a datagram is lost at random (before it reaches the queue).
+    pub loss: f64,
+}
+
+/// What one direction of the shared link did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LinkCounters {
+    /// Datagrams offered to the link.
+    pub sent: u64,
+    /// Bytes offered to the link.
+    pub bytes: u64,
+    /// Datagrams lost at random.
+    pub dropped_random: u64,
+    /// Datagrams dropped because the queue was full.
+    pub dropped_queue: u64,
+}
+
+struct Link {
+    model: LinkModel,
+    /// When the bottleneck finishes serialising what it has accepted so far.
+    busy_until: Option<Instant>,
+    counters: LinkCounters,
+}
+
+impl Link {
+    /// When a datagram of `len` bytes offered at `now` reaches the far end, or `None` when the
+    /// queue has no room for it.
+    fn schedule(&mut self, now: Instant, len: usize) -> Option<Instant> {
+        let rate = self.model.rate_bps.max(1) as f64;
+        let start = self.busy_until.map_or(now, |b| b.max(now));
+        if let Some(limit) = self.model.queue_bytes {
+            let backlog = start.saturating_duration_since(now).as_secs_f64() * rate / 8.0;
+            if backlog + len as f64 > limit as f64 {
+                return None;
+            }
+        }
+        let done = start + Duration::from_secs_f64(len as f64 * 8.0 / rate);
+        self.busy_until = Some(done);
+        Some(done + self.model.delay)
+    }
+}
+
+/// A client and the server connection that serves it.
+pub struct Pair {
+    /// The client side.
+    pub client: Connection,
+    /// The server side.
+    pub server: Connection,
+    client_addr: SocketAddr,
+    server_addr: SocketAddr,
+    /// Per direction, when the last paced datagram leaves: the sender is asked for more only
+    /// then, as an application holding a paced datagram until its time would.
+    paced_until: [Option<Instant>; 2],
+}
+
+impl Pair {
+    fn sender(&mut self, direction: Direction) -> &mut Connection {
+        match direction {
+            Direction::ToServer => &mut self.client,
+            Direction::ToClient => &mut self.server,
+        }
+    }
+}
+
+struct InFlight {
+    arrival: Instant,
+    seq: u64,
+    pair: usize,
+    direction: Direction,
+    data: Vec<u8>,
+}
+
+impl PartialEq for InFlight {
+    fn eq(&self, other: &Self) -> bool {
+        (self.arrival, self.seq) == (other.arrival, other.seq)
+    }
+}
+impl Eq for InFlight {}
+impl PartialOrd for InFlight {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for InFlight {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (self.arrival, self.seq).cmp(&(other.arrival, other.seq))
+    }
+}
+
+const DIRECTIONS: [Direction; 2] = [Direction::ToServer, Direction::ToClient];
+
+/// Connection pairs sharing one link per direction, on a virtual clock.
+pub struct Net {
+    /// The virtual time now.
+    pub now: Instant,
+    /// The connection pairs, in the order they joined.
+    pub pairs: Vec<Pair>,
+    start: Instant,
+    links: [Link; 2],
+    in_flight: BinaryHeap<Reverse<InFlight>>,
+    seq: u64,
+    rng: Rng,
+    buf: Vec<u8>,
+    /// Buffers of delivered datagrams, reused for new ones.
+    spare: Vec<Vec<u8>>,
+    /// Which pair sends first in the next flush: rotating it keeps the order in which pairs
+    /// reach the shared queue from favouring one of them.
+    first: usize,
+}
+
+impl Net {
+    /// An empty network with a link model per direction and a seed for its randomness (loss
+    /// and connection IDs).
+    pub fn new(to_server: LinkModel, to_client: LinkModel, seed: u64) -> Net {
+        let link = |model| Link {
+            model,
+            busy_until: None,
+            counters: LinkCounters::default(),
+        };
+        let now = virtual_epoch();
+        Net {
+            now,
+            pairs: Vec::new(),
+            start: now,
+            links: [link(to_server), link(to_client)],
+            in_flight: BinaryHeap::new(),
+            seq: 0,
+            rng: Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1),
+            buf: vec![0; 65535],
+            spare: Vec::new(),
+            first: 0,
+        }
+    }
+
+    /// Opens a new connection pair now (the client sends its first Initial at the next step);
+    /// returns its index in [`Net::pairs`].
+    pub fn connect(
+        &mut self,
+        client_config: &mut Config,
+        server_config: &mut Config,
+    ) -> Result<usize, Error> {
+        let index = self.pairs.len();
+        let port = u16::try_from(10_000 + index).map_err(|_| Error::InvalidState)?;
+        let client_addr = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(127, 0, 0, 1)), port);
+        let server_addr = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(127, 0, 0, 1)), 443);
+        let mut client_scid = [0u8; 16];
+        self.rng.fill(&mut client_scid);
+        let mut server_scid = [0u8; 16];
+        self.rng.fill(&mut server_scid);
+        let client = quiche::connect(
+            Some("localhost"),
+            &ConnectionId::from_ref(&client_scid),
+            client_addr,
+            server_addr,
+            client_config,
+        )?;
+        let server = quiche::accept(
+            &ConnectionId::from_ref(&server_scid),
+            None,
+            server_addr,
+            client_addr,
+            server_config,
+        )?;
+        self.pairs.push(Pair {
+            client,
+            server,
+            client_addr,
+            server_addr,
+            paced_until: [None; 2],
+        });
+        Ok(index)
+    }
+
+    /// Virtual time since the network was created.
+    pub fn elapsed(&self) -> Duration {
+        self.now - self.start
+    }
+
+    /// What the link in one direction did so far.
+    pub fn counters(&self, direction: Direction) -> LinkCounters {
+        self.links[direction as usize].counters
+    }
+
+    /// Lets every connection send what it can now, putting its datagrams on the shared link.
+    fn flush(&mut self) -> Result<(), Error> {
+        let n = self.pairs.len();
+        for k in 0..n {
+            let p = (self.first + k) % n;
+            for direction in DIRECTIONS {
+                self.flush_one(p, direction)?;
+            }
+        }
+        if n > 0 {
+            self.first = (self.first + 1) % n;
+        }
+        Ok(())
+    }
+
+    fn flush_one(&mut self, p: usize, direction: Direction) -> Result<(), Error> {
+        let d = direction as usize;
+        if self.pairs[p].paced_until[d].is_some_and(|t| t > self.now) {
+            return Ok(());
+        }
+        loop {
+            let (len, info) = match self.pairs[p]
+                .sender(direction)
+                .send_at(&mut self.buf, self.now)
+            {
+                Ok(v) => v,
+                Err(Error::Done) => return Ok(()),
+                Err(e) => return Err(e),
+            };
+            // Pacing: a datagram leaves no earlier than the time its sender asked for.
+            let leave = info.at.max(self.now);
+            let mut data = self.spare.pop().unwrap_or_default();
+            data.clear();
+            data.extend_from_slice(&self.buf[..len]);
+            self.offer(p, direction, leave, data);
+            if leave > self.now {
+                self.pairs[p].paced_until[d] = Some(leave);
+                return Ok(());
+            }
+        }
+    }
+
+    fn offer(&mut self, pair: usize, direction: Direction, at: Instant, data: Vec<u8>) {
+        let link = &mut self.links[direction as usize];
+        link.counters.sent += 1;
+        link.counters.bytes += data.len() as u64;
+        if self.rng.chance(link.model.loss) {
+            link.counters.dropped_random += 1;
+            self.spare.push(data);
+            return;
+        }
+        let Some(arrival) = link.schedule(at, data.len()) else {
+            link.counters.dropped_queue += 1;
+            self.spare.push(data);
+            return;
+        };
+        self.seq += 1;
+        self.in_flight.push(Reverse(InFlight {
+            arrival,
+            seq: self.seq,
+            pair,
+            direction,
+            data,
+        }));
+    }
+
+    /// Delivers every datagram that has arrived by now. A receiver's error on one datagram is
+    /// its own business (it drops the datagram or closes the connection).
+    fn deliver(&mut self) {
+        while self
+            .in_flight
+            .peek()
+            .is_some_and(|Reverse(d)| d.arrival <= self.now)
+        {
+            let Some(Reverse(mut dgram)) = self.in_flight.pop() else {
+                break;
+            };
+            let pair = &mut self.pairs[dgram.pair];
+            let (conn, info) = match dgram.direction {
+                Direction::ToServer => (
+                    &mut pair.server,
+                    RecvInfo {
+                        from: pair.client_addr,
+                        to: pair.server_addr,
+                    },
+                ),
+                Direction::ToClient => (
+                    &mut pair.client,
+                    RecvInfo {
+                        from: pair.server_addr,
+                        to: pair.client_addr,
+                    },
+                ),
+            };
+            let _ = conn.recv_at(&mut dgram.data, info, self.now);
+            self.spare.push(dgram.data);
+        }
+    }
+
+    /// When the next thing happens: an arrival, a timer, or the end of a pacing delay.
+    pub fn next_event(&self) -> Option<Instant> {
+        let arrival = self.in_flight.peek().map(|Reverse(d)| d.arrival);
+        let pairs = self.pairs.iter().flat_map(|p| {
+            let paced = p
+                .paced_until
+                .into_iter()
+                .flatten()
+                .filter(|&t| t > self.now);
+            [p.client.timeout_instant(), p.server.timeout_instant()]
+                .into_iter()
+                .flatten()
+                .chain(paced)
+        });
+        arrival.into_iter().chain(pairs).min()
+    }
+
+    /// One step: every connection sends, arrivals are delivered, the clock jumps to the next
+    /// event and due timers fire. Returns false when nothing is left to happen.
+    pub fn step(&mut self) -> Result<bool, Error> {
+        self.flush()?;
+        self.deliver();
+        self.flush()?;
+        let Some(next) = self.next_event() else {
+            return Ok(false);
+        };
+        self.now = self.now.max(next);
+        self.deliver();
+        let now = self.now;
+        for pair in &mut self.pairs {
+            for conn in [&mut pair.client, &mut pair.server] {
+                if conn.timeout_instant().is_some_and(|t| t <= now) {
+                    conn.on_timeout_at(now);
+                }
+            }
+        }
+        Ok(true)
+    }
+}
