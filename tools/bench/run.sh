@@ -23,7 +23,8 @@
 #   --runs N        transfers per variant (BENCH_RUNS, default 3)
 #   --dir DIR       work directory for the file served and the file downloaded; needs twice the
 #                   size free (BENCH_DIR, default: a new directory under ${TMPDIR:-/tmp})
-#   --timeout S     seconds one transfer may take (BENCH_TIMEOUT, default 600)
+#   --timeout S     seconds one transfer or requests/s measurement may take (BENCH_TIMEOUT,
+#                   default 600)
 #   --handshakes N  handshakes per measurement (BENCH_HANDSHAKES, default 2000; 0 skips 2 and 3)
 #   --hs-runs N     measurements per implementation (BENCH_HS_RUNS, default 3)
 #   --idle-conns K  idle connection pairs for the heap figure (BENCH_IDLE_CONNS, default 1000)
@@ -36,7 +37,7 @@
 #   --ours-bin DIR  take quiche-server and quiche-client from DIR (another build) and do not
 #                   build them (BENCH_OURS_BIN)
 #   --no-build      use the binaries already built
-#   --keep          keep the work directory (logs, results.tsv, handshakes.tsv)
+#   --keep          keep the work directory (logs, results.tsv, handshakes.tsv, rps.tsv)
 # See tools/bench/README.md for what is measured and how.
 set -euo pipefail
 REPO="$(cd "$(dirname "$0")/../.." && pwd)"
