@@ -464,10 +464,11 @@ rps_run() {
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$server" "$run" "$(field per_sec <<<"$line")" \
         "$(field p50_us <<<"$line")" "$(field p90_us <<<"$line")" "$(field p99_us <<<"$line")" \
         "$srv_us" "$cli_us" "$(field max_us <<<"$line")" >>"$DIR/rps.tsv"
-    printf '  %-7s run %s: %9s req/s  p50 %6s us  p90 %6s us  p99 %6s us  server CPU %5ss (%5s us/req)  client CPU %5ss (%5s us/req)\n' \
+    printf '  %-7s run %s: %9s req/s  p50 %6s us  p90 %6s us  p99 %6s us  server CPU %5ss (%5s us/req)  client CPU %5ss (%5s us/req)  datagrams c->s %s s->c %s  client wake-ups %s\n' \
         "$server" "$run" "$(field per_sec <<<"$line")" "$(field p50_us <<<"$line")" \
         "$(field p90_us <<<"$line")" "$(field p99_us <<<"$line")" "$server_cpu" "$srv_us" \
-        "$client_cpu" "$cli_us"
+        "$client_cpu" "$cli_us" "$(field datagrams_sent <<<"$line")" \
+        "$(field datagrams_received <<<"$line")" "$(field wakeups <<<"$line")"
 }
 
 if [ "$RPS_N" -gt 0 ]; then

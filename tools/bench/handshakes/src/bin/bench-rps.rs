@@ -16,12 +16,15 @@
 //! status 1). Prints one line:
 //!
 //! ```text
-//! rps requests=N concurrency=C secs=S per_sec=R p50_us=.. p90_us=.. p99_us=.. max_us=.. bytes=B handshake_ms=H
+//! rps url=URL requests=N warmup=W concurrency=C secs=S per_sec=R p50_us=.. p90_us=.. p99_us=..
+//!     max_us=.. bytes=B handshake_ms=H datagrams_sent=.. datagrams_received=.. wakeups=..
 //! ```
 //!
-//! where secs runs from sending the first counted request to the end of the last response,
-//! and the latencies (µs) from a request being handed to the connection to the end of its
-//! response. See tools/bench/README.md.
+//! (on one line) where secs runs from sending the first counted request to the end of the
+//! last response, the latencies (µs) from a request being handed to the connection to the end
+//! of its response, and the last three count the whole run (warm-up and handshake included):
+//! how many requests shared a datagram and how often the client waited for the server. See
+//! tools/bench/README.md.
 
 // A benchmark: wall-clock time is what it measures, so the workspace ban on `Instant::now`
 // (time is a parameter in the library) does not apply.
@@ -184,6 +187,10 @@ struct Wire {
     out: Vec<u8>,
     /// Length and destination of the datagram in `out` still to send.
     pending: Option<(usize, SocketAddr)>,
+    /// Datagrams sent and received, and event-loop wake-ups: how the exchange went.
+    sent: u64,
+    received: u64,
+    wakeups: u64,
 }
 
 impl Wire {
@@ -199,7 +206,7 @@ impl Wire {
                 },
             };
             match self.socket.send_to(&self.out[..len], to) {
-                Ok(_) => {}
+                Ok(_) => self.sent += 1,
                 Err(e) if e.kind() == ErrorKind::WouldBlock => {
                     self.pending = Some((len, to));
                     return Ok(false);
@@ -221,6 +228,7 @@ impl Wire {
                     // A datagram the connection refuses (undecryptable, ...) is dropped, as
                     // any endpoint does; the connection's own errors show in is_closed().
                     let _ = conn.recv(&mut buf[..n], info);
+                    self.received += 1;
                 }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(()),
                 Err(e) => return Err(format!("recv_from: {e}")),
@@ -389,6 +397,9 @@ fn run(a: &Args) -> Result<String, String> {
         local,
         out: vec![0; MAX_DATAGRAM],
         pending: None,
+        sent: 0,
+        received: 0,
+        wakeups: 0,
     };
     let mut poll = Poll::new().map_err(|e| format!("poll: {e}"))?;
     poll.registry()
@@ -471,6 +482,7 @@ fn run(a: &Args) -> Result<String, String> {
             .min(deadline.saturating_duration_since(now));
         poll.poll(&mut events, Some(wait))
             .map_err(|e| format!("poll: {e}"))?;
+        wire.wakeups += 1;
         wire.receive(&mut conn, &mut buf)?;
         let now = Instant::now();
         if timer.is_some_and(|t| now >= before_poll + t) {
@@ -509,7 +521,8 @@ fn run(a: &Args) -> Result<String, String> {
     let counted = t.latencies.len() as f64;
     Ok(format!(
         "rps url={} requests={} warmup={} concurrency={} secs={secs:.3} per_sec={:.1} \
-         p50_us={} p90_us={} p99_us={} max_us={} bytes={} handshake_ms={:.3}",
+         p50_us={} p90_us={} p99_us={} max_us={} bytes={} handshake_ms={:.3} \
+         datagrams_sent={} datagrams_received={} wakeups={}",
         a.url,
         t.latencies.len(),
         a.warmup,
@@ -521,6 +534,9 @@ fn run(a: &Args) -> Result<String, String> {
         t.latencies.last().copied().unwrap_or(0),
         t.bytes,
         handshake.map_or(f64::NAN, |d| d.as_secs_f64() * 1e3),
+        wire.sent,
+        wire.received,
+        wire.wakeups,
     ))
 }
 
