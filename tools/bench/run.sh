@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
-# The benchmark, ours next to quinn in one run:
-#  1. bulk transfer over loopback: quiche-server -> quiche-client, the same with --disable-gso on
-#     both, and quinn's peer program from tools/interop (server -> client), alternating, RUNS
-#     times each; every transfer checked intact (exit status, byte count, SHA-256). One row per
-#     transfer, then medians: goodput, CPU seconds per GiB of each side, ratios ours/quinn;
+# The benchmark, ours next to quinn and quic-go in one run:
+#  1. bulk transfer over loopback: quiche-server -> quiche-client over HTTP/3 (ours-h3) and over
+#     HTTP/0.9 (ours-hq, hq-interop: the same bytes without HTTP/3 framing), HTTP/0.9 with
+#     --disable-gso on both (ours-nogso), and quinn's peer program from tools/interop (server ->
+#     client, HTTP/0.9), alternating, RUNS times each; every transfer checked intact (exit
+#     status, byte count, SHA-256). One row per transfer, then medians: goodput, CPU seconds
+#     per GiB of each side, ratios ours-h3/ours-hq and ours/quinn;
 #  2. handshakes per second on one core (taskset -c 0), ours and quinn-proto alternating, three
 #     runs each, medians and the ratio (tools/bench/handshakes, in memory, no sockets);
-#  3. heap bytes held by one idle established connection, per side (same program).
+#  3. heap bytes held by one idle established connection, per side (same program);
+#  4. HTTP/3 requests per second for 1 KiB responses on one connection, 100 in flight:
+#     quiche-server next to quic-go's http3 server (tools/interop/quic-go-peer), both driven
+#     by the same client (bench-rps, our quiche::h3 client), alternating; every response's
+#     status and length checked. Medians of req/s, latency percentiles, server CPU per request.
 #
 #   tools/bench/run.sh                      # 1 GiB, 3 runs each
 #   tools/bench/run.sh --size 64M --runs 1  # a quick check
@@ -17,15 +23,21 @@
 #   --runs N        transfers per variant (BENCH_RUNS, default 3)
 #   --dir DIR       work directory for the file served and the file downloaded; needs twice the
 #                   size free (BENCH_DIR, default: a new directory under ${TMPDIR:-/tmp})
-#   --timeout S     seconds one transfer may take (BENCH_TIMEOUT, default 600)
+#   --timeout S     seconds one transfer or requests/s measurement may take (BENCH_TIMEOUT,
+#                   default 600)
 #   --handshakes N  handshakes per measurement (BENCH_HANDSHAKES, default 2000; 0 skips 2 and 3)
 #   --hs-runs N     measurements per implementation (BENCH_HS_RUNS, default 3)
 #   --idle-conns K  idle connection pairs for the heap figure (BENCH_IDLE_CONNS, default 1000)
-#   --skip-transfers  only parts 2 and 3
+#   --rps-requests N  counted requests per requests/s measurement (BENCH_RPS_REQUESTS, default
+#                   20000, after 1000 uncounted; 0 skips part 4)
+#   --rps-runs N    requests/s measurements per server (BENCH_RPS_RUNS, default 3)
+#   --rps-concurrency C  requests in flight (BENCH_RPS_CONCURRENCY, default 100)
+#   --skip-rps      skip part 4 (the same as --rps-requests 0)
+#   --skip-transfers  skip part 1
 #   --ours-bin DIR  take quiche-server and quiche-client from DIR (another build) and do not
 #                   build them (BENCH_OURS_BIN)
 #   --no-build      use the binaries already built
-#   --keep          keep the work directory (logs, results.tsv, handshakes.tsv)
+#   --keep          keep the work directory (logs, results.tsv, handshakes.tsv, rps.tsv)
 # See tools/bench/README.md for what is measured and how.
 set -euo pipefail
 REPO="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -39,6 +51,9 @@ HS_N="${BENCH_HANDSHAKES:-2000}"
 HS_RUNS="${BENCH_HS_RUNS:-3}"
 IDLE_K="${BENCH_IDLE_CONNS:-1000}"
 OURS_BIN="${BENCH_OURS_BIN:-}"
+RPS_N="${BENCH_RPS_REQUESTS:-20000}"
+RPS_RUNS="${BENCH_RPS_RUNS:-3}"
+RPS_C="${BENCH_RPS_CONCURRENCY:-100}"
 TRANSFERS=1
 BUILD=1
 KEEP=0
@@ -52,6 +67,10 @@ while [ $# -gt 0 ]; do
         --hs-runs) HS_RUNS="$2"; shift 2 ;;
         --idle-conns) IDLE_K="$2"; shift 2 ;;
         --skip-transfers) TRANSFERS=0; shift ;;
+        --rps-requests) RPS_N="$2"; shift 2 ;;
+        --rps-runs) RPS_RUNS="$2"; shift 2 ;;
+        --rps-concurrency) RPS_C="$2"; shift 2 ;;
+        --skip-rps) RPS_N=0; shift ;;
         --ours-bin) OURS_BIN="$2"; shift 2 ;;
         --no-build) BUILD=0; shift ;;
         --keep) KEEP=1; shift ;;
@@ -80,6 +99,9 @@ SIZE="$(size_bytes "$SIZE_ARG")"
 [[ "$HS_N" =~ ^[0-9]+$ ]] || die "bad handshake count $HS_N"
 [[ "$HS_RUNS" =~ ^[1-9][0-9]*$ ]] || die "bad handshake run count $HS_RUNS"
 [[ "$IDLE_K" =~ ^[1-9][0-9]*$ ]] || die "bad idle connection count $IDLE_K"
+[[ "$RPS_N" =~ ^[0-9]+$ ]] || die "bad request count $RPS_N"
+[[ "$RPS_RUNS" =~ ^[1-9][0-9]*$ ]] || die "bad requests/s run count $RPS_RUNS"
+[[ "$RPS_C" =~ ^[1-9][0-9]*$ ]] || die "bad concurrency $RPS_C"
 
 for tool in /usr/bin/time sha256sum timeout awk df taskset; do
     command -v "$tool" >/dev/null || die "$tool is missing (GNU time: apt-get install time; taskset: util-linux)"
@@ -95,14 +117,19 @@ QUINN="$QUINN_BUILD/bin/quinn-peer"
 HS_MANIFEST="$REPO/tools/bench/handshakes/Cargo.toml"
 HS_TARGET="$REPO/tools/bench/.build/target"
 HS="$HS_TARGET/release/bench-handshakes"
+RPS="$HS_TARGET/release/bench-rps"
+QUICGO_DIR="$REPO/tools/interop/quic-go-peer"
+QUICGO="$QUINN_BUILD/bin/quic-go-peer"
+# Part 4 without quic-go (no Go toolchain) still measures ours; this says why quic-go is missing.
+QUICGO_SKIPPED=""
 CERTS="$REPO/quiche/tests/certs"
 
 if [ "$BUILD" = 1 ]; then
+    if [ -z "$OURS_BIN" ] && { [ "$TRANSFERS" = 1 ] || [ "$RPS_N" -gt 0 ]; }; then
+        step "building quiche-server and quiche-client (release)"
+        cargo build --release --quiet -p quiche-apps
+    fi
     if [ "$TRANSFERS" = 1 ]; then
-        if [ -z "$OURS_BIN" ]; then
-            step "building quiche-server and quiche-client (release)"
-            cargo build --release --quiet -p quiche-apps
-        fi
         # The same build as tools/interop/setup.sh's quinn step (crates.io, versions pinned with =).
         step "building quinn-peer (release)"
         cargo build --release --quiet --manifest-path "$QUINN_DIR/Cargo.toml" \
@@ -110,15 +137,30 @@ if [ "$BUILD" = 1 ]; then
         mkdir -p "$QUINN_BUILD/bin"
         install -m 0755 "$QUINN_BUILD/quinn-target/release/quinn-peer" "$QUINN"
     fi
-    if [ "$HS_N" -gt 0 ]; then
-        # Outside the workspace (it depends on quinn-proto), with its own target dir.
+    if [ "$HS_N" -gt 0 ] || [ "$RPS_N" -gt 0 ]; then
+        # Outside the workspace (it depends on quinn-proto), with its own target dir; it holds
+        # bench-handshakes and bench-rps.
         step "building tools/bench/handshakes (release)"
         cargo build --release --quiet --manifest-path "$HS_MANIFEST" --target-dir "$HS_TARGET"
     fi
+    if [ "$RPS_N" -gt 0 ]; then
+        if command -v go >/dev/null; then
+            # The build command of tools/interop/setup.sh (go.mod and go.sum pin quic-go; the
+            # Go module proxy only; never a toolchain download).
+            step "building quic-go-peer"
+            mkdir -p "$QUINN_BUILD/bin"
+            (cd "$QUICGO_DIR" && GOTOOLCHAIN=local go build -mod=readonly -trimpath -o "$QUICGO" .)
+        elif [ ! -x "$QUICGO" ]; then
+            QUICGO_SKIPPED="no Go toolchain to build tools/interop/quic-go-peer"
+        fi
+    fi
+elif [ "$RPS_N" -gt 0 ] && [ ! -x "$QUICGO" ]; then
+    QUICGO_SKIPPED="$QUICGO is missing (run without --no-build, or tools/interop/setup.sh)"
 fi
 need=()
 [ "$TRANSFERS" = 1 ] && need+=("$OURS_SERVER" "$OURS_CLIENT" "$QUINN")
 [ "$HS_N" -gt 0 ] && need+=("$HS")
+[ "$RPS_N" -gt 0 ] && need+=("$OURS_SERVER" "$RPS")
 for bin in "${need[@]}"; do
     [ -x "$bin" ] || die "$bin is missing: run without --no-build"
 done
@@ -165,11 +207,23 @@ ours_flags() {
     esac
 }
 
+# The client's application protocol of variant $1: HTTP/3 (quiche-client's default) or HTTP/0.9
+# (hq-interop, as quinn's peer speaks: the same bytes with no framing). One server answers both.
+ours_proto_flags() {
+    case "$1" in
+        ours-h3) echo "" ;;
+        *) echo "--http09" ;;
+    esac
+}
+
 # Starts the server of variant $1; sets SERVER_PID and PORT.
 start_server() {
     local variant="$1" log="$2" port=""
+    # Created here, so that the address is never looked for in files the server has not opened yet.
+    : >"$log.out"
+    : >"$log.err"
     case "$variant" in
-        ours|ours-nogso)
+        ours-h3|ours-hq|ours-nogso|ours)
             # --no-retry: quinn-peer's server does not send Retry either (one round trip less).
             # shellcheck disable=SC2046 # the flags are words
             "$OURS_SERVER" --listen 127.0.0.1:0 --cert "$CERTS/cert.crt" --key "$CERTS/cert.key" \
@@ -179,11 +233,17 @@ start_server() {
             "$QUINN" server --listen 127.0.0.1:0 --cert "$CERTS/cert.crt" --key "$CERTS/cert.key" \
                 --root "$DIR/root" >"$log.out" 2>"$log.err" &
             ;;
+        quic-go)
+            # No --retry: no Retry round trip, as ours with --no-retry.
+            "$QUICGO" server --listen 127.0.0.1:0 --cert "$CERTS/cert.crt" --key "$CERTS/cert.key" \
+                --root "$DIR/root" >"$log.out" 2>"$log.err" &
+            ;;
     esac
     SERVER_PID=$!
-    # Both print the bound address (port 0: a free port): ours on stdout, quinn-peer on stderr.
+    # All print the bound address (port 0: a free port): ours on stdout, the peers on stderr
+    # after their name.
     for _ in $(seq 100); do
-        port="$(sed -n 's/^\(quinn: \)\{0,1\}listening on 127\.0\.0\.1:\([0-9]*\).*/\2/p' \
+        port="$(sed -n 's/^\([a-z-]*: \)\{0,1\}listening on 127\.0\.0\.1:\([0-9]*\).*/\2/p' \
             "$log.out" "$log.err" | head -n 1)"
         [ -n "$port" ] && break
         kill -0 "$SERVER_PID" 2>/dev/null || { cat "$log.err" >&2; die "$variant server failed to start"; }
@@ -206,11 +266,10 @@ transfer() {
     url="https://127.0.0.1:$PORT/bench.bin"
     local client=()
     case "$variant" in
-        ours|ours-nogso)
+        ours-h3|ours-hq|ours-nogso)
             # shellcheck disable=SC2207 # the flags are words
-            # HTTP/0.9 (hq-interop), as quinn's peer speaks: the same application framing.
-            client=("$OURS_CLIENT" $(ours_flags "$variant") --http09 --ca "$CERTS/rootca.crt" \
-                --dump-responses "$DIR/out" "$url") ;;
+            client=("$OURS_CLIENT" $(ours_flags "$variant") $(ours_proto_flags "$variant") \
+                --ca "$CERTS/rootca.crt" --dump-responses "$DIR/out" "$url") ;;
         quinn) client=(env QUINN_PEER_AES128=1 "$QUINN" client --ca "$CERTS/rootca.crt" --out "$DIR/out" --case transfer "$url") ;;
     esac
     status=0
@@ -275,10 +334,13 @@ END {
     printf "median of %d runs, %.3f GiB per transfer\n", runs, gib
     line("", "goodput", "wall", "client CPU", "server CPU", "client CPU", "server CPU", "client RSS", "server RSS")
     line("", "Mbit/s", "s", "s", "s", "s/GiB", "s/GiB", "MiB", "MiB")
-    values("ours")
+    values("ours-h3")
+    values("ours-hq")
     if (nogso_skipped == "") values("ours-nogso"); else printf "%-17s skipped: %s\n", "ours-nogso", nogso_skipped
     values("quinn")
-    ratio("ours", "quinn")
+    ratio("ours-h3", "ours-hq")
+    ratio("ours-hq", "quinn")
+    ratio("ours-h3", "quinn")
     if (nogso_skipped == "") ratio("ours-nogso", "quinn")
 }' "$DIR/results.tsv"
 }
@@ -295,7 +357,7 @@ if [ "$TRANSFERS" = 1 ]; then
         || ! "$OURS_SERVER" --help 2>&1 | grep -q -- --disable-gso; then
         NOGSO_SKIPPED="flag not available (no --disable-gso in quiche-client/quiche-server --help)"
     fi
-    variants="ours ours-nogso quinn"
+    variants="ours-h3 ours-hq ours-nogso quinn"
 
     step "generating $SIZE bytes of random data in $DIR"
     head -c "$SIZE" /dev/urandom >"$DIR/root/bench.bin"
@@ -307,7 +369,7 @@ if [ "$TRANSFERS" = 1 ]; then
     # later ones, with twice the client CPU (the kernel reclaiming memory for the download's
     # pages after the 1 GiB just written): one untimed warm-up transfer absorbs that.
     echo "  (warm-up, not counted)"
-    transfer ours warmup
+    transfer ours-hq warmup
     : >"$DIR/results.tsv"
     for run in $(seq "$RUNS"); do
         # Who goes first alternates too, so that none always follows another's page cache and
@@ -366,4 +428,77 @@ if [ "$HS_N" -gt 0 ]; then
             "$(field residual_per_pair <<<"$line")" "$(field conn_struct <<<"$line")"
     done
     echo "(bytes; per connection = (live heap after - before) / (2 x $IDLE_K); a side = what freeing its connections returned, / $IDLE_K)"
+fi
+
+# ---------------------------------------------------------------- 4. HTTP/3 requests per second
+
+RPS_WARMUP=1000
+RPS_BODY=1024
+
+# One requests/s measurement against server $1 (ours or quic-go), run $2: appends to rps.tsv.
+rps_run() {
+    local server="$1" run="$2" log="$DIR/logs/rps-$1-$2" status line
+    start_server "$server" "$log-server"
+    status=0
+    timeout -k 5 "$TIMEOUT" /usr/bin/time -o "$log-client.time" -f '%e %U %S' \
+        "$RPS" "https://127.0.0.1:$PORT/rps.bin" -n "$RPS_N" -c "$RPS_C" --warmup "$RPS_WARMUP" \
+        --expect-len "$RPS_BODY" --ca "$CERTS/rootca.crt" >"$log-client.out" 2>"$log-client.err" \
+        || status=$?
+    sleep 0.3
+    local server_cpu
+    server_cpu="$(cpu_secs "$SERVER_PID")"
+    stop_server
+    if [ "$status" != 0 ]; then
+        cat "$log-client.err" >&2
+        die "requests/s against $server, run $run: the client failed (status $status; 124 = over ${TIMEOUT}s)"
+    fi
+    line="$(grep '^rps ' "$log-client.out" | tail -n 1)"
+    local wall user sys client_cpu total
+    read -r wall user sys <"$log-client.time"
+    client_cpu="$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')"
+    # Every request the server answered (warm-up included) shares its CPU seconds.
+    total=$((RPS_N + RPS_WARMUP))
+    local srv_us cli_us
+    srv_us="$(awk -v c="$server_cpu" -v n="$total" 'BEGIN { printf "%.1f", c * 1e6 / n }')"
+    cli_us="$(awk -v c="$client_cpu" -v n="$total" 'BEGIN { printf "%.1f", c * 1e6 / n }')"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$server" "$run" "$(field per_sec <<<"$line")" \
+        "$(field p50_us <<<"$line")" "$(field p90_us <<<"$line")" "$(field p99_us <<<"$line")" \
+        "$srv_us" "$cli_us" "$(field max_us <<<"$line")" >>"$DIR/rps.tsv"
+    printf '  %-7s run %s: %9s req/s  p50 %6s us  p90 %6s us  p99 %6s us  server CPU %5ss (%5s us/req)  client CPU %5ss (%5s us/req)  datagrams c->s %s s->c %s  client wake-ups %s\n' \
+        "$server" "$run" "$(field per_sec <<<"$line")" "$(field p50_us <<<"$line")" \
+        "$(field p90_us <<<"$line")" "$(field p99_us <<<"$line")" "$server_cpu" "$srv_us" \
+        "$client_cpu" "$cli_us" "$(field datagrams_sent <<<"$line")" \
+        "$(field datagrams_received <<<"$line")" "$(field wakeups <<<"$line")"
+}
+
+if [ "$RPS_N" -gt 0 ]; then
+    head -c "$RPS_BODY" /dev/urandom >"$DIR/root/rps.bin"
+    servers="ours quic-go"
+    [ -n "$QUICGO_SKIPPED" ] && servers="ours"
+    step "HTTP/3 requests/s on one connection: GET of a $RPS_BODY-byte file, $RPS_C in flight, $RPS_N counted (after $RPS_WARMUP), $RPS_RUNS runs per server, alternating (load $(cut -d' ' -f1-3 /proc/loadavg))"
+    [ -n "$QUICGO_SKIPPED" ] && echo "  quic-go skipped: $QUICGO_SKIPPED"
+    : >"$DIR/rps.tsv"
+    for run in $(seq "$RPS_RUNS"); do
+        order="$servers"
+        [ $((run % 2)) = 0 ] && order="$(tr ' ' '\n' <<<"$servers" | tac | xargs)"
+        for server in $order; do
+            rps_run "$server" "$run"
+        done
+    done
+    echo
+    printf 'median of %d runs %12s %10s %10s %10s %16s %16s\n' "$RPS_RUNS" "req/s" "p50 us" "p90 us" "p99 us" "server us/req" "client us/req"
+    for server in $servers; do
+        col() { awk -F'\t' -v i="$server" -v c="$1" '$1 == i { print $c }' "$DIR/rps.tsv" | median; }
+        printf '%-17s %12.1f %10.0f %10.0f %10.0f %16.1f %16.1f\n' "$server" "$(col 3)" "$(col 4)" \
+            "$(col 5)" "$(col 6)" "$(col 7)" "$(col 8)"
+        eval "RPS_MEDIAN_${server//-/_}=$(col 3)"
+        eval "RPS_CPU_${server//-/_}=$(col 7)"
+    done
+    if [ -z "$QUICGO_SKIPPED" ]; then
+        # shellcheck disable=SC2154 # set by eval above
+        printf '%-17s %12.2f %10s %10s %10s %16.2f\n' "ours/quic-go" \
+            "$(awk -v a="$RPS_MEDIAN_ours" -v b="$RPS_MEDIAN_quic_go" 'BEGIN { print a / b }')" "" "" "" \
+            "$(awk -v a="$RPS_CPU_ours" -v b="$RPS_CPU_quic_go" 'BEGIN { print (b > 0 ? a / b : 0) }')"
+    fi
+    echo "(server/client us/req: CPU seconds of the process over all $((RPS_N + RPS_WARMUP)) requests, handshake and start-up included)"
 fi
