@@ -1075,6 +1075,12 @@ impl Connection {
     pub fn stats(&self) -> Stats {
         self.stats
     }
+
+    /// How many streams the connection keeps parser state for.
+    #[cfg(test)]
+    pub(super) fn tracked_streams(&self) -> usize {
+        self.streams.len()
+    }
 }
 
 /// How a stream's processing went wrong: a connection error, or a stream error to reset the
