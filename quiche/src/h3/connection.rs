@@ -52,6 +52,10 @@ pub struct Connection {
     streams: HashMap<u64, RecvStream>,
     events: VecDeque<(u64, Event)>,
     goaway_received: Option<u64>,
+    /// The largest push ID a client allowed with MAX_PUSH_ID (servers).
+    max_push_id: Option<u64>,
+    /// Request streams whose message ended: their state goes once the transport frees them.
+    finished_streams: Vec<u64>,
     goaway_sent: Option<u64>,
     priority_updates: HashMap<u64, Vec<u8>>,
     stats: Stats,
@@ -121,6 +125,8 @@ impl Connection {
             streams: HashMap::new(),
             events: VecDeque::new(),
             goaway_received: None,
+            max_push_id: None,
+            finished_streams: Vec::new(),
             goaway_sent: None,
             priority_updates: HashMap::new(),
             stats: Stats::default(),
@@ -221,6 +227,7 @@ impl Connection {
         if let Some(ev) = self.events.pop_front() {
             return Ok(ev);
         }
+        self.collect_finished(conn);
         // The critical streams first: SETTINGS and QPACK instructions unblock the rest.
         let critical = [self.peer_control, self.peer_encoder, self.peer_decoder];
         let mut ids: Vec<u64> = critical.into_iter().flatten().collect();
@@ -233,6 +240,22 @@ impl Connection {
         }
         self.flush(conn);
         self.events.pop_front().ok_or(Error::Done)
+    }
+
+    /// Forgets the request streams whose message ended and that the transport freed (both
+    /// directions over), so that state does not grow with the connection's age.
+    fn collect_finished(&mut self, conn: &crate::Connection) {
+        let streams = &mut self.streams;
+        self.finished_streams.retain(|&id| {
+            let gone = matches!(
+                conn.stream_capacity(id),
+                Err(crate::Error::InvalidStreamState(_))
+            );
+            if gone {
+                streams.remove(&id);
+            }
+            !gone
+        });
     }
 
     fn stream_kind(&self, id: u64) -> Option<Kind> {
@@ -248,6 +271,12 @@ impl Connection {
     /// are returned; stream errors reset the stream here.
     fn process_stream(&mut self, conn: &mut crate::Connection, id: u64) -> Result<()> {
         if !self.streams.contains_key(&id) {
+            if conn.stream_finished(id) {
+                // Nothing left for us: a stream we stopped reading (or reset) whose end or
+                // reset came later, or one reset before we saw it. Reading takes the reset.
+                let _ = conn.stream_recv(id, &mut []);
+                return Ok(());
+            }
             let Some(kind) = self.stream_kind(id) else {
                 // A bidirectional stream opened by the server (§6.1).
                 return Err(Error::StreamCreationError);
@@ -268,14 +297,17 @@ impl Connection {
             Kind::UniUnknown => self.process_uni_type(conn, id, &mut st),
             Kind::Control => self.process_control(conn, id, &mut st),
             Kind::QpackEncoder | Kind::QpackDecoder => self.process_qpack(conn, id, &mut st),
-            Kind::Ignored => st
-                .skip(conn, id, u64::MAX)
-                .map(|_| ())
-                .map_err(Fault::Connection),
+            // Its reading was aborted: the transport drops what arrives.
+            Kind::Ignored => Ok(()),
         };
         match result {
             Ok(()) => {
-                self.streams.insert(id, st);
+                // A stream of a type we ignore is no longer read (§6.2), and one that ended
+                // before its type is over: their state goes.
+                let over = st.kind == Kind::Ignored || (st.kind == Kind::UniUnknown && st.fin);
+                if !over {
+                    self.streams.insert(id, st);
+                }
                 Ok(())
             }
             Err(Fault::Stream(code)) => {
@@ -288,6 +320,13 @@ impl Connection {
                 // The peer reset the request stream (§4.1.1).
                 self.qpack_decoder.cancel_stream(id);
                 self.events.push_back((id, Event::Reset(code)));
+                Ok(())
+            }
+            Err(Fault::Connection(Error::TransportError(crate::Error::StreamReset(_))))
+                if matches!(st.kind, Kind::UniUnknown | Kind::Ignored) =>
+            {
+                // Uni streams may be reset before their type is read, and those of a type
+                // we ignore at any time (§6.2).
                 Ok(())
             }
             Err(Fault::Connection(Error::TransportError(crate::Error::StreamReset(_)))) => {
@@ -355,6 +394,10 @@ impl Connection {
         id: u64,
         st: &mut RecvStream,
     ) -> Flow {
+        if st.fin {
+            // The stream ended with its type (§6.2.1, RFC 9204 §4.2).
+            return Err(Error::ClosedCriticalStream.into());
+        }
         let mut buf = [0u8; 4096];
         loop {
             let (n, fin) = match conn.stream_recv(id, &mut buf) {
@@ -523,14 +566,18 @@ impl Connection {
                 if !self.is_server {
                     return Err(Error::FrameUnexpected.into());
                 }
-                frame::parse_single_varint(payload)?;
+                let max = frame::parse_single_varint(payload)?;
+                // The maximum may not shrink (§7.2.7).
+                if self.max_push_id.is_some_and(|m| max < m) {
+                    return Err(Error::IdError.into());
+                }
+                self.max_push_id = Some(max);
             }
             frame::CANCEL_PUSH => {
                 frame::parse_single_varint(payload)?;
-                // No push was ever promised: any push ID is unknown (§7.2.3).
-                if !self.is_server {
-                    return Err(Error::IdError.into());
-                }
+                // We never push and never send MAX_PUSH_ID: to a server the push ID was never
+                // promised, to a client it is beyond the maximum (§7.2.3).
+                return Err(Error::IdError.into());
             }
             _ => {
                 // PRIORITY_UPDATE: clients may not send it... to clients (RFC 9218 §7.2).
@@ -544,6 +591,9 @@ impl Connection {
                     }
                     self.priority_updates.insert(element, value.to_vec());
                     self.events.push_back((element, Event::PriorityUpdate));
+                } else {
+                    // We never promise a push, so no push ID is valid (RFC 9218 §7.2).
+                    return Err(Error::IdError.into());
                 }
             }
         }
@@ -716,15 +766,19 @@ impl Connection {
         if st.finished_reported {
             return Ok(());
         }
-        let complete = st.header_sections > 0 && (self.is_server || st.final_response);
-        if !complete {
+        if self.is_server && st.header_sections == 0 {
             return Err(Fault::Stream(wire::REQUEST_INCOMPLETE));
+        }
+        if !self.is_server && !st.final_response {
+            // No final response: an invalid sequence of messages (§4.1, §4.1.2).
+            return Err(Fault::Stream(wire::MESSAGE_ERROR));
         }
         if st.content_length.is_some_and(|l| l != st.data_received) {
             return Err(Fault::Stream(wire::MESSAGE_ERROR));
         }
         st.state = State::Finished;
         st.finished_reported = true;
+        self.finished_streams.push(id);
         self.events.push_back((id, Event::Finished));
         Ok(())
     }
@@ -797,6 +851,7 @@ impl Connection {
                     self.events.push_back((id, Event::Reset(code)));
                     st.state = State::Finished;
                     st.finished_reported = true;
+                    self.finished_streams.push(id);
                     break;
                 }
                 Err(e) => return Err(Error::from(e).into()),

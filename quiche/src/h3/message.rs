@@ -64,7 +64,7 @@ pub fn check<T: NameValue>(
     let mut pseudo: Vec<&[u8]> = Vec::new();
     let mut regular_seen = false;
     let (mut scheme, mut path, mut authority, mut protocol, mut host) =
-        (None, None, None, None, false);
+        (None, None, None, None, None);
     for h in list {
         let (name, value) = (h.name(), h.value());
         if !valid_name(name) || !valid_value(value) {
@@ -109,7 +109,12 @@ pub fn check<T: NameValue>(
                 }
                 checked.content_length = Some(len);
             }
-            b"host" => host = true,
+            b"host" => {
+                if host.is_some() {
+                    return Err(Malformed);
+                }
+                host = Some(value);
+            }
             b"priority" => checked.priority = Some(value.to_vec()),
             _ => {}
         }
@@ -128,9 +133,18 @@ fn check_request(
     path: Option<&[u8]>,
     authority: Option<&[u8]>,
     protocol: Option<&[u8]>,
-    host: bool,
+    host: Option<&[u8]>,
 ) -> Result<(), Malformed> {
     let method = c.method.as_deref().ok_or(Malformed)?;
+    // §4.3.1: an authority, where given, is not empty, and Host agrees with :authority.
+    if authority.is_some_and(|a| a.is_empty()) || host.is_some_and(|h| h.is_empty()) {
+        return Err(Malformed);
+    }
+    if let (Some(a), Some(h)) = (authority, host) {
+        if a != h {
+            return Err(Malformed);
+        }
+    }
     if method == b"CONNECT" && protocol.is_none() {
         // §4.4: only :method and :authority.
         return if authority.is_some() && scheme.is_none() && path.is_none() {
@@ -147,8 +161,7 @@ fn check_request(
         return Err(Malformed);
     }
     // http and https have a mandatory authority (§4.3.1).
-    if (scheme == b"http" || scheme == b"https") && authority.is_none_or(|a| a.is_empty()) && !host
-    {
+    if (scheme == b"http" || scheme == b"https") && authority.is_none() && host.is_none() {
         return Err(Malformed);
     }
     Ok(())
@@ -211,6 +224,15 @@ mod tests {
             ]),
             req(&[(":status", "200")]), // response pseudo in a request
             req(&[(":protocol", "websocket")]), // extended CONNECT not enabled
+            req(&[("host", "b.example")]), // Host differs from :authority
+            list(&[
+                (":method", "GET"),
+                (":scheme", "https"),
+                (":authority", ""),
+                (":path", "/"),
+                ("host", "a"),
+            ]), // empty :authority, even with a Host
+            list(&[(":method", "CONNECT"), (":authority", "")]),
         ] {
             assert!(!ok(&bad, Section::Request), "{bad:?}");
         }

@@ -100,12 +100,17 @@ impl Raw {
     /// An HTTP/3 client and a raw server (control and QPACK streams open); the client sent
     /// a GET on stream 0, which the server's transport has seen.
     fn client() -> Raw {
+        Self::client_request(true)
+    }
+
+    /// As [`Raw::client`], the request's stream left open or not: a stream the client
+    /// still sends on shows its resets to the server.
+    fn client_request(fin: bool) -> Raw {
         let mut r = Raw::new(false, &Config::new().unwrap());
         r.open_peer_streams();
-        let id = r
-            .h3
-            .send_request(&mut r.pipe.client, &get("/"), true)
-            .unwrap();
+        let id =
+            r.h3.send_request(&mut r.pipe.client, &get("/"), fin)
+                .unwrap();
         assert_eq!(id, 0);
         r.run();
         r
@@ -179,7 +184,11 @@ impl Raw {
     fn close_code(&mut self) -> Option<u64> {
         self.run();
         let seen = self.peer().peer_error().cloned()?;
-        let sent = self.local().local_error().cloned().expect("closed by the endpoint");
+        let sent = self
+            .local()
+            .local_error()
+            .cloned()
+            .expect("closed by the endpoint");
         assert!(seen.is_app && sent.is_app, "{seen:?} {sent:?}");
         assert_eq!(seen.error_code, sent.error_code);
         Some(seen.error_code)
@@ -190,6 +199,11 @@ impl Raw {
     fn stream_error(&mut self, id: u64) -> (Option<u64>, Option<u64>) {
         self.run();
         assert_eq!(self.peer().peer_error(), None, "a stream error only");
+        // STOP_SENDING first: reading the stream to its end may let the transport free it.
+        let stopped = match self.peer().stream_capacity(id) {
+            Err(crate::Error::StreamStopped(code)) => Some(code),
+            _ => None,
+        };
         let mut buf = [0u8; 1000];
         let mut reset = None;
         for _ in 0..100 {
@@ -202,10 +216,6 @@ impl Raw {
                 _ => break,
             }
         }
-        let stopped = match self.peer().stream_capacity(id) {
-            Err(crate::Error::StreamStopped(code)) => Some(code),
-            _ => None,
-        };
         (reset, stopped)
     }
 
@@ -291,12 +301,18 @@ fn frame_sequence_on_request_streams() {
     let data = frame_bytes(frame::DATA, b"body");
     let req = request();
     for (what, bytes) in [
-        ("HEADERS after trailers", concat(&[&req, &trailers, &trailers])),
+        (
+            "HEADERS after trailers",
+            concat(&[&req, &trailers, &trailers]),
+        ),
         (
             "DATA after trailers",
             concat(&[&req, &data, &trailers, &data]),
         ),
-        ("DATA after empty trailers", concat(&[&req, &trailers, &data])),
+        (
+            "DATA after empty trailers",
+            concat(&[&req, &trailers, &data]),
+        ),
     ] {
         assert_eq!(
             request_close(&bytes, false),
@@ -315,8 +331,14 @@ fn frame_sequence_on_response_streams() {
     for (what, bytes) in [
         ("DATA before the response", data.clone()),
         ("DATA after an interim response", concat(&[&early, &data])),
-        ("HEADERS after trailers", concat(&[&ok, &trailers, &trailers])),
-        ("DATA after trailers", concat(&[&ok, &data, &trailers, &data])),
+        (
+            "HEADERS after trailers",
+            concat(&[&ok, &trailers, &trailers]),
+        ),
+        (
+            "DATA after trailers",
+            concat(&[&ok, &data, &trailers, &data]),
+        ),
     ] {
         assert_eq!(
             response_close(&bytes, false),
@@ -351,11 +373,12 @@ fn incomplete_messages() {
     let mut r = Raw::server();
     r.send(0, &frame_bytes(frame::grease_id(5), b"x"), true);
     r.assert_stream_error(0, wire::REQUEST_INCOMPLETE, "no HEADERS");
-    // A response stream that ends after an interim response only, or with nothing.
-    let mut r = Raw::client();
+    // A response stream that ends after an interim response only, or with nothing (the
+    // request stream stays open, so that the client's reset shows).
+    let mut r = Raw::client_request(false);
     r.send(0, &headers(&[(":status", "103")]), true);
     r.assert_stream_error(0, wire::MESSAGE_ERROR, "interim only");
-    let mut r = Raw::client();
+    let mut r = Raw::client_request(false);
     r.send(0, &[], true);
     r.assert_stream_error(0, wire::MESSAGE_ERROR, "empty response stream");
 }
@@ -422,7 +445,10 @@ fn malformed_requests() {
         ("connection", req_with(&[("connection", "close")])),
         ("keep-alive", req_with(&[("keep-alive", "timeout=5")])),
         ("proxy-connection", req_with(&[("proxy-connection", "x")])),
-        ("transfer-encoding", req_with(&[("transfer-encoding", "chunked")])),
+        (
+            "transfer-encoding",
+            req_with(&[("transfer-encoding", "chunked")]),
+        ),
         ("upgrade", req_with(&[("upgrade", "websocket")])),
         ("te other than trailers", req_with(&[("te", "gzip")])),
         ("undefined pseudo-header", req_with(&[(":foo", "bar")])),
@@ -474,10 +500,17 @@ fn malformed_requests() {
             "empty host",
             [req_without(":authority"), vec![("host", "")]].concat(),
         ),
-        ("host and :authority differ", req_with(&[("host", "b.example")])),
+        (
+            "host and :authority differ",
+            req_with(&[("host", "b.example")]),
+        ),
         (
             "CONNECT with :scheme and :path",
-            vec![(":method", "CONNECT"), (":authority", "a:443"), (":path", "/")],
+            vec![
+                (":method", "CONNECT"),
+                (":authority", "a:443"),
+                (":path", "/"),
+            ],
         ),
         ("CONNECT without :authority", vec![(":method", "CONNECT")]),
         (
@@ -500,9 +533,18 @@ fn malformed_requests() {
     }
     for (what, list) in [
         ("te: trailers", req_with(&[("te", "trailers")])),
-        ("host only", [req_without(":authority"), vec![("host", "a")]].concat()),
-        ("host equal to :authority", req_with(&[("host", "a.example")])),
-        ("CONNECT", vec![(":method", "CONNECT"), (":authority", "a:443")]),
+        (
+            "host only",
+            [req_without(":authority"), vec![("host", "a")]].concat(),
+        ),
+        (
+            "host equal to :authority",
+            req_with(&[("host", "a.example")]),
+        ),
+        (
+            "CONNECT",
+            vec![(":method", "CONNECT"), (":authority", "a:443")],
+        ),
         (
             "OPTIONS *",
             vec![
@@ -559,9 +601,18 @@ fn malformed_responses() {
         ("two-digit :status", headers(&[(":status", "20")])),
         ("non-numeric :status", headers(&[(":status", "2xx")])),
         ("101", headers(&[(":status", "101")])),
-        ("repeated :status", headers(&[(":status", "200"), (":status", "200")])),
-        ("request pseudo-header", headers(&[(":status", "200"), (":path", "/")])),
-        ("uppercase name", headers(&[(":status", "200"), ("Server", "x")])),
+        (
+            "repeated :status",
+            headers(&[(":status", "200"), (":status", "200")]),
+        ),
+        (
+            "request pseudo-header",
+            headers(&[(":status", "200"), (":path", "/")]),
+        ),
+        (
+            "uppercase name",
+            headers(&[(":status", "200"), ("Server", "x")]),
+        ),
         (
             "connection-specific",
             headers(&[(":status", "200"), ("transfer-encoding", "chunked")]),
@@ -603,7 +654,10 @@ fn content_length_rules() {
     let trailers = headers(&[("x-checksum", "1")]);
     for (what, bytes) in [
         ("longer body", concat(&[&post("3"), &data])),
-        ("shorter body, then trailers", concat(&[&post("9"), &data, &trailers])),
+        (
+            "shorter body, then trailers",
+            concat(&[&post("9"), &data, &trailers]),
+        ),
         ("no body", post("1")),
         ("two different lengths", {
             headers(&[
@@ -645,7 +699,11 @@ fn content_length_rules() {
             true,
         );
         let ev = r.run();
-        assert_eq!(ev.last(), Some(&(0, Event::Finished)), "{method} {status}: {ev:?}");
+        assert_eq!(
+            ev.last(),
+            Some(&(0, Event::Finished)),
+            "{method} {status}: {ev:?}"
+        );
     }
 }
 
@@ -716,12 +774,22 @@ fn unknown_uni_streams_are_tolerated() {
     // An unknown type left open: read no further and asked to stop with
     // H3_STREAM_CREATION_ERROR (§6.2); the peer's answering reset is no error.
     let open = r.peer_uni(3);
-    r.send(open, &concat(&[&varint(frame::grease_id(4)), b"abc"]), false);
-    r.run();
-    assert_eq!(
-        r.pipe.client.stream_capacity(open),
-        Err(crate::Error::StreamStopped(wire::STREAM_CREATION_ERROR))
+    r.send(
+        open,
+        &concat(&[&varint(frame::grease_id(4)), b"abc"]),
+        false,
     );
+    let mut stopped = None;
+    for _ in 0..50 {
+        let _ = r.h3.poll(&mut r.pipe.server);
+        // Seen before the peer's transport frees the stream (once its reset is acknowledged).
+        if let Err(crate::Error::StreamStopped(code)) = r.pipe.client.stream_capacity(open) {
+            stopped = Some(code);
+            break;
+        }
+        quiet_step(&mut r.pipe);
+    }
+    assert_eq!(stopped, Some(wire::STREAM_CREATION_ERROR));
     // Reset before its type arrived, and reset after a reserved type (§6.2: tolerated).
     let before = r.peer_uni(4);
     r.pipe.client.stream_send(before, &[], false).unwrap();
@@ -731,7 +799,6 @@ fn unknown_uni_streams_are_tolerated() {
         .unwrap();
     let after = r.peer_uni(5);
     r.send(after, &varint(frame::grease_id(8)), false);
-    r.run();
     r.pipe
         .client
         .stream_shutdown(after, Shutdown::Write, frame::grease_id(2))
@@ -962,15 +1029,27 @@ fn control_frames_on_response_streams() {
 #[test]
 fn frame_payload_lengths() {
     let cases: [(&str, Vec<u8>); 9] = [
-        ("SETTINGS identifier without value", frame_bytes(frame::SETTINGS, &[0x01])),
+        (
+            "SETTINGS identifier without value",
+            frame_bytes(frame::SETTINGS, &[0x01]),
+        ),
         (
             "SETTINGS value cut",
             frame_bytes(frame::SETTINGS, &[0x01, 0x40]),
         ),
         ("GOAWAY empty", frame_bytes(frame::GOAWAY, &[])),
-        ("GOAWAY extra byte", frame_bytes(frame::GOAWAY, &[0x00, 0x00])),
-        ("MAX_PUSH_ID extra byte", frame_bytes(frame::MAX_PUSH_ID, &[0x00, 0x00])),
-        ("MAX_PUSH_ID cut", frame_bytes(frame::MAX_PUSH_ID, &[0x80, 0x00])),
+        (
+            "GOAWAY extra byte",
+            frame_bytes(frame::GOAWAY, &[0x00, 0x00]),
+        ),
+        (
+            "MAX_PUSH_ID extra byte",
+            frame_bytes(frame::MAX_PUSH_ID, &[0x00, 0x00]),
+        ),
+        (
+            "MAX_PUSH_ID cut",
+            frame_bytes(frame::MAX_PUSH_ID, &[0x80, 0x00]),
+        ),
         ("CANCEL_PUSH empty", frame_bytes(frame::CANCEL_PUSH, &[])),
         (
             "PRIORITY_UPDATE empty",
@@ -1013,7 +1092,11 @@ fn frames_cut_by_the_end_of_the_stream() {
         ("unknown frame payload", cut_unknown),
         ("frame header after HEADERS", concat(&[&request(), &[0x00]])),
     ] {
-        assert_eq!(request_close(&bytes, true), Some(wire::FRAME_ERROR), "{what}");
+        assert_eq!(
+            request_close(&bytes, true),
+            Some(wire::FRAME_ERROR),
+            "{what}"
+        );
     }
     // At the client as well.
     let mut resp = headers(&[(":status", "200")]);
@@ -1114,7 +1197,11 @@ fn qpack_field_section_errors() {
     });
     r.send(0, &blocked, true);
     assert_eq!(r.run(), []);
-    assert_eq!(r.pipe.client.peer_error(), None, "one blocked stream is allowed");
+    assert_eq!(
+        r.pipe.client.peer_error(),
+        None,
+        "one blocked stream is allowed"
+    );
     r.send(4, &blocked, true);
     assert_eq!(r.close_code(), Some(wire::QPACK_DECOMPRESSION_FAILED));
 }
@@ -1173,4 +1260,37 @@ fn qpack_decoder_stream_errors() {
             "{what}"
         );
     }
+}
+
+#[test]
+fn finished_requests_leave_no_state() {
+    // Request after request: the state of those whose streams the transport freed goes.
+    let mut p = super::H3Pipe::new();
+    for i in 0..40 {
+        let id = p
+            .client
+            .send_request(&mut p.pipe.client, &get(&format!("/{i}")), true)
+            .unwrap();
+        let ev = p.server_events(2);
+        assert_eq!(ev.last(), Some(&(id, Event::Finished)), "{ev:?}");
+        p.server
+            .send_response(&mut p.pipe.server, id, &hdrs(&[(":status", "204")]), true)
+            .unwrap();
+        let ev = p.client_events(2);
+        assert_eq!(ev.last(), Some(&(id, Event::Finished)), "{ev:?}");
+    }
+    p.advance();
+    let _ = p.server.poll(&mut p.pipe.server);
+    let _ = p.client.poll(&mut p.pipe.client);
+    // The three critical streams of the peer, and at most a few requests not yet freed.
+    assert!(
+        p.server.tracked_streams() < 8,
+        "{}",
+        p.server.tracked_streams()
+    );
+    assert!(
+        p.client.tracked_streams() < 8,
+        "{}",
+        p.client.tracked_streams()
+    );
 }
