@@ -40,6 +40,8 @@ pub struct Connection {
     /// Our HEAD requests: their responses have no content, whatever `content-length` says
     /// (RFC 9114 §4.1.2).
     head_requests: HashSet<u64>,
+    /// Our CONNECT requests (not extended): a 2xx response makes their stream a tunnel.
+    connect_requests: HashSet<u64>,
     next_request_id: u64,
     peer_control: Option<u64>,
     peer_encoder: Option<u64>,
@@ -109,6 +111,7 @@ impl Connection {
             out: HashMap::new(),
             out_fin: HashSet::new(),
             head_requests: HashSet::new(),
+            connect_requests: HashSet::new(),
             next_request_id: 0,
             peer_control: None,
             peer_encoder: None,
@@ -215,6 +218,8 @@ impl Connection {
         let _ = conn.stream_shutdown(id, Shutdown::Write, code);
         self.streams.remove(&id);
         self.out.remove(&id);
+        self.head_requests.remove(&id);
+        self.connect_requests.remove(&id);
         self.qpack_decoder.cancel_stream(id);
     }
 
@@ -676,7 +681,8 @@ impl Connection {
     ) -> std::result::Result<State, Fault> {
         match ty {
             frame::HEADERS => {
-                if st.trailers {
+                // After trailers, or in a CONNECT tunnel (§4.1, §4.4).
+                if st.trailers || st.tunnel {
                     return Err(Error::FrameUnexpected.into());
                 }
                 if len > self.max_field_section_size.min(MAX_HEADERS_PAYLOAD) {
@@ -740,6 +746,8 @@ impl Connection {
             Section::Request => {
                 st.content_length = checked.content_length;
                 st.priority = checked.priority;
+                st.tunnel = checked.method.as_deref() == Some(b"CONNECT")
+                    && !list.iter().any(|h| h.name() == b":protocol");
             }
             Section::Response => {
                 let status = checked.status.unwrap_or(0);
@@ -748,6 +756,7 @@ impl Connection {
                     // Responses without content may announce a length (RFC 9110 §8.6).
                     let no_content =
                         status == 204 || status == 304 || self.head_requests.remove(&id);
+                    st.tunnel = self.connect_requests.remove(&id) && status < 300;
                     st.content_length = checked.content_length.filter(|_| !no_content);
                 }
             }
@@ -948,11 +957,15 @@ impl Connection {
             return Err(Error::TransportError(crate::Error::StreamLimit));
         }
         self.send_headers(conn, id, headers, fin)?;
-        if headers
+        let method = headers
             .iter()
-            .any(|h| h.name() == b":method" && h.value() == b"HEAD")
-        {
+            .find(|h| h.name() == b":method")
+            .map(|h| h.value());
+        if method == Some(b"HEAD") {
             self.head_requests.insert(id);
+        }
+        if method == Some(b"CONNECT") && !headers.iter().any(|h| h.name() == b":protocol") {
+            self.connect_requests.insert(id);
         }
         self.next_request_id += 4;
         Ok(id)

@@ -23,9 +23,11 @@
 //! | §4.3.1 :method, :scheme, :path missing; :path empty; :authority/Host missing, empty or different | stream H3_MESSAGE_ERROR | `malformed_requests` |
 //! | §4.3.2 :status missing or invalid; 101 (§4.5) | stream H3_MESSAGE_ERROR | `malformed_responses` |
 //! | §4.4 CONNECT with :scheme or :path, or without :authority | stream H3_MESSAGE_ERROR | `malformed_requests` |
+//! | §4.4 a frame other than DATA (or unknown) on a CONNECT tunnel, at either end | conn H3_FRAME_UNEXPECTED | `connect_tunnels_carry_only_data` |
 //! | RFC 9220 :protocol not enabled, with a method other than CONNECT, without :scheme/:path | stream H3_MESSAGE_ERROR | `malformed_requests`, `extended_connect_requests` |
 //! | §6.1 server-initiated bidirectional stream | conn H3_STREAM_CREATION_ERROR | `a_server_initiated_bidi_stream_is_a_stream_creation_error` |
-//! | §6.2 unknown stream type: ignored, STOP_SENDING, reset tolerated, no state kept | no error | `unknown_uni_streams_are_tolerated` |
+//! | §6.2 unknown stream type: ignored, STOP_SENDING, reset tolerated, no state kept (it is never a connection error, so the transport's stream limit is the only limit) | no error | `unknown_uni_streams_are_tolerated` |
+//! | §10.5 no per-request state outlives the transport stream | bounded state | `finished_requests_leave_no_state` |
 //! | §6.2.1 second control stream | conn H3_STREAM_CREATION_ERROR | `tests::a_second_control_stream_is_a_stream_creation_error` |
 //! | RFC 9204 §4.2 second QPACK encoder / decoder stream | conn H3_STREAM_CREATION_ERROR | `second_qpack_streams` |
 //! | §6.2.1, RFC 9204 §4.2 control / encoder / decoder stream closed or reset | conn H3_CLOSED_CRITICAL_STREAM | `tests::control_stream_rules`, `critical_streams_closed_or_reset` |
@@ -1293,4 +1295,38 @@ fn finished_requests_leave_no_state() {
         "{}",
         p.client.tracked_streams()
     );
+}
+
+#[test]
+fn connect_tunnels_carry_only_data() {
+    let data = frame_bytes(frame::DATA, b"tunnelled");
+    let trailers = headers(&[("x", "1")]);
+    // At the proxy: after the CONNECT request, DATA only.
+    let connect = headers(&[(":method", "CONNECT"), (":authority", "a:443")]);
+    let mut r = Raw::server();
+    r.send(0, &concat(&[&connect, &data]), false);
+    let ev = r.run();
+    assert!(matches!(ev[0], (0, Event::Headers { .. })), "{ev:?}");
+    r.send(0, &trailers, false);
+    assert_eq!(r.close_code(), Some(wire::FRAME_UNEXPECTED));
+    // At the client: after the 2xx response to CONNECT.
+    let mut r = Raw::new(false, &Config::new().unwrap());
+    r.open_peer_streams();
+    let req = hdrs(&[(":method", "CONNECT"), (":authority", "a:443")]);
+    r.h3.send_request(&mut r.pipe.client, &req, false).unwrap();
+    r.run();
+    r.send(0, &concat(&[&headers(&[(":status", "200")]), &data]), false);
+    let ev = r.run();
+    assert!(matches!(ev[0], (0, Event::Headers { .. })), "{ev:?}");
+    r.send(0, &trailers, false);
+    assert_eq!(r.close_code(), Some(wire::FRAME_UNEXPECTED));
+    // A GET's response may have trailers.
+    let mut r = Raw::client();
+    r.send(
+        0,
+        &concat(&[&headers(&[(":status", "200")]), &data, &trailers]),
+        true,
+    );
+    let ev = r.run();
+    assert_eq!(ev.last(), Some(&(0, Event::Finished)), "{ev:?}");
 }
