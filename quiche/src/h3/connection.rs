@@ -276,16 +276,21 @@ impl Connection {
     /// are returned; stream errors reset the stream here.
     fn process_stream(&mut self, conn: &mut crate::Connection, id: u64) -> Result<()> {
         if !self.streams.contains_key(&id) {
-            if conn.stream_finished(id) {
-                // Nothing left for us: a stream we stopped reading (or reset) whose end or
-                // reset came later, or one reset before we saw it. Reading takes the reset.
-                let _ = conn.stream_recv(id, &mut []);
-                return Ok(());
-            }
             let Some(kind) = self.stream_kind(id) else {
                 // A bidirectional stream opened by the server (§6.1).
                 return Err(Error::StreamCreationError);
             };
+            if conn.stream_finished(id) {
+                // Nothing left to parse: a stream we stopped reading whose end or reset came
+                // later, or one reset before we read anything. Reading takes the reset, which
+                // the application hears of for a request.
+                if let Err(crate::Error::StreamReset(code)) = conn.stream_recv(id, &mut []) {
+                    if kind == Kind::Request {
+                        self.events.push_back((id, Event::Reset(code)));
+                    }
+                }
+                return Ok(());
+            }
             if kind == Kind::Request && self.is_server && self.goaway_sent.is_some_and(|l| id >= l)
             {
                 // Beyond our GOAWAY: not processed (§5.2).

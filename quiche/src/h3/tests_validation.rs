@@ -1330,3 +1330,16 @@ fn connect_tunnels_carry_only_data() {
     let ev = r.run();
     assert_eq!(ev.last(), Some(&(0, Event::Finished)), "{ev:?}");
 }
+
+#[test]
+fn a_request_reset_before_it_was_read_is_reported() {
+    // The server rejects a request the client has not polled for yet: the client hears of it.
+    let mut r = Raw::client_request(false);
+    r.pipe
+        .server
+        .stream_shutdown(0, Shutdown::Write, wire::REQUEST_REJECTED)
+        .unwrap();
+    let ev = r.run();
+    assert_eq!(ev, [(0, Event::Reset(wire::REQUEST_REJECTED))]);
+    assert_eq!(r.pipe.server.peer_error(), None);
+}
