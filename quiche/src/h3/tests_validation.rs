@@ -930,7 +930,8 @@ fn control_stream_frame_rules() {
             "type {ty:#x}"
         );
     }
-    let bad_settings: [(&str, Vec<(u64, u64)>, u64); 8] = [
+    type Case = (&'static str, Vec<(u64, u64)>, u64);
+    let bad_settings: [Case; 8] = [
         ("0x00", vec![(0x0, 1)], wire::SETTINGS_ERROR),
         ("0x02", vec![(0x2, 1)], wire::SETTINGS_ERROR),
         ("0x03", vec![(0x3, 1)], wire::SETTINGS_ERROR),
