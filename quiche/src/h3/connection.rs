@@ -672,7 +672,19 @@ impl Connection {
                     Skipped::Part => return Ok(()),
                     Skipped::EndedInside => return Err(Error::FrameError.into()),
                 },
-                State::Blocked | State::Raw | State::StreamType | State::Finished => return Ok(()),
+                State::Blocked => {
+                    // The section waits for the encoder stream; meanwhile only a reset (or the
+                    // end) matters, and it must be taken or the stream stays readable.
+                    return match conn.stream_recv(id, &mut []) {
+                        Ok((_, fin)) => {
+                            st.fin |= fin;
+                            Ok(())
+                        }
+                        Err(crate::Error::Done) => Ok(()),
+                        Err(e) => Err(Error::from(e).into()),
+                    };
+                }
+                State::Raw | State::StreamType | State::Finished => return Ok(()),
             }
         }
     }

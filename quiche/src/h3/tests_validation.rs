@@ -54,7 +54,7 @@
 //! | RFC 9218 §7.2 PRIORITY_UPDATE for a non-request stream / unpromised push | conn H3_ID_ERROR | `push_rules_at_the_server` |
 //! | §10.5 limits: SETTINGS over 64 entries, control frame over 16 KiB, PRIORITY_UPDATE over its limit | conn H3_EXCESSIVE_LOAD | `control_stream_frame_rules` |
 //! | RFC 9204 §3.1, §2.2.3, §4.5.1.1 invalid static / dynamic reference, impossible Required Insert Count | conn QPACK_DECOMPRESSION_FAILED | `qpack_field_section_errors` |
-//! | RFC 9204 §2.1.2 more blocked streams than allowed | conn QPACK_DECOMPRESSION_FAILED | `qpack_field_section_errors` |
+//! | RFC 9204 §2.1.2 more blocked streams than allowed (a reset blocked stream frees its place) | conn QPACK_DECOMPRESSION_FAILED | `qpack_field_section_errors` |
 //! | RFC 9204 §3.2.3, §4.3 capacity over the limit, bad static / relative index, entry too large | conn QPACK_ENCODER_STREAM_ERROR | `qpack_encoder_stream_errors` |
 //! | RFC 9204 §4.4 Insert Count Increment 0 or beyond, Section Acknowledgment of nothing | conn QPACK_DECODER_STREAM_ERROR | `qpack_decoder_stream_errors` |
 
@@ -1207,6 +1207,23 @@ fn qpack_field_section_errors() {
     );
     r.send(4, &blocked, true);
     assert_eq!(r.close_code(), Some(wire::QPACK_DECOMPRESSION_FAILED));
+
+    // A blocked stream that the client resets frees its place.
+    let mut r = Raw::server_with(&config);
+    r.send(0, &blocked, false);
+    assert_eq!(r.run(), []);
+    r.pipe
+        .client
+        .stream_shutdown(0, Shutdown::Write, wire::REQUEST_CANCELLED)
+        .unwrap();
+    assert_eq!(r.run(), [(0, Event::Reset(wire::REQUEST_CANCELLED))]);
+    r.send(4, &blocked, true);
+    assert_eq!(r.run(), []);
+    assert_eq!(
+        r.pipe.client.peer_error(),
+        None,
+        "the reset stream is not counted"
+    );
 }
 
 #[test]
