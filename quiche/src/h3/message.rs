@@ -44,8 +44,12 @@ fn valid_name(name: &[u8]) -> bool {
         })
 }
 
+/// RFC 9110 §5.5 field-content (RFC 9114 §10.3): visible ASCII, obs-text, and spaces or tabs
+/// inside; no control character.
 fn valid_value(value: &[u8]) -> bool {
-    !value.iter().any(|&b| b == 0 || b == b'\r' || b == b'\n')
+    value
+        .iter()
+        .all(|&b| b == b' ' || b == b'\t' || (0x21..=0x7e).contains(&b) || b >= 0x80)
         && !value.first().is_some_and(|b| *b == b' ' || *b == b'\t')
         && !value.last().is_some_and(|b| *b == b' ' || *b == b'\t')
 }
@@ -210,6 +214,8 @@ mod tests {
             req(&[("connection", "close")]), // connection-specific
             req(&[("te", "gzip")]),          // te other than trailers
             req(&[("x", "a\nb")]),           // LF in a value
+            req(&[("x", "a\x7fb")]),         // DEL in a value
+            req(&[("x", "a\x01b")]),         // another control character
             req(&[(":path", "/again")]),     // repeated pseudo-header
             req(&[("content-length", "1"), ("content-length", "2")]),
             req(&[("content-length", "-1")]),

@@ -16,7 +16,7 @@
 //! | §4.1.1 request on a stream at or above our GOAWAY | stream H3_REQUEST_REJECTED | `requests_beyond_our_goaway_are_rejected` |
 //! | §4.1.2 content-length ≠ sum of DATA (short or long), also with trailers | stream H3_MESSAGE_ERROR | `tests::content_length_must_match_the_body`, `content_length_rules` |
 //! | §4.1.2 no-content responses (HEAD, 204, 304) may announce a length | accepted | `content_length_rules` |
-//! | §4.2 uppercase / invalid characters in names or values | stream H3_MESSAGE_ERROR | `malformed_requests`, `malformed_responses` |
+//! | §4.2, §10.3 uppercase / invalid characters in names or values (field-content: no control character but inner SP/HTAB) | stream H3_MESSAGE_ERROR | `malformed_requests`, `malformed_responses` |
 //! | §4.2 connection-specific fields, TE other than "trailers" | stream H3_MESSAGE_ERROR | `malformed_requests`, `malformed_responses` |
 //! | §4.2.2 field section over our SETTINGS_MAX_FIELD_SECTION_SIZE (frame or decoded size) | stream H3_EXCESSIVE_LOAD | `tests::oversized_header_sections_are_refused`, `decoded_field_section_over_the_limit` |
 //! | §4.3 pseudo-headers: undefined, of the other side, in trailers, after fields, repeated | stream H3_MESSAGE_ERROR | `malformed_requests`, `malformed_responses`, `a_second_message_on_a_stream_is_malformed` |
@@ -444,6 +444,9 @@ fn malformed_requests() {
         ("CR in a value", req_with(&[("x", "a\rb")])),
         ("LF in a value", req_with(&[("x", "a\nb")])),
         ("leading space in a value", req_with(&[("x", " a")])),
+        ("trailing tab in a value", req_with(&[("x", "a\t")])),
+        ("DEL in a value", req_with(&[("x", "a\x7fb")])),
+        ("control character in a value", req_with(&[("x", "a\x1bb")])),
         ("connection", req_with(&[("connection", "close")])),
         ("keep-alive", req_with(&[("keep-alive", "timeout=5")])),
         ("proxy-connection", req_with(&[("proxy-connection", "x")])),
@@ -535,6 +538,9 @@ fn malformed_requests() {
     }
     for (what, list) in [
         ("te: trailers", req_with(&[("te", "trailers")])),
+        ("tab and space inside a value", req_with(&[("x", "a \tb")])),
+        ("obs-text in a value", req_with(&[("x", "caf\u{e9}")])),
+        ("empty value", req_with(&[("x", "")])),
         (
             "host only",
             [req_without(":authority"), vec![("host", "a")]].concat(),
