@@ -165,8 +165,14 @@ fn check_request(
         return Err(Malformed);
     }
     // http and https have a mandatory authority (§4.3.1).
-    if (scheme == b"http" || scheme == b"https") && authority.is_none() && host.is_none() {
-        return Err(Malformed);
+    if scheme == b"http" || scheme == b"https" {
+        if authority.is_none() && host.is_none() {
+            return Err(Malformed);
+        }
+        // No userinfo in their authority (§4.3.1).
+        if authority.is_some_and(|a| a.contains(&b'@')) {
+            return Err(Malformed);
+        }
     }
     Ok(())
 }

@@ -20,7 +20,7 @@
 //! | §4.2 connection-specific fields, TE other than "trailers" | stream H3_MESSAGE_ERROR | `malformed_requests`, `malformed_responses` |
 //! | §4.2.2 field section over our SETTINGS_MAX_FIELD_SECTION_SIZE (frame or decoded size) | stream H3_EXCESSIVE_LOAD | `tests::oversized_header_sections_are_refused`, `decoded_field_section_over_the_limit` |
 //! | §4.3 pseudo-headers: undefined, of the other side, in trailers, after fields, repeated | stream H3_MESSAGE_ERROR | `malformed_requests`, `malformed_responses`, `a_second_message_on_a_stream_is_malformed` |
-//! | §4.3.1 :method, :scheme, :path missing; :path empty; :authority/Host missing, empty or different | stream H3_MESSAGE_ERROR | `malformed_requests` |
+//! | §4.3.1 :method, :scheme, :path missing; :path empty; :authority/Host missing, empty or different; userinfo in an http(s) :authority | stream H3_MESSAGE_ERROR | `malformed_requests` |
 //! | §4.3.2 :status missing or invalid; 101 (§4.5) | stream H3_MESSAGE_ERROR | `malformed_responses` |
 //! | §4.4 CONNECT with :scheme or :path, or without :authority | stream H3_MESSAGE_ERROR | `malformed_requests` |
 //! | §4.4 a frame other than DATA (or unknown) on a CONNECT tunnel, at either end | conn H3_FRAME_UNEXPECTED | `connect_tunnels_carry_only_data` |
@@ -508,6 +508,15 @@ fn malformed_requests() {
         (
             "host and :authority differ",
             req_with(&[("host", "b.example")]),
+        ),
+        (
+            "userinfo in an https :authority",
+            vec![
+                (":method", "GET"),
+                (":scheme", "https"),
+                (":authority", "user@a.example"),
+                (":path", "/"),
+            ],
         ),
         (
             "CONNECT with :scheme and :path",
