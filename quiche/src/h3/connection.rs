@@ -21,6 +21,9 @@ const STREAM_QPACK_DECODER: u64 = 0x3;
 const MAX_CONTROL_PAYLOAD: usize = 16 * 1024;
 /// HEADERS frames beyond this are refused even without a field section size limit.
 const MAX_HEADERS_PAYLOAD: u64 = 1 << 20;
+/// PRIORITY_UPDATE values kept for streams the application has not taken them for: a
+/// client that prioritizes more streams than it can have open is excessive.
+const MAX_PRIORITY_UPDATES: usize = 1024;
 
 /// An HTTP/3 connection on top of a QUIC connection.
 pub struct Connection {
@@ -220,6 +223,7 @@ impl Connection {
         self.out.remove(&id);
         self.head_requests.remove(&id);
         self.connect_requests.remove(&id);
+        self.priority_updates.remove(&id);
         self.qpack_decoder.cancel_stream(id);
     }
 
@@ -251,6 +255,7 @@ impl Connection {
     /// directions over), so that state does not grow with the connection's age.
     fn collect_finished(&mut self, conn: &crate::Connection) {
         let streams = &mut self.streams;
+        let priority_updates = &mut self.priority_updates;
         self.finished_streams.retain(|&id| {
             let gone = matches!(
                 conn.stream_capacity(id),
@@ -258,6 +263,7 @@ impl Connection {
             );
             if gone {
                 streams.remove(&id);
+                priority_updates.remove(&id);
             }
             !gone
         });
@@ -598,6 +604,11 @@ impl Connection {
                 if ty == frame::PRIORITY_UPDATE_REQUEST {
                     if !is_bidi(element) || !is_client_initiated(element) {
                         return Err(Error::IdError.into());
+                    }
+                    if self.priority_updates.len() >= MAX_PRIORITY_UPDATES
+                        && !self.priority_updates.contains_key(&element)
+                    {
+                        return Err(Error::ExcessiveLoad.into());
                     }
                     self.priority_updates.insert(element, value.to_vec());
                     self.events.push_back((element, Event::PriorityUpdate));

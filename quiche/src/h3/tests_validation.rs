@@ -52,7 +52,7 @@
 //! | §7.2.3 CANCEL_PUSH beyond the allowed / never promised push ID (client and server) | conn H3_ID_ERROR | `push_rules_at_the_client`, `push_rules_at_the_server` |
 //! | RFC 9218 §7.2 PRIORITY_UPDATE to a client | conn H3_FRAME_UNEXPECTED | `push_rules_at_the_client` |
 //! | RFC 9218 §7.2 PRIORITY_UPDATE for a non-request stream / unpromised push | conn H3_ID_ERROR | `push_rules_at_the_server` |
-//! | §10.5 limits: SETTINGS over 64 entries, control frame over 16 KiB, PRIORITY_UPDATE over its limit | conn H3_EXCESSIVE_LOAD | `control_stream_frame_rules` |
+//! | §10.5 limits: SETTINGS over 64 entries, control frame over 16 KiB, PRIORITY_UPDATE over its limit or for over 1024 streams at once | conn H3_EXCESSIVE_LOAD | `control_stream_frame_rules` |
 //! | RFC 9204 §3.1, §2.2.3, §4.5.1.1 invalid static / dynamic reference, impossible Required Insert Count | conn QPACK_DECOMPRESSION_FAILED | `qpack_field_section_errors` |
 //! | RFC 9204 §2.1.2 more blocked streams than allowed (a reset blocked stream frees its place) | conn QPACK_DECOMPRESSION_FAILED | `qpack_field_section_errors` |
 //! | RFC 9204 §3.2.3, §4.3 capacity over the limit, bad static / relative index, entry too large | conn QPACK_ENCODER_STREAM_ERROR | `qpack_encoder_stream_errors` |
@@ -983,6 +983,14 @@ fn control_stream_frame_rules() {
         Some(wire::EXCESSIVE_LOAD),
         "PRIORITY_UPDATE"
     );
+    // PRIORITY_UPDATE for more streams than a client can have: the values would pile up.
+    let mut flood = Vec::new();
+    for i in 0..1025u64 {
+        let mut p = varint(i * 4);
+        p.extend_from_slice(b"u=2");
+        flood.extend(frame_bytes(frame::PRIORITY_UPDATE_REQUEST, &p));
+    }
+    assert_eq!(control_close(&flood), Some(wire::EXCESSIVE_LOAD), "flood");
     // Unknown frames, even large ones, are skipped.
     let mut r = Raw::server();
     r.control(&frame_bytes(frame::grease_id(3), &[7u8; 20_000]));
