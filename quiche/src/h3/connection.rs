@@ -22,6 +22,9 @@ const STREAM_QPACK_DECODER: u64 = 0x3;
 const MAX_CONTROL_PAYLOAD: usize = 16 * 1024;
 /// HEADERS frames beyond this are refused even without a field section size limit.
 const MAX_HEADERS_PAYLOAD: u64 = 1 << 20;
+/// PRIORITY_UPDATE values kept for streams the application has not taken them for: a
+/// client that prioritizes more streams than it can have open is excessive.
+const MAX_PRIORITY_UPDATES: usize = 1024;
 
 /// An HTTP/3 connection on top of a QUIC connection.
 pub struct Connection {
@@ -41,6 +44,8 @@ pub struct Connection {
     /// Our HEAD requests: their responses have no content, whatever `content-length` says
     /// (RFC 9114 §4.1.2).
     head_requests: HashSet<u64>,
+    /// Our CONNECT requests (not extended): a 2xx response makes their stream a tunnel.
+    connect_requests: HashSet<u64>,
     next_request_id: u64,
     peer_control: Option<u64>,
     peer_encoder: Option<u64>,
@@ -53,6 +58,10 @@ pub struct Connection {
     streams: HashMap<u64, RecvStream>,
     events: VecDeque<(u64, Event)>,
     goaway_received: Option<u64>,
+    /// The largest push ID a client allowed with MAX_PUSH_ID (servers).
+    max_push_id: Option<u64>,
+    /// Request streams whose message ended: their state goes once the transport frees them.
+    finished_streams: Vec<u64>,
     goaway_sent: Option<u64>,
     priority_updates: HashMap<u64, Vec<u8>>,
     stats: Stats,
@@ -106,6 +115,7 @@ impl Connection {
             out: HashMap::new(),
             out_fin: HashSet::new(),
             head_requests: HashSet::new(),
+            connect_requests: HashSet::new(),
             next_request_id: 0,
             peer_control: None,
             peer_encoder: None,
@@ -122,6 +132,8 @@ impl Connection {
             streams: HashMap::new(),
             events: VecDeque::new(),
             goaway_received: None,
+            max_push_id: None,
+            finished_streams: Vec::new(),
             goaway_sent: None,
             priority_updates: HashMap::new(),
             stats: Stats::default(),
@@ -221,6 +233,9 @@ impl Connection {
         let _ = conn.stream_shutdown(id, Shutdown::Write, code);
         self.streams.remove(&id);
         self.out.remove(&id);
+        self.head_requests.remove(&id);
+        self.connect_requests.remove(&id);
+        self.priority_updates.remove(&id);
         self.qpack_decoder.cancel_stream(id);
     }
 
@@ -233,6 +248,7 @@ impl Connection {
         if let Some(ev) = self.events.pop_front() {
             return Ok(ev);
         }
+        self.collect_finished(conn);
         // The critical streams first: SETTINGS and QPACK instructions unblock the rest.
         let critical = [self.peer_control, self.peer_encoder, self.peer_decoder];
         let mut ids: Vec<u64> = critical.into_iter().flatten().collect();
@@ -245,6 +261,24 @@ impl Connection {
         }
         self.flush(conn);
         self.events.pop_front().ok_or(Error::Done)
+    }
+
+    /// Forgets the request streams whose message ended and that the transport freed (both
+    /// directions over), so that state does not grow with the connection's age.
+    fn collect_finished(&mut self, conn: &crate::Connection) {
+        let streams = &mut self.streams;
+        let priority_updates = &mut self.priority_updates;
+        self.finished_streams.retain(|&id| {
+            let gone = matches!(
+                conn.stream_capacity(id),
+                Err(crate::Error::InvalidStreamState(_))
+            );
+            if gone {
+                streams.remove(&id);
+                priority_updates.remove(&id);
+            }
+            !gone
+        });
     }
 
     fn stream_kind(&self, id: u64) -> Option<Kind> {
@@ -264,6 +298,17 @@ impl Connection {
                 // A bidirectional stream opened by the server (§6.1).
                 return Err(Error::StreamCreationError);
             };
+            if conn.stream_finished(id) {
+                // Nothing left to parse: a stream we stopped reading whose end or reset came
+                // later, or one reset before we read anything. Reading takes the reset, which
+                // the application hears of for a request.
+                if let Err(crate::Error::StreamReset(code)) = conn.stream_recv(id, &mut []) {
+                    if kind == Kind::Request {
+                        self.events.push_back((id, Event::Reset(code)));
+                    }
+                }
+                return Ok(());
+            }
             if kind == Kind::Request && self.is_server && self.goaway_sent.is_some_and(|l| id >= l)
             {
                 // Beyond our GOAWAY: not processed (§5.2).
@@ -283,14 +328,17 @@ impl Connection {
             Kind::UniUnknown => self.process_uni_type(conn, id, &mut st),
             Kind::Control => self.process_control(conn, id, &mut st),
             Kind::QpackEncoder | Kind::QpackDecoder => self.process_qpack(conn, id, &mut st),
-            Kind::Ignored => st
-                .skip(conn, id, u64::MAX)
-                .map(|_| ())
-                .map_err(Fault::Connection),
+            // Its reading was aborted: the transport drops what arrives.
+            Kind::Ignored => Ok(()),
         };
         match result {
             Ok(()) => {
-                self.streams.insert(id, st);
+                // A stream of a type we ignore is no longer read (§6.2), and one that ended
+                // before its type is over: their state goes.
+                let over = st.kind == Kind::Ignored || (st.kind == Kind::UniUnknown && st.fin);
+                if !over {
+                    self.streams.insert(id, st);
+                }
                 Ok(())
             }
             Err(Fault::Stream(code)) => {
@@ -303,6 +351,13 @@ impl Connection {
                 // The peer reset the request stream (§4.1.1).
                 self.qpack_decoder.cancel_stream(id);
                 self.events.push_back((id, Event::Reset(code)));
+                Ok(())
+            }
+            Err(Fault::Connection(Error::TransportError(crate::Error::StreamReset(_))))
+                if matches!(st.kind, Kind::UniUnknown | Kind::Ignored) =>
+            {
+                // Uni streams may be reset before their type is read, and those of a type
+                // we ignore at any time (§6.2).
                 Ok(())
             }
             Err(Fault::Connection(Error::TransportError(crate::Error::StreamReset(_)))) => {
@@ -371,6 +426,10 @@ impl Connection {
         id: u64,
         st: &mut RecvStream,
     ) -> Flow {
+        if st.fin {
+            // The stream ended with its type (§6.2.1, RFC 9204 §4.2).
+            return Err(Error::ClosedCriticalStream.into());
+        }
         let mut buf = [0u8; 4096];
         loop {
             let (n, fin) = match conn.stream_recv(id, &mut buf) {
@@ -551,14 +610,18 @@ impl Connection {
                 if !self.is_server {
                     return Err(Error::FrameUnexpected.into());
                 }
-                frame::parse_single_varint(payload)?;
+                let max = frame::parse_single_varint(payload)?;
+                // The maximum may not shrink (§7.2.7).
+                if self.max_push_id.is_some_and(|m| max < m) {
+                    return Err(Error::IdError.into());
+                }
+                self.max_push_id = Some(max);
             }
             frame::CANCEL_PUSH => {
                 frame::parse_single_varint(payload)?;
-                // No push was ever promised: any push ID is unknown (§7.2.3).
-                if !self.is_server {
-                    return Err(Error::IdError.into());
-                }
+                // We never push and never send MAX_PUSH_ID: to a server the push ID was never
+                // promised, to a client it is beyond the maximum (§7.2.3).
+                return Err(Error::IdError.into());
             }
             _ => {
                 // PRIORITY_UPDATE: clients may not send it... to clients (RFC 9218 §7.2).
@@ -570,8 +633,16 @@ impl Connection {
                     if !is_bidi(element) || !is_client_initiated(element) {
                         return Err(Error::IdError.into());
                     }
+                    if self.priority_updates.len() >= MAX_PRIORITY_UPDATES
+                        && !self.priority_updates.contains_key(&element)
+                    {
+                        return Err(Error::ExcessiveLoad.into());
+                    }
                     self.priority_updates.insert(element, value.to_vec());
                     self.events.push_back((element, Event::PriorityUpdate));
+                } else {
+                    // We never promise a push, so no push ID is valid (RFC 9218 §7.2).
+                    return Err(Error::IdError.into());
                 }
             }
         }
@@ -641,7 +712,19 @@ impl Connection {
                     Skipped::Part => return Ok(()),
                     Skipped::EndedInside => return Err(Error::FrameError.into()),
                 },
-                State::Blocked | State::Raw | State::StreamType | State::Finished => return Ok(()),
+                State::Blocked => {
+                    // The section waits for the encoder stream; meanwhile only a reset (or the
+                    // end) matters, and it must be taken or the stream stays readable.
+                    return match conn.stream_recv(id, &mut []) {
+                        Ok((_, fin)) => {
+                            st.fin |= fin;
+                            Ok(())
+                        }
+                        Err(crate::Error::Done) => Ok(()),
+                        Err(e) => Err(Error::from(e).into()),
+                    };
+                }
+                State::Raw | State::StreamType | State::Finished => return Ok(()),
             }
         }
     }
@@ -655,7 +738,8 @@ impl Connection {
     ) -> std::result::Result<State, Fault> {
         match ty {
             frame::HEADERS => {
-                if st.trailers {
+                // After trailers, or in a CONNECT tunnel (§4.1, §4.4).
+                if st.trailers || st.tunnel {
                     return Err(Error::FrameUnexpected.into());
                 }
                 if len > self.max_field_section_size.min(MAX_HEADERS_PAYLOAD) {
@@ -723,6 +807,8 @@ impl Connection {
             Section::Request => {
                 st.content_length = checked.content_length;
                 st.priority = checked.priority;
+                st.tunnel = checked.method.as_deref() == Some(b"CONNECT")
+                    && !list.iter().any(|h| h.name() == b":protocol");
             }
             Section::Response => {
                 let status = checked.status.unwrap_or(0);
@@ -731,6 +817,7 @@ impl Connection {
                     // Responses without content may announce a length (RFC 9110 §8.6).
                     let no_content =
                         status == 204 || status == 304 || self.head_requests.remove(&id);
+                    st.tunnel = self.connect_requests.remove(&id) && status < 300;
                     st.content_length = checked.content_length.filter(|_| !no_content);
                 }
             }
@@ -749,15 +836,19 @@ impl Connection {
         if st.finished_reported {
             return Ok(());
         }
-        let complete = st.header_sections > 0 && (self.is_server || st.final_response);
-        if !complete {
+        if self.is_server && st.header_sections == 0 {
             return Err(Fault::Stream(wire::REQUEST_INCOMPLETE));
+        }
+        if !self.is_server && !st.final_response {
+            // No final response: an invalid sequence of messages (§4.1, §4.1.2).
+            return Err(Fault::Stream(wire::MESSAGE_ERROR));
         }
         if st.content_length.is_some_and(|l| l != st.data_received) {
             return Err(Fault::Stream(wire::MESSAGE_ERROR));
         }
         st.state = State::Finished;
         st.finished_reported = true;
+        self.finished_streams.push(id);
         self.events.push_back((id, Event::Finished));
         Ok(())
     }
@@ -830,6 +921,7 @@ impl Connection {
                     self.events.push_back((id, Event::Reset(code)));
                     st.state = State::Finished;
                     st.finished_reported = true;
+                    self.finished_streams.push(id);
                     break;
                 }
                 Err(e) => return Err(Error::from(e).into()),
@@ -932,11 +1024,15 @@ impl Connection {
         }
         h3_qlog!(conn, q => q.stream_type_set(crate::qlog::Owner::Local, id, None));
         self.send_headers(conn, id, headers, fin)?;
-        if headers
+        let method = headers
             .iter()
-            .any(|h| h.name() == b":method" && h.value() == b"HEAD")
-        {
+            .find(|h| h.name() == b":method")
+            .map(|h| h.value());
+        if method == Some(b"HEAD") {
             self.head_requests.insert(id);
+        }
+        if method == Some(b"CONNECT") && !headers.iter().any(|h| h.name() == b":protocol") {
+            self.connect_requests.insert(id);
         }
         self.next_request_id += 4;
         Ok(id)
@@ -1125,6 +1221,12 @@ impl Connection {
     /// Statistics of the HTTP/3 connection.
     pub fn stats(&self) -> Stats {
         self.stats
+    }
+
+    /// How many streams the connection keeps parser state for.
+    #[cfg(test)]
+    pub(super) fn tracked_streams(&self) -> usize {
+        self.streams.len()
     }
 }
 

@@ -44,8 +44,12 @@ fn valid_name(name: &[u8]) -> bool {
         })
 }
 
+/// RFC 9110 §5.5 field-content (RFC 9114 §10.3): visible ASCII, obs-text, and spaces or tabs
+/// inside; no control character.
 fn valid_value(value: &[u8]) -> bool {
-    !value.iter().any(|&b| b == 0 || b == b'\r' || b == b'\n')
+    value
+        .iter()
+        .all(|&b| b == b' ' || b == b'\t' || (0x21..=0x7e).contains(&b) || b >= 0x80)
         && !value.first().is_some_and(|b| *b == b' ' || *b == b'\t')
         && !value.last().is_some_and(|b| *b == b' ' || *b == b'\t')
 }
@@ -64,7 +68,7 @@ pub fn check<T: NameValue>(
     let mut pseudo: Vec<&[u8]> = Vec::new();
     let mut regular_seen = false;
     let (mut scheme, mut path, mut authority, mut protocol, mut host) =
-        (None, None, None, None, false);
+        (None, None, None, None, None);
     for h in list {
         let (name, value) = (h.name(), h.value());
         if !valid_name(name) || !valid_value(value) {
@@ -109,7 +113,12 @@ pub fn check<T: NameValue>(
                 }
                 checked.content_length = Some(len);
             }
-            b"host" => host = true,
+            b"host" => {
+                if host.is_some() {
+                    return Err(Malformed);
+                }
+                host = Some(value);
+            }
             b"priority" => checked.priority = Some(value.to_vec()),
             _ => {}
         }
@@ -128,9 +137,18 @@ fn check_request(
     path: Option<&[u8]>,
     authority: Option<&[u8]>,
     protocol: Option<&[u8]>,
-    host: bool,
+    host: Option<&[u8]>,
 ) -> Result<(), Malformed> {
     let method = c.method.as_deref().ok_or(Malformed)?;
+    // §4.3.1: an authority, where given, is not empty, and Host agrees with :authority.
+    if authority.is_some_and(|a| a.is_empty()) || host.is_some_and(|h| h.is_empty()) {
+        return Err(Malformed);
+    }
+    if let (Some(a), Some(h)) = (authority, host) {
+        if a != h {
+            return Err(Malformed);
+        }
+    }
     if method == b"CONNECT" && protocol.is_none() {
         // §4.4: only :method and :authority.
         return if authority.is_some() && scheme.is_none() && path.is_none() {
@@ -147,9 +165,14 @@ fn check_request(
         return Err(Malformed);
     }
     // http and https have a mandatory authority (§4.3.1).
-    if (scheme == b"http" || scheme == b"https") && authority.is_none_or(|a| a.is_empty()) && !host
-    {
-        return Err(Malformed);
+    if scheme == b"http" || scheme == b"https" {
+        if authority.is_none() && host.is_none() {
+            return Err(Malformed);
+        }
+        // No userinfo in their authority (§4.3.1).
+        if authority.is_some_and(|a| a.contains(&b'@')) {
+            return Err(Malformed);
+        }
     }
     Ok(())
 }
@@ -197,6 +220,8 @@ mod tests {
             req(&[("connection", "close")]), // connection-specific
             req(&[("te", "gzip")]),          // te other than trailers
             req(&[("x", "a\nb")]),           // LF in a value
+            req(&[("x", "a\x7fb")]),         // DEL in a value
+            req(&[("x", "a\x01b")]),         // another control character
             req(&[(":path", "/again")]),     // repeated pseudo-header
             req(&[("content-length", "1"), ("content-length", "2")]),
             req(&[("content-length", "-1")]),
@@ -211,6 +236,15 @@ mod tests {
             ]),
             req(&[(":status", "200")]), // response pseudo in a request
             req(&[(":protocol", "websocket")]), // extended CONNECT not enabled
+            req(&[("host", "b.example")]), // Host differs from :authority
+            list(&[
+                (":method", "GET"),
+                (":scheme", "https"),
+                (":authority", ""),
+                (":path", "/"),
+                ("host", "a"),
+            ]), // empty :authority, even with a Host
+            list(&[(":method", "CONNECT"), (":authority", "")]),
         ] {
             assert!(!ok(&bad, Section::Request), "{bad:?}");
         }

@@ -75,6 +75,8 @@ pub struct RecvStream {
     pub final_response: bool,
     /// Trailers arrived: no more frames may follow but unknown ones.
     pub trailers: bool,
+    /// A CONNECT tunnel: after its headers only DATA and unknown frames may come (§4.4).
+    pub tunnel: bool,
     /// `content-length` of the message, if given.
     pub content_length: Option<u64>,
     /// DATA payload bytes received.
@@ -104,6 +106,7 @@ impl RecvStream {
             header_sections: 0,
             final_response: false,
             trailers: false,
+            tunnel: false,
             content_length: None,
             data_received: 0,
             data_event_pending: false,
