@@ -162,8 +162,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let a = qlog_plot::analyse(&std::fs::read(&qlog)?)?;
         let png = dir.join(format!("{name}.png"));
         let svg = dir.join(format!("{name}.svg"));
-        std::fs::write(&png, qlog_plot::render_png(&a, width, height, &opts))?;
-        std::fs::write(&svg, qlog_plot::render_svg(&a, width, height, &opts))?;
+        std::fs::write(&png, qlog_plot::render_png(&a, width, height, &opts)?)?;
+        std::fs::write(&svg, qlog_plot::render_svg(&a, width, height, &opts)?)?;
         println!("== {name}: {}", a.header.description);
         print!("{}", a.summary);
         println!(
