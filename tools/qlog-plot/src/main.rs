@@ -26,7 +26,7 @@ struct Args {
     height: u32,
     /// Adds a panel that shows the first MS milliseconds (start-up, slow start) next to the
     /// whole connection.
-    #[arg(long, value_name = "MS", value_parser = positive_ms)]
+    #[arg(long, value_name = "MS", value_parser = positive_ms, allow_negative_numbers = true)]
     detail: Option<f64>,
     /// TrueType/OpenType font for the pictures' text [default: $QLOG_PLOT_FONT, else DejaVu
     /// Sans from the system's fonts, e.g. Debian's fonts-dejavu-core].
@@ -70,17 +70,7 @@ fn run(args: &Args) -> Result<(), String> {
     let trace =
         qlog_plot::sqlog::parse(&bytes).map_err(|e| format!("{}: {e}", args.input.display()))?;
     let a = qlog_plot::Analysis::new(&trace);
-    let out = args.out();
-    let png_path = with_suffix(&out, "png");
-    let svg_path = with_suffix(&out, "svg");
-    let opts = args.opts();
-    let png =
-        qlog_plot::render_png(&a, args.width, args.height, &opts).map_err(|e| e.to_string())?;
-    std::fs::write(&png_path, png).map_err(|e| format!("{}: {e}", png_path.display()))?;
-    let svg =
-        qlog_plot::render_svg(&a, args.width, args.height, &opts).map_err(|e| e.to_string())?;
-    std::fs::write(&svg_path, svg).map_err(|e| format!("{}: {e}", svg_path.display()))?;
-
+    // The summary first: it needs no font, so a missing font still leaves it on stdout.
     let h = &a.header;
     println!(
         "trace            {} ({}) {}",
@@ -93,6 +83,17 @@ fn run(args: &Args) -> Result<(), String> {
         );
     }
     print!("{}", a.summary);
+    let out = args.out();
+    let png_path = with_suffix(&out, "png");
+    let svg_path = with_suffix(&out, "svg");
+    let opts = args.opts();
+    let png =
+        qlog_plot::render_png(&a, args.width, args.height, &opts).map_err(|e| e.to_string())?;
+    std::fs::write(&png_path, png).map_err(|e| format!("{}: {e}", png_path.display()))?;
+    let svg =
+        qlog_plot::render_svg(&a, args.width, args.height, &opts).map_err(|e| e.to_string())?;
+    std::fs::write(&svg_path, svg).map_err(|e| format!("{}: {e}", svg_path.display()))?;
+
     println!(
         "wrote            {} {}",
         png_path.display(),
