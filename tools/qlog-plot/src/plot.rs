@@ -27,6 +27,10 @@ pub const LOSS: RGBColor = RGBColor(214, 39, 40);
 pub const EXIT: RGBColor = RGBColor(20, 20, 20);
 /// Beyond this many state changes the dashed lines would hide the data; the strip remains.
 const MAX_STATE_LINES: usize = 80;
+/// Legend text size, relative to the label font size.
+const LEGEND_TEXT: f64 = 0.9;
+/// Length of a legend swatch, in label font sizes.
+const LEGEND_SWATCH: f64 = 1.7;
 
 /// Which axis a series is read against.
 #[derive(Clone, Copy, PartialEq)]
@@ -471,7 +475,7 @@ pub fn draw<DB: DrawingBackend>(
     // The legend at the bottom, laid out first since its height sets the plot's.
     let legend = legend_items(a);
     let rows = legend_rows(root, &st, &legend, w - 2.0 * st.pad);
-    let row_h = (fs * 1.45).round();
+    let row_h = (fs * 1.35).round();
     let n_rows = rows.last().map_or(0, |r| r.1 + 1) as f64;
     let legend_top = h - st.pad - n_rows * row_h;
 
@@ -782,8 +786,8 @@ fn draw_panel<DB: DrawingBackend>(
     Ok(())
 }
 
-/// Names the first slow-start exit next to its line, at the top of the plot: on one line if it
-/// fits beside the line, else on two. `px` has the plot's pixel coordinates.
+/// Names the first slow-start exit next to its line, at the top of the plot: left of the line
+/// if it fits there (on one line or two), else right of it. `px` has the plot's pixel coordinates.
 fn draw_exit_note<DB: DrawingBackend>(
     a: &Analysis,
     st: &Style,
@@ -800,7 +804,10 @@ fn draw_exit_note<DB: DrawingBackend>(
     };
     let when = format!("{:.0} ms", exit.time);
     let one = [format!("{what} {when}")];
-    let two = [what.to_string(), when];
+    let two = match exit.cause {
+        ExitCause::Delay => [what.to_string(), when],
+        ExitCause::Loss => ["slow start ends".to_string(), format!("by loss, {when}")],
+    };
     let layouts: [&[String]; 2] = [&one, &two];
     let plot_w = px.dim_in_pixel().0 as f64;
     let (lo, hi) = (4.0, plot_w - 4.0);
@@ -811,9 +818,12 @@ fn draw_exit_note<DB: DrawingBackend>(
             .fold(0.0, f64::max)
     };
     let mut choice = None;
-    'search: for lines in layouts {
-        let width = width_of(lines);
-        for left in [x + 6.0, x - 8.0 - width] {
+    // Left of the line first: before the exit the curves are still low (slow start), after
+    // it the window and the RTT are at their peak, right under the note.
+    'search: for before in [true, false] {
+        for lines in layouts {
+            let width = width_of(lines);
+            let left = if before { x - 8.0 - width } else { x + 6.0 };
             if left >= lo && left + width <= hi {
                 choice = Some((lines, left, width));
                 break 'search;
@@ -927,12 +937,12 @@ fn legend_rows<DB: DrawingBackend>(
     items: &[LegendItem],
     width: f64,
 ) -> Vec<(f64, usize)> {
-    let swatch = st.fs * 2.0 + 6.0;
-    let gap = st.fs * 1.0;
+    let swatch = st.fs * LEGEND_SWATCH + 6.0;
+    let gap = st.fs * 0.9;
     let mut out = Vec::with_capacity(items.len());
     let (mut x, mut row) = (0.0, 0);
     for item in items {
-        let w = swatch + st.width(area, &item.label, 1.0);
+        let w = swatch + st.width(area, &item.label, LEGEND_TEXT);
         if x > 0.0 && (x + w > width || item.new_row) {
             x = 0.0;
             row += 1;
@@ -952,14 +962,14 @@ fn draw_legend<DB: DrawingBackend>(
     top: f64,
     row_h: f64,
 ) -> Result<(), String> {
-    let swatch = st.fs * 2.0;
+    let swatch = st.fs * LEGEND_SWATCH;
     let n_rows = rows.last().map_or(0, |r| r.1 + 1);
     for row in 0..n_rows {
         let members: Vec<usize> = (0..items.len()).filter(|&i| rows[i].1 == row).collect();
         let Some(&last) = members.last() else {
             continue;
         };
-        let row_w = rows[last].0 + swatch + 6.0 + st.width(root, &items[last].label, 1.0);
+        let row_w = rows[last].0 + swatch + 6.0 + st.width(root, &items[last].label, LEGEND_TEXT);
         let x0 = (w - row_w) / 2.0;
         let mid = (top + row as f64 * row_h + row_h / 2.0) as i32;
         for &i in &members {
@@ -998,7 +1008,7 @@ fn draw_legend<DB: DrawingBackend>(
                 root,
                 &item.label,
                 at,
-                1.0,
+                LEGEND_TEXT,
                 &DARK,
                 (HPos::Left, VPos::Center),
             )?;
