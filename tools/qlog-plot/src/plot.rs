@@ -4,6 +4,8 @@
 //! as a coloured strip above the plot with a dashed line at each change, the first slow-start
 //! exit as a solid line with its name, a legend and a title.
 
+use plotters::chart::DualCoordChartContext;
+use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
@@ -31,6 +33,9 @@ const MAX_STATE_LINES: usize = 80;
 const LEGEND_TEXT: f64 = 0.9;
 /// Length of a legend swatch, in label font sizes.
 const LEGEND_SWATCH: f64 = 1.7;
+
+/// A panel's coordinates: time in ms against bytes (primary) or RTT in ms (secondary).
+type Coords = Cartesian2d<RangedCoordf64, RangedCoordf64>;
 
 /// Which axis a series is read against.
 #[derive(Clone, Copy, PartialEq)]
@@ -698,39 +703,7 @@ fn draw_panel<DB: DrawingBackend>(
         }
     }
 
-    let end = p.t1.min(a.end.max(p.t0));
-    // Thinning works on pixel columns of the plot.
-    let col = (p.t1 - p.t0) / plot_w.max(1.0);
-    for style in &SERIES {
-        let series = series_of(a, style.class);
-        if series.is_empty() {
-            continue;
-        }
-        let path: Vec<(f64, f64)> = step_path(series, p.t0, end, |t| (t - p.t0) / col, |v| v)
-            .into_iter()
-            .map(|(x, v)| (p.t0 + x * col, v))
-            .collect();
-        let top = if style.side == Side::Left {
-            ymax
-        } else {
-            f.yr.max
-        };
-        for run in below(&path, top) {
-            match (style.side, style.dash) {
-                (Side::Left, None) => chart.draw_series(LineSeries::new(run, style.shape())),
-                (Side::Left, Some((on, off))) => {
-                    chart.draw_series(DashedLineSeries::new(run, on, off, style.shape()))
-                }
-                (Side::Right, None) => {
-                    chart.draw_secondary_series(LineSeries::new(run, style.shape()))
-                }
-                (Side::Right, Some((on, off))) => {
-                    chart.draw_secondary_series(DashedLineSeries::new(run, on, off, style.shape()))
-                }
-            }
-            .map_err(de)?;
-        }
-    }
+    draw_curves(a, f, &mut chart, p, plot_w)?;
 
     // Lost packets sit in a lane along the bottom of the plot, where they hide no curve; a
     // burst shows as a solid run. Markers on the same pixel add nothing.
@@ -782,6 +755,50 @@ fn draw_panel<DB: DrawingBackend>(
             &DARK,
             (HPos::Center, VPos::Center),
         )?;
+    }
+    Ok(())
+}
+
+/// The metrics' step lines, each against its axis, thinned to the plot's pixel columns.
+fn draw_curves<DB: DrawingBackend>(
+    a: &Analysis,
+    f: &Frame,
+    chart: &mut DualCoordChartContext<'_, DB, Coords, Coords>,
+    p: &Panel,
+    plot_w: f64,
+) -> Result<(), String> {
+    let end = p.t1.min(a.end.max(p.t0));
+    // Thinning works on pixel columns of the plot.
+    let col = (p.t1 - p.t0) / plot_w.max(1.0);
+    for style in &SERIES {
+        let series = series_of(a, style.class);
+        if series.is_empty() {
+            continue;
+        }
+        let path: Vec<(f64, f64)> = step_path(series, p.t0, end, |t| (t - p.t0) / col, |v| v)
+            .into_iter()
+            .map(|(x, v)| (p.t0 + x * col, v))
+            .collect();
+        let top = if style.side == Side::Left {
+            f.yl.max
+        } else {
+            f.yr.max
+        };
+        for run in below(&path, top) {
+            match (style.side, style.dash) {
+                (Side::Left, None) => chart.draw_series(LineSeries::new(run, style.shape())),
+                (Side::Left, Some((on, off))) => {
+                    chart.draw_series(DashedLineSeries::new(run, on, off, style.shape()))
+                }
+                (Side::Right, None) => {
+                    chart.draw_secondary_series(LineSeries::new(run, style.shape()))
+                }
+                (Side::Right, Some((on, off))) => {
+                    chart.draw_secondary_series(DashedLineSeries::new(run, on, off, style.shape()))
+                }
+            }
+            .map_err(de)?;
+        }
     }
     Ok(())
 }
