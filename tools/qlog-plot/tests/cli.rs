@@ -92,6 +92,26 @@ fn writes_both_pictures_and_the_summary() {
 }
 
 #[test]
+fn without_a_font_the_summary_still_prints() {
+    let dir = temp_dir("nofont");
+    let input = dir.join("t.sqlog");
+    std::fs::write(&input, trace()).unwrap();
+    let out = Command::new(BIN)
+        .arg(&input)
+        .env("QLOG_PLOT_FONT", dir.join("missing.ttf"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.contains("slow start exit  300.0 ms"), "{stdout}");
+    assert!(!stdout.contains("wrote"), "{stdout}");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("missing.ttf"), "{stderr}");
+    assert!(!dir.join("t.png").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn bad_arguments_help_and_version() {
     let out = Command::new(BIN).arg("--version").output().unwrap();
     assert!(out.status.success());
