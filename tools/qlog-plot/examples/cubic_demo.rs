@@ -134,36 +134,51 @@ fn run(
     Ok(path)
 }
 
+/// Downloads 24 MB with CUBIC + HyStart++ and with CUBIC alone through the in-memory pipe and
+/// writes each server's qlog and its congestion graph into DIR.
+#[derive(clap::Parser)]
+struct Args {
+    /// Where the qlogs and pictures go.
+    #[arg(value_name = "DIR", default_value = "qlog-demo")]
+    dir: PathBuf,
+    /// Download size in MB (10^6 bytes).
+    #[arg(long, value_name = "MEGABYTES", default_value_t = 24)]
+    mb: usize,
+    /// The detail panel's time span in ms (0: none).
+    #[arg(long, value_name = "MS", default_value_t = 1200.0)]
+    detail: f64,
+    /// Bottleneck queue in bandwidth-delay products (150 kB each).
+    #[arg(long, value_name = "F", default_value_t = 1.0)]
+    queue_bdp: f64,
+    /// Picture width in pixels.
+    #[arg(long, value_name = "W", default_value_t = 1000)]
+    width: u32,
+    /// Picture height in pixels.
+    #[arg(long, value_name = "H", default_value_t = 500)]
+    height: u32,
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let mut dir = PathBuf::from("qlog-demo");
-    let (mut width, mut height) = (1000, 500);
-    let mut megabytes = 24;
-    let mut queue_bdp = 1.0;
-    let mut opts = qlog_plot::Options {
-        detail_until: Some(1200.0),
+    let args = <Args as clap::Parser>::parse();
+    let Args {
+        dir,
+        mb: megabytes,
+        queue_bdp,
+        width,
+        height,
+        ..
+    } = args;
+    let opts = qlog_plot::Options {
+        detail_until: (args.detail > 0.0).then_some(args.detail),
     };
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        match a.as_str() {
-            "--width" => width = args.next().ok_or("--width W")?.parse()?,
-            "--height" => height = args.next().ok_or("--height H")?.parse()?,
-            "--queue-bdp" => queue_bdp = args.next().ok_or("--queue-bdp F")?.parse()?,
-            "--mb" => megabytes = args.next().ok_or("--mb MEGABYTES")?.parse()?,
-            "--detail" => {
-                let ms: f64 = args.next().ok_or("--detail MS")?.parse()?;
-                opts.detail_until = (ms > 0.0).then_some(ms);
-            }
-            _ => dir = PathBuf::from(a),
-        }
-    }
     std::fs::create_dir_all(&dir)?;
     for (name, hystart) in [("cubic-hystart", true), ("cubic-no-hystart", false)] {
         let qlog = run(&dir, name, hystart, megabytes * 1_000_000, queue_bdp)?;
         let a = qlog_plot::analyse(&std::fs::read(&qlog)?)?;
         let png = dir.join(format!("{name}.png"));
         let svg = dir.join(format!("{name}.svg"));
-        std::fs::write(&png, qlog_plot::render_png(&a, width, height, &opts))?;
-        std::fs::write(&svg, qlog_plot::render_svg(&a, width, height, &opts))?;
+        std::fs::write(&png, qlog_plot::render_png(&a, width, height, &opts)?)?;
+        std::fs::write(&svg, qlog_plot::render_svg(&a, width, height, &opts)?)?;
         println!("== {name}: {}", a.header.description);
         print!("{}", a.summary);
         println!(

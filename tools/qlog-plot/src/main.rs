@@ -1,69 +1,58 @@
-//! `qlog-plot FILE.sqlog [--out PREFIX] [--width W] [--height H]`: writes PREFIX.png and
-//! PREFIX.svg with the connection's congestion graph and prints a summary.
+//! `qlog-plot FILE.sqlog [--out PREFIX] [--width W] [--height H] [--detail MS]`: writes
+//! PREFIX.png and PREFIX.svg with the connection's congestion graph and prints a summary.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-const USAGE: &str =
-    "usage: qlog-plot FILE.sqlog [--out PREFIX] [--width W] [--height H] [--detail MS]
+use clap::Parser;
 
-Draws the congestion graph of a qlog trace (cwnd, bytes in flight, ssthresh,
-smoothed and min RTT, lost packets, congestion states) to PREFIX.png and
-PREFIX.svg and prints a summary. PREFIX defaults to FILE without its extension.
-Default size 1000x500. --detail MS adds a panel that shows the first MS
-milliseconds (start-up, slow start) next to the whole connection.";
-
+/// Draws the congestion graph of a qlog trace (cwnd, bytes in flight, ssthresh, smoothed and
+/// min RTT, lost packets, congestion states, the slow-start exit) to PREFIX.png and
+/// PREFIX.svg and prints a summary.
+#[derive(Parser, Debug)]
+#[command(name = "qlog-plot", version)]
 struct Args {
+    /// The qlog trace: .sqlog (JSON-SEQ) or .qlog (JSON).
+    #[arg(value_name = "FILE.sqlog")]
     input: PathBuf,
-    out: PathBuf,
+    /// Writes PREFIX.png and PREFIX.svg [default: FILE without its extension].
+    #[arg(short, long, value_name = "PREFIX")]
+    out: Option<PathBuf>,
+    /// Picture width in pixels (clamped to 320..8000).
+    #[arg(long, value_name = "W", default_value_t = 1000)]
     width: u32,
+    /// Picture height in pixels (clamped to 200..8000).
+    #[arg(long, value_name = "H", default_value_t = 500)]
     height: u32,
-    opts: qlog_plot::Options,
+    /// Adds a panel that shows the first MS milliseconds (start-up, slow start) next to the
+    /// whole connection.
+    #[arg(long, value_name = "MS", value_parser = positive_ms, allow_negative_numbers = true)]
+    detail: Option<f64>,
+    /// TrueType/OpenType font for the pictures' text [default: $QLOG_PLOT_FONT, else DejaVu
+    /// Sans from the system's fonts, e.g. Debian's fonts-dejavu-core].
+    #[arg(long, value_name = "FILE.ttf")]
+    font: Option<PathBuf>,
 }
 
-fn parse_args(args: &[String]) -> Result<Args, String> {
-    let mut input = None;
-    let mut out = None;
-    let (mut width, mut height) = (1000, 500);
-    let mut opts = qlog_plot::Options::default();
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let mut value = |name: &str| {
-            it.next()
-                .cloned()
-                .ok_or_else(|| format!("{name} needs a value"))
-        };
-        let number = |name: &str, v: String| {
-            v.parse::<u32>()
-                .map_err(|_| format!("{name}: not a number: {v}"))
-        };
-        match a.as_str() {
-            "--out" | "-o" => out = Some(PathBuf::from(value(a)?)),
-            "--width" => width = number(a, value(a)?)?,
-            "--height" => height = number(a, value(a)?)?,
-            "--detail" => {
-                let v = value(a)?;
-                let ms = v
-                    .parse::<f64>()
-                    .ok()
-                    .filter(|ms| ms.is_finite() && *ms > 0.0)
-                    .ok_or_else(|| format!("--detail: not a positive number of ms: {v}"))?;
-                opts.detail_until = Some(ms);
-            }
-            s if s.starts_with('-') => return Err(format!("unknown option {s}")),
-            s if input.is_none() => input = Some(PathBuf::from(s)),
-            s => return Err(format!("unexpected argument {s}")),
+fn positive_ms(v: &str) -> Result<f64, String> {
+    v.parse::<f64>()
+        .ok()
+        .filter(|ms| ms.is_finite() && *ms > 0.0)
+        .ok_or_else(|| format!("not a positive number of ms: {v}"))
+}
+
+impl Args {
+    fn out(&self) -> PathBuf {
+        self.out
+            .clone()
+            .unwrap_or_else(|| self.input.with_extension(""))
+    }
+
+    fn opts(&self) -> qlog_plot::Options {
+        qlog_plot::Options {
+            detail_until: self.detail,
         }
     }
-    let input = input.ok_or("no input file")?;
-    let out = out.unwrap_or_else(|| input.with_extension(""));
-    Ok(Args {
-        input,
-        out,
-        width,
-        height,
-        opts,
-    })
 }
 
 fn with_suffix(prefix: &Path, ext: &str) -> PathBuf {
@@ -74,23 +63,14 @@ fn with_suffix(prefix: &Path, ext: &str) -> PathBuf {
 }
 
 fn run(args: &Args) -> Result<(), String> {
+    if let Some(font) = &args.font {
+        qlog_plot::fonts::use_font_file(font)?;
+    }
     let bytes = std::fs::read(&args.input).map_err(|e| format!("{}: {e}", args.input.display()))?;
     let trace =
         qlog_plot::sqlog::parse(&bytes).map_err(|e| format!("{}: {e}", args.input.display()))?;
     let a = qlog_plot::Analysis::new(&trace);
-    let png_path = with_suffix(&args.out, "png");
-    let svg_path = with_suffix(&args.out, "svg");
-    std::fs::write(
-        &png_path,
-        qlog_plot::render_png(&a, args.width, args.height, &args.opts),
-    )
-    .map_err(|e| format!("{}: {e}", png_path.display()))?;
-    std::fs::write(
-        &svg_path,
-        qlog_plot::render_svg(&a, args.width, args.height, &args.opts),
-    )
-    .map_err(|e| format!("{}: {e}", svg_path.display()))?;
-
+    // The summary first: it needs no font, so a missing font still leaves it on stdout.
     let h = &a.header;
     println!(
         "trace            {} ({}) {}",
@@ -103,6 +83,17 @@ fn run(args: &Args) -> Result<(), String> {
         );
     }
     print!("{}", a.summary);
+    let out = args.out();
+    let png_path = with_suffix(&out, "png");
+    let svg_path = with_suffix(&out, "svg");
+    let opts = args.opts();
+    let png =
+        qlog_plot::render_png(&a, args.width, args.height, &opts).map_err(|e| e.to_string())?;
+    std::fs::write(&png_path, png).map_err(|e| format!("{}: {e}", png_path.display()))?;
+    let svg =
+        qlog_plot::render_svg(&a, args.width, args.height, &opts).map_err(|e| e.to_string())?;
+    std::fs::write(&svg_path, svg).map_err(|e| format!("{}: {e}", svg_path.display()))?;
+
     println!(
         "wrote            {} {}",
         png_path.display(),
@@ -112,18 +103,7 @@ fn run(args: &Args) -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.iter().any(|a| a == "-h" || a == "--help") {
-        println!("{USAGE}");
-        return ExitCode::SUCCESS;
-    }
-    let args = match parse_args(&args) {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("qlog-plot: {e}\n\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
+    let args = Args::parse();
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -136,26 +116,30 @@ fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::CommandFactory;
 
-    fn args(list: &[&str]) -> Result<Args, String> {
-        parse_args(&list.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    fn args(list: &[&str]) -> Result<Args, clap::Error> {
+        Args::try_parse_from(std::iter::once("qlog-plot").chain(list.iter().copied()))
     }
 
     #[test]
     fn arguments() {
+        Args::command().debug_assert();
         let a = args(&["dir/x.sqlog"]).unwrap();
-        assert_eq!(a.out, PathBuf::from("dir/x"));
+        assert_eq!(a.out(), PathBuf::from("dir/x"));
         assert_eq!((a.width, a.height), (1000, 500));
         let a = args(&[
             "x.sqlog", "--out", "p/q", "--width", "800", "--height", "400",
         ])
         .unwrap();
-        assert_eq!(a.out, PathBuf::from("p/q"));
+        assert_eq!(a.out(), PathBuf::from("p/q"));
         assert_eq!((a.width, a.height), (800, 400));
-        assert_eq!(a.opts.detail_until, None);
+        assert_eq!(a.opts().detail_until, None);
+        assert_eq!(args(&["x", "-o", "r"]).unwrap().out(), PathBuf::from("r"));
         let a = args(&["x.sqlog", "--detail", "1500"]).unwrap();
-        assert_eq!(a.opts.detail_until, Some(1500.0));
+        assert_eq!(a.opts().detail_until, Some(1500.0));
         assert!(args(&["x", "--detail", "-3"]).is_err());
+        assert!(args(&["x", "--detail", "0"]).is_err());
         assert_eq!(
             with_suffix(Path::new("p/q.v1"), "png"),
             PathBuf::from("p/q.v1.png")
@@ -165,5 +149,16 @@ mod tests {
         assert!(args(&["x", "--width", "wide"]).is_err());
         assert!(args(&["x", "--bogus"]).is_err());
         assert!(args(&["x", "y"]).is_err());
+        let help = Args::command().render_help().to_string();
+        for flag in [
+            "--out",
+            "--width",
+            "--height",
+            "--detail",
+            "--font",
+            "--version",
+        ] {
+            assert!(help.contains(flag), "{flag} in --help");
+        }
     }
 }

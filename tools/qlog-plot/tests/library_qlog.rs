@@ -111,9 +111,14 @@ fn summary_matches_the_connection() {
     let opts = qlog_plot::Options {
         detail_until: Some(exit.time * 2.0),
     };
-    let png = qlog_plot::render_png(&a, 800, 400, &opts);
-    assert_eq!(&png[1..4], b"PNG");
-    let svg = qlog_plot::render_svg(&a, 800, 400, &opts);
-    assert_eq!(svg.matches("<polyline class=\"cwnd\"").count(), 2);
+    let png = qlog_plot::render_png(&a, 800, 400, &opts).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    assert_eq!(&png[12..16], b"IHDR");
+    assert_eq!(&png[16..24], &[0, 0, 3, 32, 0, 0, 1, 144], "800 x 400");
+    let svg = qlog_plot::render_svg(&a, 800, 400, &opts).unwrap();
+    // The cwnd in both panels and in the legend.
+    assert_eq!(svg.matches("stroke=\"#1F77B4\"").count(), 3);
+    // One cross (two lines) per lost packet's pixel column, at least one in each panel.
+    assert!(svg.matches("stroke=\"#D62728\"").count() >= 2 * 3);
     assert!(svg.trim_end().ends_with("</svg>"));
 }
