@@ -23,6 +23,8 @@ cargo --version
 missing=()
 command -v tshark >/dev/null 2>&1 || missing+=(tshark)
 [ -x /usr/bin/time ] || missing+=(time)
+# qlog-plot draws its text with a TrueType font loaded at run time.
+[ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || missing+=(fonts-dejavu-core)
 if [ "${#missing[@]}" -gt 0 ]; then
     step "installing ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
