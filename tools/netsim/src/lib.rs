@@ -12,6 +12,7 @@ pub mod args;
 pub mod matrix;
 pub mod report;
 pub mod scenario;
+pub mod shallow;
 pub mod sim;
 pub mod summary;
 pub mod units;
