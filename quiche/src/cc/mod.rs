@@ -135,6 +135,10 @@ pub enum CcState {
     ConservativeSlowStart,
     /// HyStart++ Limited Slow Start (draft-balasubramanian-tcpm-hystartplusplus, RFC 3742 rule).
     LimitedSlowStart,
+    /// SEARCH left slow start and gave back its overshoot: the window holds still until a
+    /// packet sent after the exit is acknowledged (the queue the overshoot built drains), then
+    /// congestion avoidance begins. In qlog, `slow_start` -> `search_drain` marks a SEARCH exit.
+    SearchDrain,
     /// Congestion avoidance.
     CongestionAvoidance,
     /// Recovery period after a congestion event.
@@ -150,6 +154,7 @@ impl CcState {
             CcState::SlowStart => "slow_start",
             CcState::ConservativeSlowStart => "conservative_slow_start",
             CcState::LimitedSlowStart => "limited_slow_start",
+            CcState::SearchDrain => "search_drain",
             CcState::CongestionAvoidance => "congestion_avoidance",
             CcState::Recovery => "recovery",
             CcState::ApplicationLimited => "application_limited",
@@ -673,6 +678,7 @@ mod tests {
             (CcState::SlowStart, "slow_start"),
             (CcState::ConservativeSlowStart, "conservative_slow_start"),
             (CcState::LimitedSlowStart, "limited_slow_start"),
+            (CcState::SearchDrain, "search_drain"),
             (CcState::CongestionAvoidance, "congestion_avoidance"),
             (CcState::Recovery, "recovery"),
             (CcState::ApplicationLimited, "application_limited"),

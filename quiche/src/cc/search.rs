@@ -36,7 +36,8 @@
 
 use std::time::{Duration, Instant};
 
-use super::{AckBatch, SlowStart, Window};
+use super::{AckBatch, CcState, SentInfo, SlowStart, Window};
+use crate::packet::Epoch;
 use crate::recovery::RttStats;
 
 /// Bins per SEARCH window (W).
@@ -63,6 +64,12 @@ pub const THRESH_PERCENT: u64 = 35;
 enum Phase {
     /// Watching the delivery rate.
     Searching,
+    /// SEARCH exited slow start and gave back the overshoot; `ssthresh` stays infinite (so the
+    /// controller keeps this strategy in charge) and the window holds until packet `until`,
+    /// the first sent after the exit, is acknowledged. The draft's line 42 (`ssthresh = cwnd`)
+    /// takes effect then: the congestion-avoidance law starts from a drained queue, and qlog
+    /// shows the exit as the `search_drain` state.
+    Drain { until: u64 },
     /// SEARCH exited slow start, or a congestion event ended it: plain slow start from now on.
     Done,
 }
@@ -86,6 +93,8 @@ pub struct Search {
     pending: u64,
     /// Times SEARCH cleared its bins after a gap of more than a window.
     resets: u64,
+    /// One past the largest Application-space packet number sent.
+    next_pkt_num: u64,
 }
 
 impl Default for Search {
@@ -122,6 +131,7 @@ impl Search {
             closed: 0,
             pending: 0,
             resets: 0,
+            next_pkt_num: 0,
         }
     }
 
@@ -270,12 +280,30 @@ impl Search {
 }
 
 impl SlowStart for Search {
+    fn on_packet_sent(&mut self, _now: Instant, info: &SentInfo, _win: &Window) {
+        if info.epoch == Epoch::Application {
+            self.next_pkt_num = self.next_pkt_num.max(info.pkt_num.saturating_add(1));
+        }
+    }
+
     fn on_ack(&mut self, now: Instant, ack: &AckBatch, rtt: &RttStats, win: &mut Window) {
+        match self.phase {
+            Phase::Searching => {}
+            Phase::Drain { until } => {
+                if ack.epoch == Epoch::Application && ack.largest_acked >= until {
+                    // Line 42: out of slow start, into congestion avoidance.
+                    win.ssthresh = win.cwnd;
+                    self.phase = Phase::Done;
+                }
+                return;
+            }
+            Phase::Done => {
+                win.cwnd = win.cwnd.saturating_add(ack.acked_bytes);
+                return;
+            }
+        }
         // Standard slow start growth; SEARCH only decides when it ends.
         win.cwnd = win.cwnd.saturating_add(ack.acked_bytes);
-        if self.phase != Phase::Searching {
-            return;
-        }
         // The look-back is the minimum RTT, not the ACK's sample as in the draft's line 12: a
         // growing queue inflates the latest RTT, which pushes the window compared against
         // back to before the chokepoint, where delivery still doubled, and delays the exit by
@@ -290,11 +318,12 @@ impl SlowStart for Search {
         }
         let delivered = u64::try_from(ack.acked_bytes).unwrap_or(u64::MAX);
         if let Verdict::Exit { overshoot, .. } = self.on_delivered(now, delivered, sample) {
-            // Lines 41-42: back to the window at the chokepoint, and out of slow start.
+            // Line 41: back to the window at the chokepoint.
             let overshoot = usize::try_from(overshoot).unwrap_or(usize::MAX);
             win.cwnd = win.cwnd.saturating_sub(overshoot).max(win.min_cwnd);
-            win.ssthresh = win.cwnd;
-            self.phase = Phase::Done;
+            self.phase = Phase::Drain {
+                until: self.next_pkt_num,
+            };
         }
     }
 
@@ -304,6 +333,13 @@ impl SlowStart for Search {
 
     fn on_persistent_congestion(&mut self, _now: Instant) {
         self.phase = Phase::Done;
+    }
+
+    fn state(&self) -> CcState {
+        match self.phase {
+            Phase::Drain { .. } => CcState::SearchDrain,
+            Phase::Searching | Phase::Done => CcState::SlowStart,
+        }
     }
 }
 
@@ -506,8 +542,9 @@ mod tests {
         rate: u64,
         queue: u64,
         duration_ms: u64,
-    ) -> (Controller, u64) {
+    ) -> (Controller, u64, Vec<(CcState, usize)>) {
         const MSS: usize = 1200;
+        let mut states = Vec::new();
         let cfg = CcConfig {
             slow_start: strategy,
             ..CcConfig::default()
@@ -548,7 +585,11 @@ mod tests {
                     bytes_in_flight: in_flight,
                     app_limited: false,
                 };
+                let before = cc.state();
                 cc.on_ack(now, &ack, &rtt);
+                if cc.state() != before {
+                    states.push((cc.state(), cc.cwnd()));
+                }
             }
             while in_flight + MSS <= cc.cwnd() {
                 let queued = busy_until_us.saturating_sub(now_us) / serialise_us;
@@ -573,7 +614,7 @@ mod tests {
                 break;
             }
         }
-        (cc, dropped)
+        (cc, dropped, states)
     }
 
     fn sent(pkt_num: u64, bytes_in_flight: usize) -> SentInfo {
@@ -590,8 +631,16 @@ mod tests {
     fn leaves_slow_start_before_a_three_bdp_queue_overflows() {
         // 5 Mbit/s (625 bytes/ms), 60 ms: a BDP of 37.5 kB.
         let bdp = 625 * 60;
-        let (cc, dropped) = bottleneck(SlowStartStrategy::Search, 625, 3 * bdp, 3000);
+        let (cc, dropped, states) = bottleneck(SlowStartStrategy::Search, 625, 3 * bdp, 3000);
         assert_eq!(dropped, 0);
+        // The exit shows as the drain state; the window holds still in it, and congestion
+        // avoidance starts from it with ssthresh = cwnd.
+        let drain = states
+            .iter()
+            .position(|&(s, _)| s == CcState::SearchDrain)
+            .expect("a SEARCH exit");
+        assert_eq!(states[drain + 1].0, CcState::CongestionAvoidance);
+        assert_eq!(states[drain + 1].1, states[drain].1);
         assert_eq!(cc.state(), CcState::CongestionAvoidance);
         let stats = cc.stats();
         assert_eq!(stats.slow_start_delay_exits, 1);
@@ -603,7 +652,7 @@ mod tests {
             "window after the exit {cwnd}, BDP {bdp}"
         );
         // Standard slow start overflows the same queue.
-        let (_, dropped) = bottleneck(SlowStartStrategy::Standard, 625, 3 * bdp, 3000);
+        let (_, dropped, _) = bottleneck(SlowStartStrategy::Standard, 625, 3 * bdp, 3000);
         assert!(dropped > 0);
     }
 

@@ -46,8 +46,13 @@ fn default_strategy_cuts_first_slow_start_losses_at_one_bdp() {
         default.time,
         standard.time
     );
-    // The queue stays full for less time, too.
-    assert!(default.queue_full_first_slow_start < standard.queue_full_first_slow_start);
+    // The queue drops fewer packets over the whole run, too (56 against 98).
+    assert!(
+        default.dropped_queue < standard.dropped_queue,
+        "queue drops: default {}, standard {}",
+        default.dropped_queue,
+        standard.dropped_queue
+    );
 }
 
 /// In every cell of the matrix the default strategy's download is no more than 2 % longer than
