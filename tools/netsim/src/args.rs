@@ -288,11 +288,11 @@ pub fn main(args: &[String], out: &mut dyn Write) -> Result<bool, CliError> {
         let s = &o.scenario;
         writeln!(
             out,
-            "shallow-buffer matrix: {} {}, loss 0, seed {}; {}",
+            "shallow-buffer matrix: {} {}, loss 0, seed {}; time, packets lost in the first \
+             slow start, time the queue was full in it (+1 RTT)",
             crate::units::fmt_size(s.size as f64),
             if s.upload { "upload" } else { "download" },
             o.seed,
-            "time, packets lost in the first slow start, time the queue was full in it (+1 RTT)"
         )?;
         out.flush()?;
         let rows = crate::shallow::matrix(s, &crate::shallow::cells(), o.seed, o.threads)?;
