@@ -80,3 +80,24 @@ fn default_strategy_costs_at_most_two_percent_in_every_cell() {
         );
     }
 }
+
+/// A SEARCH exit shows in the sender's qlog as the move from `slow_start` to `search_drain`,
+/// and ends standard slow start by "delay" (not by a loss) in the controller's counters.
+#[test]
+fn search_exit_is_visible_in_qlog() {
+    let dir = std::env::temp_dir().join(format!("netsim-search-qlog-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let s = Scenario {
+        size: 1_000_000,
+        ..seed_path(SlowStartStrategy::Search)
+    };
+    let r = run(&s, 1, Some(&dir)).unwrap();
+    assert!(r.completed);
+    assert_eq!(r.slow_start_delay_exits, 1);
+    let text = std::fs::read_to_string(dir.join("netsim-cubic+search-seed1-server.sqlog")).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(
+        text.contains(r#""old":"slow_start","new":"search_drain""#),
+        "no SEARCH exit in the server's qlog"
+    );
+}
