@@ -204,6 +204,17 @@ void quiche_config_set_initial_congestion_window_packets(quiche_config *config, 
 /* Enables or disables HyStart++ slow-start exit (on by default). */
 void quiche_config_enable_hystart(quiche_config *config, bool v);
 
+/* Beyond quiche's API: how slow start ends. */
+enum quiche_slow_start {
+    QUICHE_SLOW_START_STANDARD = 0,
+    QUICHE_SLOW_START_HYSTART = 1,
+    QUICHE_SLOW_START_SEARCH = 2
+};
+
+/* Selects the slow-start strategy (standard, HyStart++ or SEARCH); values outside the enum are
+ * ignored. Undoes an earlier quiche_config_enable_hystart(config, false). */
+void quiche_config_set_slow_start(quiche_config *config, enum quiche_slow_start strategy);
+
 /* Enables or disables pacing (on by default): quiche_send_info.at then spaces packets out. */
 void quiche_config_enable_pacing(quiche_config *config, bool v);
 

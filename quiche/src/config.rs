@@ -4,7 +4,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::cc::{CcConfig, CcFactory, CongestionControlAlgorithm, HystartVariant};
+use crate::cc::{
+    CcConfig, CcFactory, CongestionControlAlgorithm, HystartVariant, SlowStartStrategy,
+};
 use crate::error::{Error, Result};
 use crate::tls::TlsConfig;
 use crate::transport_params::TransportParams;
@@ -32,6 +34,7 @@ pub struct Config {
     pub(crate) cc_algorithm: CongestionControlAlgorithm,
     pub(crate) cc_factory: Option<Arc<dyn CcFactory>>,
     pub(crate) hystart: bool,
+    pub(crate) slow_start: SlowStartStrategy,
     pub(crate) hystart_variant: HystartVariant,
     pub(crate) pacing: bool,
     pub(crate) initial_congestion_window_packets: usize,
@@ -73,6 +76,7 @@ impl Config {
             cc_algorithm: CongestionControlAlgorithm::CUBIC,
             cc_factory: None,
             hystart: true,
+            slow_start: SlowStartStrategy::default(),
             hystart_variant: HystartVariant::Css,
             pacing: true,
             initial_congestion_window_packets: 10,
@@ -217,9 +221,26 @@ impl Config {
         self.cc_factory = Some(factory);
     }
 
-    /// Enables or disables HyStart++ (on by default).
+    /// Enables or disables an early slow-start exit (on by default). `false` forces standard
+    /// slow start; `true` runs the strategy [`Config::set_slow_start`] chose (by default
+    /// [`SlowStartStrategy::default`]), which is HyStart++ unless changed.
     pub fn enable_hystart(&mut self, v: bool) {
         self.hystart = v;
+    }
+
+    /// Selects how slow start ends (beyond quiche's API): standard slow start, HyStart++
+    /// (RFC 9406) or SEARCH (draft-chung-ccwg-search). Also undoes an earlier
+    /// `enable_hystart(false)`: the last call wins.
+    pub fn set_slow_start(&mut self, strategy: SlowStartStrategy) {
+        self.slow_start = strategy;
+        self.hystart = true;
+    }
+
+    /// Selects the slow-start strategy by name: `standard`, `hystart` or `search`
+    /// ([`Error::CongestionControl`] for anything else).
+    pub fn set_slow_start_name(&mut self, name: &str) -> Result<()> {
+        self.set_slow_start(name.parse()?);
+        Ok(())
     }
 
     /// Selects the HyStart++ variant: RFC 9406's Conservative Slow Start (the default) or the
@@ -296,6 +317,7 @@ impl Config {
             max_datagram_size,
             initial_window_packets: self.initial_congestion_window_packets,
             hystart: self.hystart,
+            slow_start: self.slow_start,
             pacing: self.pacing,
             hystart_variant: self.hystart_variant,
         }
@@ -371,5 +393,20 @@ mod tests {
         assert_eq!(cc.initial_window_packets, 32);
         assert_eq!(cc.max_datagram_size, 1350);
         assert!(!cc.hystart);
+        assert_eq!(cc.strategy(), SlowStartStrategy::Standard);
+        // enable_hystart(true) brings back the chosen strategy; set_slow_start wins over an
+        // earlier enable_hystart(false).
+        c.enable_hystart(true);
+        assert_eq!(c.cc_config(1200).strategy(), SlowStartStrategy::default());
+        c.enable_hystart(false);
+        assert!(c.set_slow_start_name("search").is_ok());
+        assert_eq!(c.cc_config(1200).strategy(), SlowStartStrategy::Search);
+        c.enable_hystart(false);
+        assert_eq!(c.cc_config(1200).strategy(), SlowStartStrategy::Standard);
+        c.enable_hystart(true);
+        assert_eq!(c.cc_config(1200).strategy(), SlowStartStrategy::Search);
+        assert_eq!(c.set_slow_start_name("fast"), Err(Error::CongestionControl));
+        c.set_slow_start(SlowStartStrategy::Standard);
+        assert_eq!(c.cc_config(1200).strategy(), SlowStartStrategy::Standard);
     }
 }

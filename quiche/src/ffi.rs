@@ -505,6 +505,16 @@ config_setter!(
     quiche_config_enable_hystart => |c, v: bool| c.enable_hystart(v)
 );
 config_setter!(
+    /// Selects the slow-start strategy: standard (0), HyStart++ (1) or SEARCH (2); other
+    /// values are ignored (an `int` for the same reason as the algorithm's).
+    quiche_config_set_slow_start => |c, v: c_int| match v {
+        0 => c.set_slow_start(crate::SlowStartStrategy::Standard),
+        1 => c.set_slow_start(crate::SlowStartStrategy::HyStartPlusPlus),
+        2 => c.set_slow_start(crate::SlowStartStrategy::Search),
+        _ => {}
+    }
+);
+config_setter!(
     /// Enables or disables pacing.
     quiche_config_enable_pacing => |c, v: bool| c.enable_pacing(v)
 );

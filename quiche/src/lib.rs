@@ -31,7 +31,9 @@ pub mod testing;
 pub mod tls;
 pub mod transport_params;
 
-pub use crate::cc::{CcFactory, CongestionControl, CongestionControlAlgorithm, HystartVariant};
+pub use crate::cc::{
+    CcFactory, CongestionControl, CongestionControlAlgorithm, HystartVariant, SlowStartStrategy,
+};
 pub use crate::config::Config;
 pub use crate::connection::{
     accept, connect, Connection, ConnectionError, PathStats, RecvInfo, SendInfo, Stats,

@@ -26,6 +26,7 @@ mod classic;
 mod cubic;
 mod hystart;
 mod reno;
+mod search;
 mod slow_start;
 #[cfg(test)]
 mod test_sender;
@@ -37,6 +38,9 @@ pub use self::hystart::{
     MIN_RTT_THRESH, N_RTT_SAMPLE, UNPACED_L,
 };
 pub use self::reno::Reno;
+pub use self::search::{
+    Search, Verdict as SearchVerdict, EXTRA_BINS, NUM_BINS, THRESH_PERCENT, W as SEARCH_W,
+};
 pub use self::slow_start::StandardSlowStart;
 
 /// Default maximum datagram size before path MTU discovery: the smallest a QUIC path may carry
@@ -131,6 +135,10 @@ pub enum CcState {
     ConservativeSlowStart,
     /// HyStart++ Limited Slow Start (draft-balasubramanian-tcpm-hystartplusplus, RFC 3742 rule).
     LimitedSlowStart,
+    /// SEARCH left slow start and gave back its overshoot: the window holds still until a
+    /// packet sent after the exit is acknowledged (the queue the overshoot built drains), then
+    /// congestion avoidance begins. In qlog, `slow_start` -> `search_drain` marks a SEARCH exit.
+    SearchDrain,
     /// Congestion avoidance.
     CongestionAvoidance,
     /// Recovery period after a congestion event.
@@ -146,6 +154,7 @@ impl CcState {
             CcState::SlowStart => "slow_start",
             CcState::ConservativeSlowStart => "conservative_slow_start",
             CcState::LimitedSlowStart => "limited_slow_start",
+            CcState::SearchDrain => "search_drain",
             CcState::CongestionAvoidance => "congestion_avoidance",
             CcState::Recovery => "recovery",
             CcState::ApplicationLimited => "application_limited",
@@ -195,8 +204,11 @@ pub struct CcConfig {
     pub max_datagram_size: usize,
     /// The initial congestion window, in packets. See [`CcConfig::initial_window`].
     pub initial_window_packets: usize,
-    /// Whether slow start uses HyStart++ (RFC 9406) instead of standard slow start.
+    /// Whether slow start may end before a loss: `false` forces standard slow start whatever
+    /// [`slow_start`](CcConfig::slow_start) says (quiche's `enable_hystart(false)`).
     pub hystart: bool,
+    /// The slow-start strategy used when `hystart` is set.
+    pub slow_start: SlowStartStrategy,
     /// Which HyStart++ variant runs when `hystart` is set.
     pub hystart_variant: HystartVariant,
     /// Whether the sender paces. HyStart++ caps the growth per ACK at
@@ -210,6 +222,7 @@ impl Default for CcConfig {
             max_datagram_size: DEFAULT_MAX_DATAGRAM_SIZE,
             initial_window_packets: DEFAULT_INITIAL_WINDOW_PACKETS,
             hystart: true,
+            slow_start: SlowStartStrategy::default(),
             hystart_variant: HystartVariant::Css,
             pacing: true,
         }
@@ -217,6 +230,15 @@ impl Default for CcConfig {
 }
 
 impl CcConfig {
+    /// The slow-start strategy in effect: [`SlowStartStrategy::Standard`] unless `hystart`.
+    pub fn strategy(&self) -> SlowStartStrategy {
+        if self.hystart {
+            self.slow_start
+        } else {
+            SlowStartStrategy::Standard
+        }
+    }
+
     /// The initial congestion window in bytes.
     ///
     /// With the default of ten packets this is RFC 9002 §7.2's
@@ -351,6 +373,55 @@ impl FromStr for CongestionControlAlgorithm {
     }
 }
 
+/// How slow start decides to end before a loss. The values are those of
+/// `quiche_config_set_slow_start` in the C API.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[repr(C)]
+pub enum SlowStartStrategy {
+    /// Standard slow start (RFC 9002 §7.3.1): the window doubles each round trip until the
+    /// first congestion event.
+    Standard = 0,
+    /// HyStart++ (RFC 9406): leaves slow start when the minimum RTT of a round rises.
+    #[default]
+    HyStartPlusPlus = 1,
+    /// SEARCH (draft-chung-ccwg-search-00): leaves slow start when the delivered bytes stop
+    /// doubling each RTT.
+    Search = 2,
+}
+
+impl SlowStartStrategy {
+    /// The name [`FromStr`] accepts: `standard`, `hystart` or `search`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SlowStartStrategy::Standard => "standard",
+            SlowStartStrategy::HyStartPlusPlus => "hystart",
+            SlowStartStrategy::Search => "search",
+        }
+    }
+}
+
+impl fmt::Display for SlowStartStrategy {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for SlowStartStrategy {
+    type Err = Error;
+
+    /// Parses `standard`, `hystart` (or `hystart++`) and `search`, ASCII case-insensitive;
+    /// anything else is [`Error::CongestionControl`].
+    fn from_str(name: &str) -> Result<Self> {
+        let name = name.to_ascii_lowercase();
+        match name.as_str() {
+            "standard" => Ok(SlowStartStrategy::Standard),
+            "hystart" | "hystart++" => Ok(SlowStartStrategy::HyStartPlusPlus),
+            "search" => Ok(SlowStartStrategy::Search),
+            _ => Err(Error::CongestionControl),
+        }
+    }
+}
+
 /// Builds user-written congestion controllers, one per path.
 pub trait CcFactory: Send + Sync {
     /// Creates a controller for a new path.
@@ -371,27 +442,38 @@ pub enum Controller {
     Cubic(Classic<StandardSlowStart, Cubic>),
     /// CUBIC with HyStart++.
     CubicHystart(Classic<HyStart, Cubic>),
+    /// NewReno with SEARCH.
+    RenoSearch(Classic<Search, Reno>),
+    /// CUBIC with SEARCH.
+    CubicSearch(Classic<Search, Cubic>),
     /// A controller built by a [`CcFactory`].
     Custom(Box<dyn CongestionControl>),
 }
 
 impl Controller {
-    /// Creates a built-in controller: the algorithm's window growth, with HyStart++ (in the
-    /// configured variant) or standard slow start as `cfg.hystart` says.
+    /// Creates a built-in controller: the algorithm's window growth, with the slow-start
+    /// strategy `cfg.strategy()` names (HyStart++ in the configured variant).
     pub fn new(algorithm: CongestionControlAlgorithm, cfg: &CcConfig) -> Self {
         use CongestionControlAlgorithm as A;
-        match (algorithm, cfg.hystart) {
-            (A::Reno, false) => {
+        use SlowStartStrategy as S;
+        match (algorithm, cfg.strategy()) {
+            (A::Reno, S::Standard) => {
                 Controller::Reno(Classic::new(cfg, StandardSlowStart, Reno::default()))
             }
-            (A::Reno, true) => {
+            (A::Reno, S::HyStartPlusPlus) => {
                 Controller::RenoHystart(Classic::new(cfg, HyStart::new(cfg), Reno::default()))
             }
-            (A::CUBIC, false) => {
+            (A::Reno, S::Search) => {
+                Controller::RenoSearch(Classic::new(cfg, Search::new(), Reno::default()))
+            }
+            (A::CUBIC, S::Standard) => {
                 Controller::Cubic(Classic::new(cfg, StandardSlowStart, Cubic::default()))
             }
-            (A::CUBIC, true) => {
+            (A::CUBIC, S::HyStartPlusPlus) => {
                 Controller::CubicHystart(Classic::new(cfg, HyStart::new(cfg), Cubic::default()))
+            }
+            (A::CUBIC, S::Search) => {
+                Controller::CubicSearch(Classic::new(cfg, Search::new(), Cubic::default()))
             }
         }
     }
@@ -421,6 +503,8 @@ macro_rules! dispatch {
             Controller::RenoHystart($cc) => $call,
             Controller::Cubic($cc) => $call,
             Controller::CubicHystart($cc) => $call,
+            Controller::RenoSearch($cc) => $call,
+            Controller::CubicSearch($cc) => $call,
             Controller::Custom($cc) => $call,
         }
     };
@@ -594,6 +678,7 @@ mod tests {
             (CcState::SlowStart, "slow_start"),
             (CcState::ConservativeSlowStart, "conservative_slow_start"),
             (CcState::LimitedSlowStart, "limited_slow_start"),
+            (CcState::SearchDrain, "search_drain"),
             (CcState::CongestionAvoidance, "congestion_avoidance"),
             (CcState::Recovery, "recovery"),
             (CcState::ApplicationLimited, "application_limited"),

@@ -173,3 +173,26 @@ fn null_arguments_are_errors() {
         quiche_config_free(config);
     }
 }
+
+#[test]
+fn slow_start_strategy_from_c() {
+    let config = quiche_config_new(crate::PROTOCOL_VERSION);
+    assert!(!config.is_null());
+    // SAFETY: `config` is live until freed at the end; NULL is ignored.
+    unsafe {
+        quiche_config_set_slow_start(ptr::null_mut(), 2);
+        let strategy = |c: *mut crate::Config| (*c).cc_config(1200).strategy();
+        quiche_config_set_slow_start(config, 2);
+        assert_eq!(strategy(config), crate::SlowStartStrategy::Search);
+        // Out of range: ignored.
+        quiche_config_set_slow_start(config, 7);
+        assert_eq!(strategy(config), crate::SlowStartStrategy::Search);
+        quiche_config_enable_hystart(config, false);
+        assert_eq!(strategy(config), crate::SlowStartStrategy::Standard);
+        quiche_config_set_slow_start(config, 1);
+        assert_eq!(strategy(config), crate::SlowStartStrategy::HyStartPlusPlus);
+        quiche_config_set_slow_start(config, 0);
+        assert_eq!(strategy(config), crate::SlowStartStrategy::Standard);
+        quiche_config_free(config);
+    }
+}

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use quiche::HystartVariant;
+use quiche::{HystartVariant, SlowStartStrategy};
 
 use crate::h3exp;
 use crate::matrix::{algorithms, matrix, LOSS_RATES, SEEDS};
@@ -43,6 +43,7 @@ Transfer:
 Congestion control (the sender's):
   --cc reno|cubic          algorithm (cubic)
   --no-hystart             standard slow start instead of HyStart++
+  --slow-start standard|hystart|search   how slow start ends (default: the library's)
   --hystart-variant css|lss    RFC 9406 Conservative Slow Start or the drafts' Limited Slow Start
   --iw N                   initial window in packets (10)
   --no-pacing              send bursts instead of pacing
@@ -64,6 +65,8 @@ Runs:
                            request at a time on 1 and on 6 connections (--runs pages, 10;
                            --loss replaces the 1%)
                            (both experiments fix the path and congestion control themselves)
+  --matrix shallow         queues of 0.5, 1, 2, 32 BDP x 5, 20, 100 Mbps x 20, 60, 200 ms,
+                           every slow-start strategy with Reno and CUBIC, one run each
   --help                   this text
 ";
 
@@ -88,6 +91,8 @@ pub struct Options {
     pub loss: Option<f64>,
     /// Run one of the HTTP/3 experiments instead.
     pub experiment: Option<Experiment>,
+    /// Run the shallow-buffer matrix instead (`--matrix shallow`).
+    pub shallow: bool,
     /// Print the help text.
     pub help: bool,
     /// Trace the sender's congestion controller at this interval (single runs only).
@@ -134,6 +139,19 @@ impl Flags<'_> {
             .ok_or_else(|| format!("{flag} needs a value"))
     }
 
+    /// Consumes `word` if it is the flag's inline value or the next argument.
+    fn take_word(&mut self, word: &str) -> bool {
+        if self.inline.as_deref() == Some(word) {
+            self.inline = None;
+            return true;
+        }
+        if self.args.as_slice().first().map(String::as_str) == Some(word) {
+            self.args.next();
+            return true;
+        }
+        false
+    }
+
     fn parsed<T>(
         &mut self,
         flag: &str,
@@ -166,6 +184,7 @@ pub fn parse(args: &[String]) -> Result<Options, String> {
         matrix: false,
         experiment: None,
         loss: None,
+        shallow: false,
         help: false,
         trace: None,
     };
@@ -201,6 +220,13 @@ pub fn parse(args: &[String]) -> Result<Options, String> {
                 })?
             }
             "--no-hystart" => s.cc.hystart = false,
+            "--slow-start" => {
+                s.cc.slow_start = flags.parsed(f, |v| {
+                    v.parse::<SlowStartStrategy>()
+                        .map_err(|_| format!("{v:?}: expected standard, hystart or search"))
+                })?;
+                s.cc.hystart = true;
+            }
             "--hystart-variant" => {
                 s.cc.hystart_variant = flags.parsed(f, |v| match v {
                     "css" => Ok(HystartVariant::Css),
@@ -221,7 +247,10 @@ pub fn parse(args: &[String]) -> Result<Options, String> {
             "--qlog-dir" => o.qlog_dir = Some(PathBuf::from(flags.value(f)?)),
             "--verbose" | "-v" => o.verbose = true,
             "--trace" => o.trace = Some(flags.parsed(f, parse_duration)?),
-            "--matrix" => o.matrix = true,
+            "--matrix" => {
+                o.matrix = true;
+                o.shallow = flags.take_word("shallow");
+            }
             "--experiment" => {
                 o.experiment = Some(flags.parsed(f, |v| match v {
                     "upload" => Ok(Experiment::Upload),
@@ -299,6 +328,21 @@ pub fn main(args: &[String], out: &mut dyn Write) -> Result<bool, CliError> {
     let seeds: Vec<u64> = (o.seed..o.seed.saturating_add(o.runs)).collect();
     if let Some(experiment) = o.experiment {
         return run_experiment(experiment, &o, &seeds, out);
+    }
+    if o.shallow {
+        let s = &o.scenario;
+        writeln!(
+            out,
+            "shallow-buffer matrix: {} {}, loss 0, seed {}; time, packets lost in the first \
+             slow start, time the queue was full in it (+1 RTT)",
+            crate::units::fmt_size(s.size as f64),
+            if s.upload { "upload" } else { "download" },
+            o.seed,
+        )?;
+        out.flush()?;
+        let rows = crate::shallow::matrix(s, &crate::shallow::cells(), o.seed, o.threads)?;
+        write!(out, "{}", crate::shallow::report(&rows))?;
+        return Ok(rows.iter().all(|r| r.runs.iter().all(|x| x.completed)));
     }
     if o.matrix {
         if o.qlog_dir.is_some() {
@@ -395,6 +439,15 @@ mod tests {
         assert_eq!(o.scenario, Scenario::default());
         assert_eq!((o.runs, o.seed, o.matrix), (1, 1, false));
         assert_eq!(parse(&args("--matrix")).unwrap().runs, 20);
+        for shallow in ["--matrix shallow", "--matrix=shallow"] {
+            let o = parse(&args(shallow)).unwrap();
+            assert!(o.matrix && o.shallow, "{shallow}");
+        }
+        assert!(!parse(&args("--matrix --loss 1%")).unwrap().shallow);
+        let o = parse(&args("--no-hystart --slow-start search")).unwrap();
+        assert_eq!(o.scenario.cc.strategy(), SlowStartStrategy::Search);
+        let o = parse(&args("--slow-start search --no-hystart")).unwrap();
+        assert_eq!(o.scenario.cc.strategy(), SlowStartStrategy::Standard);
     }
 
     #[test]
@@ -527,6 +580,7 @@ mod tests {
             "--rtt 0ms",
             "--cc bbr",
             "--hystart-variant xyz",
+            "--slow-start fast",
             "--loss 2",
             "--queue lots",
             "--frobnicate",

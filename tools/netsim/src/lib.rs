@@ -16,6 +16,7 @@ pub mod matrix;
 pub mod net;
 pub mod report;
 pub mod scenario;
+pub mod shallow;
 pub mod sim;
 pub mod summary;
 pub mod units;

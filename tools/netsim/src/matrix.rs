@@ -19,6 +19,7 @@ pub fn algorithms(base: Cc) -> [Cc; 4] {
     let with = |algorithm, hystart| Cc {
         algorithm,
         hystart,
+        slow_start: quiche::SlowStartStrategy::HyStartPlusPlus,
         ..base
     };
     [

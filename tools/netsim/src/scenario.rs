@@ -4,7 +4,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use quiche::{CongestionControlAlgorithm, HystartVariant};
+use quiche::{CongestionControlAlgorithm, HystartVariant, SlowStartStrategy};
 
 use crate::units::{bdp_bytes, fmt_duration, fmt_rate, fmt_size, Queue};
 
@@ -38,8 +38,11 @@ impl Default for Windows {
 pub struct Cc {
     /// The window-growth algorithm.
     pub algorithm: CongestionControlAlgorithm,
-    /// Whether slow start uses HyStart++.
+    /// Whether slow start may end before a loss; `false` is standard slow start whatever
+    /// `slow_start` says.
     pub hystart: bool,
+    /// The slow-start strategy when `hystart` (`--slow-start`).
+    pub slow_start: SlowStartStrategy,
     /// Which HyStart++ variant, when `hystart`.
     pub hystart_variant: HystartVariant,
     /// The initial window in packets.
@@ -55,6 +58,7 @@ impl Default for Cc {
         Cc {
             algorithm: CongestionControlAlgorithm::CUBIC,
             hystart: true,
+            slow_start: SlowStartStrategy::default(),
             hystart_variant: HystartVariant::Css,
             initial_window_packets: 10,
             pacing: true,
@@ -68,7 +72,30 @@ impl Cc {
         Cc {
             algorithm,
             hystart,
+            slow_start: SlowStartStrategy::HyStartPlusPlus,
             ..Cc::default()
+        }
+    }
+
+    /// `algorithm` with the slow-start `strategy`, otherwise the defaults.
+    pub fn with_slow_start(
+        algorithm: CongestionControlAlgorithm,
+        strategy: SlowStartStrategy,
+    ) -> Cc {
+        Cc {
+            algorithm,
+            hystart: strategy != SlowStartStrategy::Standard,
+            slow_start: strategy,
+            ..Cc::default()
+        }
+    }
+
+    /// The slow-start strategy in effect.
+    pub fn strategy(&self) -> SlowStartStrategy {
+        if self.hystart {
+            self.slow_start
+        } else {
+            SlowStartStrategy::Standard
         }
     }
 }
@@ -81,11 +108,15 @@ impl fmt::Display for Cc {
             CongestionControlAlgorithm::CUBIC => "cubic",
         };
         f.write_str(name)?;
-        if self.hystart {
-            f.write_str("+hystart")?;
-            if self.hystart_variant == HystartVariant::Lss {
-                f.write_str("(lss)")?;
+        match self.strategy() {
+            SlowStartStrategy::Standard => {}
+            SlowStartStrategy::HyStartPlusPlus => {
+                f.write_str("+hystart")?;
+                if self.hystart_variant == HystartVariant::Lss {
+                    f.write_str("(lss)")?;
+                }
             }
+            SlowStartStrategy::Search => f.write_str("+search")?,
         }
         Ok(())
     }
@@ -246,10 +277,16 @@ mod tests {
     fn cc_labels() {
         let mut cc = Cc::new(CongestionControlAlgorithm::Reno, false);
         assert_eq!(cc.to_string(), "reno");
+        let search =
+            Cc::with_slow_start(CongestionControlAlgorithm::CUBIC, SlowStartStrategy::Search);
+        assert_eq!(search.to_string(), "cubic+search");
         cc.hystart = true;
         assert_eq!(cc.to_string(), "reno+hystart");
         cc.hystart_variant = HystartVariant::Lss;
         assert_eq!(cc.to_string(), "reno+hystart(lss)");
-        assert_eq!(Cc::default().to_string(), "cubic+hystart");
+        assert_eq!(
+            Cc::default().to_string(),
+            format!("cubic+{}", SlowStartStrategy::default())
+        );
     }
 }

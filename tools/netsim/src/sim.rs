@@ -64,6 +64,13 @@ pub struct RunResult {
     pub dropped_queue: u64,
     /// Datagrams the data direction lost at random.
     pub dropped_random: u64,
+    /// How long the data direction's queue was full (a full-sized datagram arriving then
+    /// would have been dropped), over the whole run.
+    pub queue_full: Duration,
+    /// The part of `queue_full` that began before the first slow start ended for good plus
+    /// one base RTT (what the slow start's overshoot filled), or over the whole run if it never
+    /// ended.
+    pub queue_full_first_slow_start: Duration,
 }
 
 impl RunResult {
@@ -115,6 +122,7 @@ fn config(s: &Scenario) -> Result<Config, String> {
         c.set_max_stream_window(w);
     }
     c.set_cc_algorithm(s.cc.algorithm);
+    c.set_slow_start(s.cc.slow_start);
     c.enable_hystart(s.cc.hystart);
     c.set_hystart_variant(s.cc.hystart_variant);
     c.enable_pacing(s.cc.pacing);
@@ -348,6 +356,66 @@ impl Tracer<'_> {
     }
 }
 
+/// Measures how long the data direction's bottleneck queue stays full: a datagram of
+/// [`FULL_DATAGRAM`] bytes arriving then would be dropped.
+struct QueueWatch {
+    direction: Direction,
+    /// How long the bottleneck takes to serialise a queue that is full.
+    full_backlog: Option<Duration>,
+    /// The end of the full time already counted.
+    counted_until: Option<Instant>,
+    base_rtt: Duration,
+    total: Duration,
+    first_slow_start: Duration,
+}
+
+/// The datagram size a queue must have room for not to count as full: the library's default.
+const FULL_DATAGRAM: u64 = 1200;
+
+impl QueueWatch {
+    fn new(scenario: &Scenario) -> QueueWatch {
+        let full_backlog = scenario.queue_bytes().map(|limit| {
+            let bytes = limit.saturating_sub(FULL_DATAGRAM) as f64;
+            Duration::from_secs_f64(bytes * 8.0 / scenario.rate_bps.max(1) as f64)
+        });
+        QueueWatch {
+            direction: if scenario.upload {
+                Direction::ToServer
+            } else {
+                Direction::ToClient
+            },
+            full_backlog,
+            counted_until: None,
+            base_rtt: scenario.rtt(),
+            total: Duration::ZERO,
+            first_slow_start: Duration::ZERO,
+        }
+    }
+
+    /// After a step that began at `before`: whatever the step queued was queued at `before`,
+    /// and the queue stays full until its backlog falls below the threshold. `ss_end` is
+    /// when the sender's first slow start ended, if it has.
+    fn sample(&mut self, pipe: &Pipe, before: Instant, ss_end: Option<Instant>) {
+        let Some(full_backlog) = self.full_backlog else {
+            return;
+        };
+        let delay = pipe.queue_delay(self.direction);
+        let Some(full_until) = (pipe.now + delay).checked_sub(full_backlog) else {
+            return;
+        };
+        let from = self.counted_until.map_or(before, |c| c.max(before));
+        if full_until <= from {
+            return;
+        }
+        let span = full_until - from;
+        self.total += span;
+        if ss_end.is_none_or(|end| from <= end + self.base_rtt) {
+            self.first_slow_start += span;
+        }
+        self.counted_until = Some(full_until);
+    }
+}
+
 fn simulate(
     scenario: &Scenario,
     seed: u64,
@@ -389,6 +457,7 @@ fn simulate(
     if tracer.as_mut().is_some_and(|t| t.header().is_err()) {
         tracer = None;
     }
+    let mut watch = QueueWatch::new(scenario);
     loop {
         if handshake.is_none() && pipe.client.is_established() {
             handshake = Some(pipe.now - start);
@@ -406,11 +475,21 @@ fn simulate(
         if let Some(e) = pipe.client.peer_error().or(pipe.client.local_error()) {
             return Err(format!("connection closed: {e:?}"));
         }
+        let before = pipe.now;
         if pipe.now >= deadline || !pipe.step().map_err(|e| err("step", e))? {
             break;
         }
+        let sender = if scenario.upload {
+            &pipe.client
+        } else {
+            &pipe.server
+        };
+        watch.sample(&pipe, before, sender.cc_stats().first_slow_start_end);
     }
-    Ok(result(&pipe, scenario, seed, start, handshake, &transfer))
+    let mut r = result(&pipe, scenario, seed, start, handshake, &transfer);
+    r.queue_full = watch.total;
+    r.queue_full_first_slow_start = watch.first_slow_start;
+    Ok(r)
 }
 
 fn result(
@@ -450,5 +529,7 @@ fn result(
         first_slow_start_end: cc.first_slow_start_end.map(since_start),
         dropped_queue: link.dropped_queue,
         dropped_random: link.dropped_random,
+        queue_full: Duration::ZERO,
+        queue_full_first_slow_start: Duration::ZERO,
     }
 }
