@@ -48,6 +48,10 @@ pub struct TransportArgs {
     /// Turn HyStart++ off (default: on)
     #[arg(long)]
     pub disable_hystart: bool,
+    /// Slow-start strategy: standard, hystart (HyStart++, RFC 9406) or search (SEARCH,
+    /// draft-chung-ccwg-search); overrides --disable-hystart [default: hystart]
+    #[arg(long, value_name = "NAME", value_parser = ["standard", "hystart", "search"])]
+    pub slow_start: Option<String>,
     /// Initial congestion window in packets [default: 10]
     #[arg(long, value_name = "N", value_parser = parse_usize)]
     pub initial_cwnd_packets: Option<usize>,
@@ -83,6 +87,7 @@ impl Default for TransportArgs {
         TransportArgs {
             cc_algorithm: None,
             disable_hystart: false,
+            slow_start: None,
             initial_cwnd_packets: None,
             disable_pacing: false,
             max_data: DEFAULT_MAX_DATA,
@@ -459,6 +464,23 @@ mod tests {
     }
 
     #[test]
+    fn slow_start_takes_a_strategy_name() {
+        let base = ["--listen=[::1]:0", "--cert=c", "--key=k", "--root=r"];
+        let mut args: Vec<&str> = base.to_vec();
+        args.extend(["--slow-start", "search"]);
+        let a = parse_server(strings(&args)).unwrap();
+        assert_eq!(a.transport.slow_start.as_deref(), Some("search"));
+        assert!(crate::common::config(&a.transport, &[b"h3"]).is_ok());
+        let mut args: Vec<&str> = base.to_vec();
+        args.extend(["--slow-start", "fastest"]);
+        assert!(parse_server(strings(&args)).is_err());
+        assert_eq!(
+            parse_server(strings(&base)).unwrap().transport.slow_start,
+            None
+        );
+    }
+
+    #[test]
     fn defaults_are_the_documented_ones() {
         let a = parse_server(strings(&[
             "--listen=[::1]:0",
@@ -603,6 +625,7 @@ mod tests {
         for flag in [
             "--cc-algorithm",
             "--disable-hystart",
+            "--slow-start",
             "--initial-cwnd-packets",
             "--disable-pacing",
             "--max-data",

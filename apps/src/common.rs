@@ -40,6 +40,12 @@ pub fn config(t: &TransportArgs, alpn: &[&[u8]]) -> Result<Config, String> {
             .map_err(|e| format!("--cc-algorithm {name}: {e:?}"))?;
     }
     config.enable_hystart(!t.disable_hystart);
+    // After enable_hystart: of the two, the last call decides the strategy.
+    if let Some(name) = &t.slow_start {
+        config
+            .set_slow_start_name(name)
+            .map_err(|e| format!("--slow-start {name}: {e:?}"))?;
+    }
     if let Some(n) = t.initial_cwnd_packets {
         config.set_initial_congestion_window_packets(n);
     }
