@@ -193,13 +193,43 @@ pub fn run(paths: &Paths, r: &mut Report) {
         format!("{:?}", ch3.poll(&mut client.conn).err()),
     );
 
+    // A second request that the server cancels (RESET_STREAM with H3_REQUEST_CANCELLED): the
+    // client's poll reports Reset with the code.
+    let req2 = [
+        quiche::h3::Header::new(b":method", b"GET"),
+        quiche::h3::Header::new(b":scheme", b"https"),
+        quiche::h3::Header::new(b":authority", b"quic.tech"),
+        quiche::h3::Header::new(b":path", b"/cancel-me"),
+    ];
+    let sid2 = ch3.send_request(&mut client.conn, &req2, true);
+    r.line("h3.client.send_request(2)", format!("{sid2:?}"));
+    if let Ok(sid2) = sid2 {
+        let (mut srv2, mut cli2, mut cancelled) = (Side::default(), Side::default(), false);
+        pump(&mut client, &mut server, |c, s| {
+            let Some(sc) = s.only() else { return false };
+            let h3 = sc.h3.as_mut().expect("server h3");
+            srv2.poll(h3, &mut sc.conn);
+            if !cancelled && srv2.finished {
+                cancelled = sc
+                    .conn
+                    .stream_shutdown(sid2, quiche::Shutdown::Write, 0x10c)
+                    .is_ok();
+            }
+            cli2.poll(&mut ch3, &mut c.conn);
+            !cli2.events.is_empty()
+        });
+        r.line("h3.server.events(2)", srv2.events.join(" "));
+        r.line("h3.server.cancelled(2)", cancelled);
+        r.line("h3.client.events(2)", cli2.events.join(" "));
+    }
+
     // GOAWAY from the server: the client's poll reports it with the stream ID.
     {
         let sc = server.only().expect("server connection");
         let h3 = sc.h3.as_mut().expect("server h3");
         r.line(
-            "h3.server.send_goaway(4)",
-            format!("{:?}", h3.send_goaway(&mut sc.conn, 4)),
+            "h3.server.send_goaway(8)",
+            format!("{:?}", h3.send_goaway(&mut sc.conn, 8)),
         );
     }
     let mut goaway = Side::default();
