@@ -36,8 +36,8 @@ pub use crate::cc::{
 };
 pub use crate::config::Config;
 pub use crate::connection::{
-    accept, connect, Connection, ConnectionError, PathStats, RecvInfo, SendInfo, Stats,
-    MAX_SEND_QUANTUM, SEND_QUANTUM_INTERVAL,
+    accept, connect, Connection, ConnectionError, PathStats, PathStatsIter, RecvInfo, SendInfo,
+    Stats, MAX_SEND_QUANTUM, SEND_QUANTUM_INTERVAL,
 };
 pub use crate::error::{Error, Result, WireErrorCode};
 pub use crate::packet::{

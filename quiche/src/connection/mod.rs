@@ -48,7 +48,7 @@ use self::spaces::{OneRttKeys, PacketSpace};
 use self::state::Lifecycle;
 
 pub use self::state::ConnectionError;
-pub use self::stats::{PathStats, Stats};
+pub use self::stats::{PathStats, PathStatsIter, Stats};
 
 /// Information about a received datagram.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -833,8 +833,15 @@ impl Connection {
         self.recovery.controller().stats()
     }
 
-    /// Statistics of the connection's path.
-    pub fn path_stats(&self) -> PathStats {
+    /// Statistics of the connection's paths, as quiche's `path_stats()` gives them: an
+    /// iterator (this library keeps one path, so it yields one item). The iterator also
+    /// dereferences to that path's statistics, so `conn.path_stats().cwnd` reads the path directly.
+    pub fn path_stats(&self) -> PathStatsIter {
+        PathStatsIter::new(self.active_path_stats())
+    }
+
+    /// Statistics of the path the connection uses.
+    fn active_path_stats(&self) -> PathStats {
         use crate::cc::CongestionControl;
         let stats = self.stats();
         let rtt = self.recovery.rtt();

@@ -97,3 +97,90 @@ pub struct PathStats {
     /// The maximum UDP payload size used on the path.
     pub pmtu: usize,
 }
+
+/// What [`Connection::path_stats`] returns: an iterator over the connection's paths, as in
+/// quiche, that also dereferences to the one path this library keeps (the form most callers
+/// want: `conn.path_stats().rtt`).
+///
+/// [`Connection::path_stats`]: crate::Connection::path_stats
+#[derive(Clone, Debug)]
+pub struct PathStatsIter {
+    path: PathStats,
+    yielded: bool,
+}
+
+impl PathStatsIter {
+    pub(crate) fn new(path: PathStats) -> Self {
+        PathStatsIter {
+            path,
+            yielded: false,
+        }
+    }
+}
+
+impl Iterator for PathStatsIter {
+    type Item = PathStats;
+
+    fn next(&mut self) -> Option<PathStats> {
+        if self.yielded {
+            return None;
+        }
+        self.yielded = true;
+        Some(self.path.clone())
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = usize::from(!self.yielded);
+        (n, Some(n))
+    }
+}
+
+impl ExactSizeIterator for PathStatsIter {}
+
+impl std::ops::Deref for PathStatsIter {
+    type Target = PathStats;
+
+    fn deref(&self) -> &PathStats {
+        &self.path
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_stats_iter_yields_the_path_once_and_still_derefs_to_it() {
+        let addr: SocketAddr = "127.0.0.1:4433".parse().unwrap();
+        let path = PathStats {
+            local_addr: addr,
+            peer_addr: addr,
+            validated: true,
+            recv: 3,
+            sent: 4,
+            lost: 0,
+            retrans: 0,
+            rtt: Duration::from_millis(7),
+            min_rtt: None,
+            latest_rtt: Duration::ZERO,
+            rttvar: Duration::ZERO,
+            cwnd: 12_000,
+            ssthresh: None,
+            bytes_in_flight: 0,
+            pacing_rate: None,
+            cc_state: "slow_start",
+            sent_bytes: 0,
+            recv_bytes: 0,
+            lost_bytes: 0,
+            stream_retrans_bytes: 0,
+            pmtu: 1200,
+        };
+        let mut it = PathStatsIter::new(path);
+        assert_eq!(it.len(), 1);
+        assert_eq!(it.next().map(|p| p.sent), Some(4));
+        assert_eq!(it.len(), 0);
+        assert!(it.next().is_none());
+        assert_eq!(it.cwnd, 12_000);
+        assert_eq!(PathStatsIter::new(it.clone().path).count(), 1);
+    }
+}

@@ -467,13 +467,27 @@ const RESERVED_VERSION: u32 = 0x1a2a_3a4a;
 /// stateless server answering with Version Negotiation. Returns the pipe, the client's restarted
 /// now. `tweak` may change either side before the new first flight.
 fn pipe_after_version_negotiation(tweak: impl FnOnce(&mut Pipe)) -> Pipe {
+    pipe_after_vn_with(&mut reserved_version_client(), &mut server_config(), tweak)
+}
+
+fn reserved_version_client() -> Config {
     let mut client = Config::new(RESERVED_VERSION).unwrap();
     client.set_application_protos(&[b"hq-interop"]).unwrap();
     client.set_initial_max_data(1 << 20);
     client.set_initial_max_stream_data_bidi_local(1 << 20);
     client.set_initial_max_streams_bidi(10);
     client.verify_peer(false);
-    let mut pipe = Pipe::new(&mut client, &mut server_config()).unwrap();
+    client
+}
+
+/// [`pipe_after_version_negotiation`] with the configs given (a session handle only works with
+/// the client config that received it).
+fn pipe_after_vn_with(
+    client: &mut Config,
+    server: &mut Config,
+    tweak: impl FnOnce(&mut Pipe),
+) -> Pipe {
+    let mut pipe = Pipe::new(client, server).unwrap();
     tweak(&mut pipe);
     let mut out = vec![0u8; 1500];
     let (n, _) = pipe.client.send_at(&mut out, pipe.now).unwrap();
@@ -536,6 +550,39 @@ fn client_with_a_reserved_version_restarts_in_version_1() {
     pipe.run_until(Duration::from_secs(5), |p| p.server.stream_readable(0))
         .unwrap();
     assert_eq!(pipe.server.stream_recv(0, &mut buf), Ok((8, true)));
+}
+
+/// Delivers the client's restarted first flight and completes the handshake.
+fn finish_after_vn(pipe: &mut Pipe) {
+    let mut out = vec![0u8; 1500];
+    let (n, _) = pipe.client.send_at(&mut out, pipe.now).unwrap();
+    let info = crate::RecvInfo {
+        from: pipe.client_addr,
+        to: pipe.server_addr,
+    };
+    pipe.server.recv_at(&mut out[..n], info, pipe.now).unwrap();
+    pipe.handshake().unwrap();
+}
+
+/// A session set before the first flight is offered again in the ClientHello rebuilt after
+/// Version Negotiation (the first ClientHello consumed its ticket): quiche resumes there too,
+/// and its example client starts with a reserved version.
+#[test]
+fn resumption_survives_version_negotiation() {
+    let (mut client, mut server) = (reserved_version_client(), server_config());
+    let mut first = pipe_after_vn_with(&mut client, &mut server, |_| {});
+    finish_after_vn(&mut first);
+    assert!(!first.client.is_resumed());
+    first
+        .run_until(Duration::from_secs(5), |p| p.client.session().is_some())
+        .unwrap();
+    let session = first.client.session().unwrap();
+
+    let mut second = pipe_after_vn_with(&mut client, &mut server, |p| {
+        p.client.set_session(&session).unwrap();
+    });
+    finish_after_vn(&mut second);
+    assert!(second.client.is_resumed() && second.server.is_resumed());
 }
 
 /// Downgrade prevention (RFC 9368 §4): after reacting to Version Negotiation, the client closes

@@ -1001,7 +1001,8 @@ fn nanos(d: std::time::Duration) -> u64 {
 }
 
 /// Fills `*out` with the statistics of path `idx` (this library has one path: index 0).
-/// Returns 0, or `QUICHE_ERR_INVALID_STATE` for another index or NULL arguments.
+/// Returns 0, `QUICHE_ERR_DONE` for an index past the last path (as quiche), or
+/// `QUICHE_ERR_INVALID_STATE` for NULL arguments.
 ///
 /// # Safety
 /// `conn` is NULL or live; `out` NULL or valid for a write of `quiche_path_stats`.
@@ -1011,12 +1012,15 @@ pub unsafe extern "C" fn quiche_conn_path_stats(
     idx: size_t,
     out: *mut CPathStats,
 ) -> c_int {
-    if out.is_null() || idx != 0 {
+    if out.is_null() {
         return invalid();
     }
     // SAFETY: the contract is passed on; `out` is non-NULL and writable.
     unsafe {
         with_conn(conn, invalid(), |c| {
+            if idx != 0 {
+                return Error::Done.to_c();
+            }
             let p = c.conn.path_stats();
             let s = c.conn.stats();
             let mut local_addr = zeroed_storage();

@@ -117,11 +117,19 @@ impl StreamMap {
     /// Errors: `InvalidStreamState(id)` if the stream lacks that direction or does not exist;
     /// `Done` if it was already collected.
     pub fn stream_shutdown(&mut self, id: u64, direction: Shutdown, err: u64) -> Result<()> {
-        if self.is_collected(id) {
-            return Err(Error::Done);
+        // A unidirectional stream has no such direction on this side: a usage error, whether
+        // or not the stream exists yet. Any other stream not (or no longer) in the map has
+        // nothing to shut down: `Done`, as quiche answers.
+        let wrong_direction = !super::is_bidi(id)
+            && match direction {
+                Shutdown::Read => self.is_local(id),
+                Shutdown::Write => !self.is_local(id),
+            };
+        if wrong_direction {
+            return Err(Error::InvalidStreamState(id));
         }
         let Some(stream) = self.streams.get_mut(&id) else {
-            return Err(Error::InvalidStreamState(id));
+            return Err(Error::Done);
         };
         match direction {
             Shutdown::Read => {

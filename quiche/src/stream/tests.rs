@@ -735,6 +735,20 @@ fn shutdown_read_sends_stop_sending_and_discards() {
         server.stream_shutdown(3, Shutdown::Read, 0),
         Err(Error::InvalidStreamState(3))
     );
+    // Never opened: nothing to shut down (quiche answers `Done` too); the wrong direction of
+    // a unidirectional stream stays a usage error even before the stream exists.
+    assert_eq!(
+        server.stream_shutdown(8, Shutdown::Read, 0),
+        Err(Error::Done)
+    );
+    assert_eq!(
+        server.stream_shutdown(6, Shutdown::Write, 0),
+        Err(Error::InvalidStreamState(6))
+    );
+    assert_eq!(
+        server.stream_shutdown(7, Shutdown::Read, 0),
+        Err(Error::InvalidStreamState(7))
+    );
 }
 
 #[test]

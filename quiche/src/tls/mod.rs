@@ -121,6 +121,9 @@ pub struct Handshake {
     /// A client's rustls config and server name, kept so that the handshake can start again
     /// after Version Negotiation ([`Handshake::restart_client`]).
     client_origin: Option<(Arc<ClientConfig>, ServerName<'static>)>,
+    /// The session handle given to `set_session`, kept so that the ClientHello built again
+    /// after Version Negotiation offers a ticket too (the first one consumed its ticket).
+    resume_handle: Option<Vec<u8>>,
     /// The first fatal error; every later call that feeds the handshake returns it again.
     error: Option<Error>,
 }
@@ -179,6 +182,7 @@ impl Handshake {
             keylog,
             sessions: Some(sessions),
             client_origin: None,
+            resume_handle: None,
             error: None,
         })
     }
@@ -211,6 +215,7 @@ impl Handshake {
             keylog,
             sessions: None,
             client_origin: None,
+            resume_handle: None,
             error: None,
         })
     }
@@ -245,6 +250,11 @@ impl Handshake {
         self.have_one_rtt_keys = false;
         self.events.clear();
         self.error = None;
+        if let (Some(sessions), Some(handle)) = (&self.sessions, &self.resume_handle) {
+            // The next ticket stored under the handle, if the server sent more than one;
+            // without one the new handshake is simply a full one.
+            let _ = sessions.resume_from(handle);
+        }
         Ok(())
     }
 
@@ -517,7 +527,9 @@ impl Handshake {
         if !matches!(self.state, State::ClientPending { .. }) {
             return Err(Error::InvalidState);
         }
-        sessions.resume_from(session)
+        sessions.resume_from(session)?;
+        self.resume_handle = Some(session.to_vec());
+        Ok(())
     }
 
     /// Sends this connection's key log lines (NSS format) to `writer`, including those logged

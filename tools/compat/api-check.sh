@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# API compatibility with quiche 0.30, checked by running the same programs on both libraries:
+#   - tools/compat/api-check: one Rust program written against quiche 0.30's public API, built
+#     against quiche 0.30.0 (cargo fetches the package; its build compiles BoringSSL, hence
+#     cmake, clang and libclang-dev) and against this repository's crate, selected by a cargo
+#     feature. Both runs print one `name: value` line per check; the outputs must be identical.
+#   - tools/compat/api_check.c: its C twin on quiche.h, compiled against our include/quiche.h
+#     and against the quiche.h shipped in quiche 0.30.0, both linked with our libquiche.a; the
+#     two runs must print the same lines.
+# Build outputs go to target/api-check/{ours,upstream} (the upstream one is the slow build:
+# keep it cached between runs). Exit status 0 when both diffs are empty.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+REPO="$PWD"
+CRATE="$REPO/tools/compat/api-check"
+CERTS="$REPO/quiche/tests/certs"
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/quiche-api-check.XXXXXX")"
+trap 'rm -rf "$WORK"' EXIT
+say() { echo "api-check: $*"; }
+start=$SECONDS
+
+missing=()
+command -v cmake >/dev/null 2>&1 || missing+=(cmake)
+command -v clang >/dev/null 2>&1 || missing+=(clang)
+dpkg -s libclang-dev >/dev/null 2>&1 || missing+=(libclang-dev)
+if [ "${#missing[@]}" -gt 0 ]; then
+    say "installing ${missing[*]} (quiche 0.30.0 builds BoringSSL)"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+say "building against this repository's quiche"
+cargo build --quiet --manifest-path "$CRATE/Cargo.toml" --features ours \
+    --target-dir "$REPO/target/api-check/ours"
+say "building against quiche 0.30.0 (BoringSSL: slow the first time)"
+cargo build --quiet --manifest-path "$CRATE/Cargo.toml" --features upstream \
+    --target-dir "$REPO/target/api-check/upstream"
+
+status=0
+for lib in upstream ours; do
+    mkdir -p "$WORK/$lib"
+    timeout 120 "$REPO/target/api-check/$lib/debug/quiche-api-check" "$CERTS" "$WORK/$lib" \
+        >"$WORK/rust-$lib.txt" 2>"$WORK/rust-$lib.err" || {
+        say "the $lib build of api-check failed:"
+        cat "$WORK/rust-$lib.err" >&2
+        status=1
+    }
+done
+if diff -u "$WORK/rust-upstream.txt" "$WORK/rust-ours.txt"; then
+    say "pass: Rust API, $(wc -l <"$WORK/rust-ours.txt") lines identical (quiche 0.30.0 vs ours)"
+else
+    say "FAIL: Rust API outputs differ (- quiche 0.30.0, + ours)"
+    status=1
+fi
+
+# quiche.h as shipped in the package (cargo fetched it for the build above).
+QUICHE_SRC="$(cargo metadata --format-version 1 --manifest-path "$CRATE/Cargo.toml" \
+    --features upstream | python3 -c 'import json, os, sys
+d = json.load(sys.stdin)
+print(next(os.path.dirname(p["manifest_path"]) for p in d["packages"]
+           if p["name"] == "quiche" and p["version"] == "0.30.0"))')"
+tools/ffi-build.sh >/dev/null
+for hdr in ours upstream; do
+    inc="$REPO/include"
+    [ "$hdr" = upstream ] && inc="$QUICHE_SRC/include"
+    cc -std=gnu99 -Wall -Werror -I"$inc" -o "$WORK/c-$hdr" tools/compat/api_check.c \
+        "$REPO/target/release/libquiche.a" -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
+    timeout 60 "$WORK/c-$hdr" "$CERTS" >"$WORK/c-$hdr.txt" || {
+        say "api_check.c built with the $hdr header failed"
+        status=1
+    }
+done
+if diff -u "$WORK/c-upstream.txt" "$WORK/c-ours.txt"; then
+    say "pass: C API, $(wc -l <"$WORK/c-ours.txt") lines identical (quiche's quiche.h vs ours)"
+else
+    say "FAIL: C API outputs differ (- quiche's header, + ours)"
+    status=1
+fi
+say "took $((SECONDS - start)) s"
+exit $status
