@@ -76,6 +76,8 @@ tools/browser/chromium-h3.sh --server tools/interop/ours-peer.sh
 
 step "quiche 0.30's own example programs, unchanged, on this library"
 tools/compat/examples.sh
+# One program on quiche 0.30's API built against crates.io quiche and against ours: same output.
+tools/compat/api-check.sh
 
 step "demo: the README's first command"
 ./tools/demo.sh
