@@ -43,7 +43,11 @@ impl Connection {
         // A server drops client Initial datagrams smaller than 1200 bytes (RFC 9000 §14.1):
         // answering them would let an attacker amplify.
         let first = buf[0];
-        let is_initial = first & 0x80 != 0 && (first & 0x30) >> 4 == 0;
+        let is_initial = first & 0x80 != 0
+            && buf.get(1..5).is_some_and(|v| {
+                let v = u32::from_be_bytes([v[0], v[1], v[2], v[3]]);
+                crate::packet::long_type_from_bits(v, (first & 0x30) >> 4) == Type::Initial
+            });
         if self.is_server && is_initial && len < MIN_UDP_PAYLOAD_SIZE {
             self.stats.dropped += 1;
             return Err(Error::InvalidPacket);
