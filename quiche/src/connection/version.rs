@@ -52,13 +52,13 @@ pub(super) fn prepare_tls(
     version: u32,
     compatible: &[u32],
 ) -> Result<()> {
+    tls.set_version(version)?;
     if is_server {
         if !compatible.is_empty() {
             tls.hold_server();
         }
         return Ok(());
     }
-    tls.set_version(version)?;
     if compatible.iter().any(|v| *v != version) {
         tls.capture_secrets()?;
     }
