@@ -90,6 +90,10 @@ class Facts:
         self.alpn_offered = []  # ALPN lists, one per ClientHello
         self.alpn_chosen = []  # the server's ALPN (EncryptedExtensions), one per handshake
         self.h3 = None  # H3Facts, in the http3 case
+        # Versions of the long-header packets by (side, packet type): {("client", INITIAL): {1}}
+        self.long_versions = {}
+        # Packets tshark could not decrypt (Decryption failed, unknown connection).
+        self.undecrypted = 0
 
 
 def collect(rows, port):
@@ -104,6 +108,10 @@ def collect(rows, port):
             # Version Negotiation: version 0, no packet type, not part of any handshake.
             f.vns.append((r["quic.dcid"][:1], r["quic.scid"][:1]))
             continue
+        side = "server" if from_server else "client"
+        # One long-header packet per entry: types and versions come in the same order.
+        for ty, v in zip(types, versions):
+            f.long_versions.setdefault((side, ty), set()).add(v)
         if not from_server and INITIAL in types and f.first_initial is None:
             f.first_initial = (versions[:1], r["quic.dcid"][:1], r["quic.scid"][:1])
         if from_server:
@@ -130,6 +138,8 @@ def collect(rows, port):
         # decrypt tells it; a failed one yields a random bit.
         expert = r["_ws.expert.message"]
         decrypted = r["quic.frame_type"] and "Decryption failed" not in expert and "Unknown QUIC connection" not in expert
+        if types and not decrypted:
+            f.undecrypted += 1
         if "1" in r["quic.key_phase"] and decrypted:
             side = "server" if from_server else "client"
             f.key_phase1[side] += 1
@@ -219,7 +229,9 @@ def check(f, case):
     want_handshakes = 2 if case in ("resumption", "zerortt") else 1
     if len(f.server_scids) != want_handshakes:
         problems.append(f"{len(f.server_scids)} handshakes, expected {want_handshakes}")
-    if f.versions != {1}:
+    if case == "v2":
+        problems += v2_problems(f)
+    elif f.versions != {1}:
         problems.append(f"server long-header versions {sorted(hex(v) for v in f.versions)}, expected only 0x1")
     if case == "retry":
         if f.retries == 0:
@@ -261,6 +273,27 @@ def check(f, case):
             problems.append("server initial_max_streams_bidi not seen (trace not decrypted?)")
         elif max(f.max_streams_bidi) > 1000:
             problems.append(f"server initial_max_streams_bidi {max(f.max_streams_bidi)} > 1000")
+    return problems
+
+
+QUIC_V1, QUIC_V2 = 0x1, 0x6B3343CF
+
+
+def v2_problems(f):
+    """The interop runner's v2 case (its §3.19): the client starts in v1 and the server moves
+    the connection to v2 by compatible version negotiation (RFC 9368, RFC 9369)."""
+    problems = []
+    seen = lambda side, ty: f.long_versions.get((side, ty), set())
+    if QUIC_V1 not in seen("client", INITIAL):
+        problems.append(f"client Initial versions {sorted(map(hex, seen('client', INITIAL)))}, expected v1 among them")
+    if QUIC_V2 not in seen("server", INITIAL):
+        problems.append(f"server Initial versions {sorted(map(hex, seen('server', INITIAL)))}, expected v2 among them")
+    for side in ("client", "server"):
+        if seen(side, HANDSHAKE) != {QUIC_V2}:
+            problems.append(f"{side} Handshake versions {sorted(map(hex, seen(side, HANDSHAKE)))}, expected only 0x6b3343cf")
+    # The handshake and the data were really carried in v2: tshark decrypted it all.
+    if f.undecrypted:
+        problems.append(f"{f.undecrypted} long-header packet(s) tshark could not decrypt")
     return problems
 
 
@@ -344,6 +377,7 @@ def main():
         f" offered={hexes(f.offered)} chosen={hexes(f.chosen)}"
         f" max_streams_bidi={sorted(set(f.max_streams_bidi))}"
         f" version_negotiations={len(f.vns)}"
+        f" long_versions={ {f'{s}/{t}': sorted(map(hex, v)) for (s, t), v in sorted(f.long_versions.items())} }"
         f" alpn_offered={f.alpn_offered} alpn_chosen={f.alpn_chosen}"
         + h3_summary(f.h3)
     )
