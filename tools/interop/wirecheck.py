@@ -27,6 +27,7 @@ FIELDS = [
     "udp.srcport",
     "udp.dstport",
     "quic.long.packet_type",
+    "quic.long.packet_type_v2",
     "quic.scid",
     "quic.dcid",
     "quic.version",
@@ -41,9 +42,10 @@ FIELDS = [
 ]
 # Only frames that can matter; 1-RTT packets in key phase 0 are most of a
 # transfer and tell nothing.
-FILTER = "quic.long.packet_type || quic.version == 0 || quic.key_phase == 1 || tls.handshake"
+FILTER = "quic.long.packet_type || quic.long.packet_type_v2 || quic.version == 0 || quic.key_phase == 1 || tls.handshake"
 
 INITIAL, ZERO_RTT, HANDSHAKE, RETRY = "0", "1", "2", "3"
+QUIC_V1, QUIC_V2 = 0x1, 0x6B3343CF
 CLIENT_HELLO, SERVER_HELLO, CERTIFICATE = "1", "2", "11"
 CHACHA20 = 0x1303
 
@@ -96,14 +98,31 @@ class Facts:
         self.undecrypted = 0
 
 
+def long_types(r, versions):
+    """The version 1 meaning of each long-header packet's type, in order: tshark puts QUIC v2's
+    rotated type bits (RFC 9369 §3.2: Initial 1, 0-RTT 2, Handshake 3, Retry 0) in a field of
+    their own."""
+    v1 = list(r["quic.long.packet_type"])
+    v2 = list(r["quic.long.packet_type_v2"])
+    if not v2:
+        return v1
+    types = []
+    for v in versions:
+        if v == QUIC_V2 and v2:
+            types.append(str((as_int(v2.pop(0)) - 1) & 3))
+        elif v != 0 and v1:
+            types.append(v1.pop(0))
+    return types
+
+
 def collect(rows, port):
     f = Facts()
     port = str(port)
     for r in rows:
         from_server = r["udp.srcport"] == [port]
-        types = r["quic.long.packet_type"]
         hs = r["tls.handshake.type"]
         versions = [as_int(v) for v in r["quic.version"]]
+        types = long_types(r, versions)
         if from_server and 0 in versions:
             # Version Negotiation: version 0, no packet type, not part of any handshake.
             f.vns.append((r["quic.dcid"][:1], r["quic.scid"][:1]))
@@ -274,9 +293,6 @@ def check(f, case):
         elif max(f.max_streams_bidi) > 1000:
             problems.append(f"server initial_max_streams_bidi {max(f.max_streams_bidi)} > 1000")
     return problems
-
-
-QUIC_V1, QUIC_V2 = 0x1, 0x6B3343CF
 
 
 def v2_problems(f):

@@ -33,8 +33,11 @@ pub(super) fn local_version_information(
             compatible.to_vec()
         }
     } else {
-        let mut list = vec![version];
-        list.extend(compatible.iter().filter(|v| **v != version));
+        // Ordered by descending preference, the chosen version included (RFC 9368 §5).
+        let mut list = compatible.to_vec();
+        if !list.contains(&version) {
+            list.push(version);
+        }
         list
     };
     VersionInformation {
