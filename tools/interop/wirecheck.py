@@ -94,8 +94,9 @@ class Facts:
         self.h3 = None  # H3Facts, in the http3 case
         # Versions of the long-header packets by (side, packet type): {("client", INITIAL): {1}}
         self.long_versions = {}
-        # Packets tshark could not decrypt (Decryption failed, unknown connection).
-        self.undecrypted = 0
+        # Datagrams with a long-header packet tshark could not decrypt, as (side, types,
+        # versions).
+        self.undecrypted = []
 
 
 def long_types(r, versions):
@@ -158,7 +159,7 @@ def collect(rows, port):
         expert = r["_ws.expert.message"]
         decrypted = r["quic.frame_type"] and "Decryption failed" not in expert and "Unknown QUIC connection" not in expert
         if types and not decrypted:
-            f.undecrypted += 1
+            f.undecrypted.append((side, types, versions))
         if "1" in r["quic.key_phase"] and decrypted:
             side = "server" if from_server else "client"
             f.key_phase1[side] += 1
@@ -307,10 +308,19 @@ def v2_problems(f):
     for side in ("client", "server"):
         if seen(side, HANDSHAKE) != {QUIC_V2}:
             problems.append(f"{side} Handshake versions {sorted(map(hex, seen(side, HANDSHAKE)))}, expected only 0x6b3343cf")
-    # The handshake and the data were really carried in v2: tshark decrypted it all.
-    if f.undecrypted:
-        problems.append(f"{f.undecrypted} long-header packet(s) tshark could not decrypt")
+    # The handshake and the data were really carried in v2: tshark decrypted it all, except
+    # what tshark 4.0 cannot: it derives the client's Initial keys once, from the client's
+    # first (v1) Initial, and so fails on the client's later v2 Initials (aioquic's client
+    # acknowledges the server's Initial in one; the Handshake packet beside it decrypts).
+    rest = [u for u in f.undecrypted if not tshark_v2_initial_limit(u)]
+    if rest:
+        problems.append(f"{len(rest)} datagram(s) with long-header packets tshark could not decrypt: {rest[:3]}")
     return problems
+
+
+def tshark_v2_initial_limit(u):
+    side, types, versions = u
+    return side == "client" and (INITIAL, QUIC_V2) in zip(types, versions)
 
 
 # Expert messages about tshark's own limits, not about the packets: a stateless server sends a
@@ -331,8 +341,9 @@ VN_TSHARK_LIMITS = (
 )
 
 
-def strict_problems(pcap, keylog, port, case):
-    """Every packet dissected: malformed packets and expert warnings/errors."""
+def strict_problems(pcap, keylog, port, case, allowed_decrypt_failures=0):
+    """Every packet dissected: malformed packets and expert warnings/errors, but for
+    `allowed_decrypt_failures` decryption failures known to be tshark's (see v2_problems)."""
     base = ["tshark", "-n", "-r", pcap, "-o", f"tls.keylog_file:{keylog}", "-d", f"udp.port=={port},quic"]
     out = subprocess.run(base + ["-q", "-z", "expert,warn"], capture_output=True, text=True, timeout=300)
     if out.returncode != 0:
@@ -352,8 +363,13 @@ def strict_problems(pcap, keylog, port, case):
             # frame headers and flags an HTTP3 "malformed packet". The QUIC layer below stays
             # strictly checked.
             http3_artifact = case == "http3" and "HTTP3" in line and "Malformed" in line
+            n = int(line.split()[0])
+            if "Decryption (checktag) failed" in line:
+                spared = min(n, allowed_decrypt_failures)
+                allowed_decrypt_failures -= spared
+                n -= spared
             if not http3_artifact and not any(limit in line for limit in limits):
-                counted[section] += int(line.split()[0])
+                counted[section] += n
     for section, n in counted.items():
         if n:
             problems.append(f"tshark expert: {section} ({n})")
@@ -402,7 +418,8 @@ def main():
         problems += h3_problems(f, a.requests)
     if a.strict or a.case == "http3":
         try:
-            problems += strict_problems(a.pcap, a.keylog, a.port, a.case)
+            spared = sum(map(tshark_v2_initial_limit, f.undecrypted)) if a.case == "v2" else 0
+            problems += strict_problems(a.pcap, a.keylog, a.port, a.case, spared)
         except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
             problems.append(f"strict check error: {e}")
     for p in problems:
