@@ -104,9 +104,7 @@ fn v1_client_moves_to_v2_with_a_server_that_prefers_it() {
             assert_eq!(*v, QUIC_V2, "{dir:?} {ty:?}");
         }
     }
-    assert!(seen
-        .iter()
-        .any(|s| *s == (Direction::ToClient, Type::Handshake, QUIC_V2)));
+    assert!(seen.contains(&(Direction::ToClient, Type::Handshake, QUIC_V2)));
     // The client's Version Information offered both, chose v1; the server's chose v2.
     let client_vi = pipe
         .server
@@ -375,8 +373,7 @@ fn resumption_with_zero_rtt_in_v2() {
     assert!(pipe.client.is_resumed() && pipe.server.is_resumed());
     let seen = seen.borrow();
     assert!(
-        seen.iter()
-            .any(|s| *s == (Direction::ToServer, Type::ZeroRTT, QUIC_V2)),
+        seen.contains(&(Direction::ToServer, Type::ZeroRTT, QUIC_V2)),
         "{seen:?}"
     );
     assert!(seen.iter().all(|(_, _, v)| *v == QUIC_V2));
