@@ -115,7 +115,8 @@ fn v1_client_moves_to_v2_with_a_server_that_prefers_it() {
         .clone()
         .unwrap();
     assert_eq!(client_vi.chosen_version, QUIC_V1);
-    assert_eq!(client_vi.available_versions, vec![QUIC_V1, QUIC_V2]);
+    // Listed by preference (RFC 9368 §5): v2 first.
+    assert_eq!(client_vi.available_versions, vec![QUIC_V2, QUIC_V1]);
     let server_vi = pipe
         .client
         .peer_tp
