@@ -390,3 +390,88 @@ fn version_negotiation_lists_v1_and_v2() {
     let versions = hdr.versions.unwrap();
     assert_eq!(&versions[..2], &[QUIC_V1, QUIC_V2]);
 }
+
+#[cfg(feature = "qlog")]
+mod qlog {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+
+    #[derive(Clone, Default)]
+    struct SharedBuf(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for SharedBuf {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn events(buf: &SharedBuf, name: &str) -> Vec<serde_json::Value> {
+        let bytes = buf.0.lock().unwrap().clone();
+        bytes
+            .split(|&b| b == 0x1e)
+            .filter(|r| !r.iter().all(u8::is_ascii_whitespace))
+            .map(|r| serde_json::from_slice::<serde_json::Value>(r).unwrap())
+            .filter(|r| r["name"] == name)
+            .map(|r| r["data"].clone())
+            .collect()
+    }
+
+    /// The versions of the long headers of `packet_sent` events, by packet type.
+    fn sent_versions(buf: &SharedBuf, ty: &str) -> Vec<String> {
+        events(buf, "transport:packet_sent")
+            .iter()
+            .filter(|d| d["header"]["packet_type"] == ty)
+            .map(|d| {
+                d["header"]["version"]
+                    .as_str()
+                    .unwrap_or("none")
+                    .to_string()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn qlog_shows_the_move_to_v2() {
+        let mut client = client_config();
+        client.set_compatible_versions(&[QUIC_V2, QUIC_V1]).unwrap();
+        let mut server = server_config();
+        server.set_compatible_versions(&[QUIC_V2, QUIC_V1]).unwrap();
+        let mut pipe = Pipe::new(&mut client, &mut server).unwrap();
+        let (c, s) = (SharedBuf::default(), SharedBuf::default());
+        pipe.client
+            .set_qlog(Box::new(c.clone()), "client".into(), "v2".into());
+        pipe.server
+            .set_qlog(Box::new(s.clone()), "server".into(), "v2".into());
+        pipe.handshake().unwrap();
+
+        let client_initials = sent_versions(&c, "initial");
+        assert_eq!(client_initials[0], "00000001");
+        assert!(sent_versions(&c, "handshake")
+            .iter()
+            .all(|v| v == "6b3343cf"));
+        let server_initials = sent_versions(&s, "initial");
+        assert!(!server_initials.is_empty());
+        assert!(server_initials.iter().all(|v| v == "6b3343cf"));
+        assert!(sent_versions(&s, "handshake")
+            .iter()
+            .all(|v| v == "6b3343cf"));
+        // 1-RTT headers carry no version.
+        assert!(sent_versions(&s, "1RTT").iter().all(|v| v == "none"));
+
+        for (log, side) in [(&s, "server"), (&c, "client")] {
+            let vi = events(log, "transport:version_information");
+            assert_eq!(vi.len(), 1, "{side}");
+            assert_eq!(vi[0]["chosen_version"], "6b3343cf", "{side}");
+            assert_eq!(
+                vi[0]["client_versions"],
+                serde_json::json!(["6b3343cf", "00000001"]),
+                "{side}"
+            );
+        }
+    }
+}
