@@ -475,3 +475,55 @@ mod qlog {
         }
     }
 }
+
+/// A v1 client resuming with 0-RTT is moved to v2: its 0-RTT packets are in v1, so the server
+/// rejects 0-RTT (RFC 9368 §7.3) and the client sends the data again in 1-RTT, in v2.
+#[test]
+fn zero_rtt_of_a_client_moved_to_v2_is_rejected_and_resent() {
+    let mut client = client_config();
+    client.enable_early_data();
+    client.set_compatible_versions(&[QUIC_V2, QUIC_V1]).unwrap();
+    let mut server = server_config();
+    server.enable_early_data();
+    server.set_compatible_versions(&[QUIC_V2, QUIC_V1]).unwrap();
+    let mut first = Pipe::new(&mut client, &mut server).unwrap();
+    first.handshake().unwrap();
+    assert_eq!(first.client.version(), QUIC_V2);
+    first
+        .run_until(Duration::from_secs(5), |p| p.client.session().is_some())
+        .unwrap();
+    let session = first.client.session().unwrap();
+
+    let mut pipe = Pipe::new(&mut client, &mut server).unwrap();
+    let seen = watch(&mut pipe);
+    pipe.client.set_session(&session).unwrap();
+    let mut out = vec![0u8; 1500];
+    let (n, _) = pipe.client.send_at(&mut out, pipe.now).unwrap();
+    assert!(pipe.client.is_in_early_data());
+    assert_eq!(pipe.client.stream_send(0, b"early data", true), Ok(10));
+    let info = RecvInfo {
+        from: pipe.client_addr,
+        to: pipe.server_addr,
+    };
+    pipe.server.recv_at(&mut out[..n], info, pipe.now).unwrap();
+    pipe.handshake().unwrap();
+    pipe.run_until(Duration::from_secs(5), |p| p.server.stream_readable(0))
+        .unwrap();
+    let mut buf = [0u8; 32];
+    assert_eq!(pipe.server.stream_recv(0, &mut buf), Ok((10, true)));
+    assert_eq!(
+        (pipe.client.version(), pipe.server.version()),
+        (QUIC_V2, QUIC_V2)
+    );
+    assert!(pipe.client.is_resumed());
+    assert!(!pipe.client.tls.is_early_data_accepted());
+    let seen = seen.borrow();
+    // The 0-RTT packets stayed in v1 (RFC 9369 §4.1).
+    assert!(
+        seen.contains(&(Direction::ToServer, Type::ZeroRTT, QUIC_V1)),
+        "{seen:?}"
+    );
+    assert!(!seen
+        .iter()
+        .any(|(_, ty, v)| *ty == Type::ZeroRTT && *v == QUIC_V2));
+}

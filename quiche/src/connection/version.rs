@@ -241,7 +241,8 @@ impl Connection {
                 self.qlog_version_information(offered.as_ref());
             }
         }
-        self.tls.release_server()
+        let switched = self.compat_original.is_some();
+        self.tls.release_server(switched)
     }
 
     /// A client sees a long header packet in another version than its own: the server moved

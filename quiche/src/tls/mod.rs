@@ -305,12 +305,23 @@ impl Handshake {
         (self.hello.len() >= len).then(|| version::client_hello_transport_params(&self.hello))
     }
 
-    /// Starts a held server's TLS and gives it what was buffered.
-    pub fn release_server(&mut self) -> Result<()> {
+    /// Starts a held server's TLS and gives it what was buffered. With `reject_early_data`
+    /// the server refuses 0-RTT: a client moved to another version sent its 0-RTT packets in
+    /// the original one, whose keys a TLS connection made for the new version cannot derive
+    /// (RFC 9368 §7.3 lets a version pair define that 0-RTT is then rejected).
+    pub fn release_server(&mut self, reject_early_data: bool) -> Result<()> {
         if !self.hold_server {
             return Ok(());
         }
         self.hold_server = false;
+        if reject_early_data {
+            self.start()?;
+            if let State::Running(conn) = &mut self.state {
+                if let rustls::quic::Connection::Server(conn) = conn.as_mut() {
+                    conn.reject_early_data();
+                }
+            }
+        }
         let hello = std::mem::take(&mut self.hello);
         self.provide_data(Epoch::Initial, &hello)
     }
