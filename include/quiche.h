@@ -34,7 +34,8 @@
 extern "C" {
 #endif
 
-/* The QUIC version this library speaks: QUIC v1. */
+/* The default QUIC version: QUIC v1. QUIC v2 (0x6b3343cf, RFC 9369) is supported too:
+ * pass it to quiche_config_new, and see quiche_version_is_supported. */
 #define QUICHE_PROTOCOL_VERSION 0x00000001
 
 /* The longest connection ID QUIC v1 allows, in bytes. */

@@ -80,6 +80,15 @@ pub struct TransportArgs {
     /// and later): batches of datagrams go through sendmmsg/recvmmsg instead
     #[arg(long)]
     pub disable_gso: bool,
+    /// QUIC version a client starts in: 1, or 0x6b3343cf for QUIC v2 (RFC 9369) [default: 1].
+    /// A server takes clients in either whatever this says
+    #[arg(long, value_name = "VERSION", value_parser = parse_quic_version)]
+    pub quic_version: Option<u32>,
+    /// Versions for compatible version negotiation (RFC 9368), most preferred first, e.g.
+    /// 0x6b3343cf,1: a client offers them and follows a server that moves it to one; a server
+    /// moves a client to the first of them that the client offers [default: none]
+    #[arg(long, value_name = "V,V", value_delimiter = ',', value_parser = parse_quic_version)]
+    pub compatible_versions: Vec<u32>,
 }
 
 impl Default for TransportArgs {
@@ -97,8 +106,25 @@ impl Default for TransportArgs {
             idle_timeout_ms: DEFAULT_IDLE_TIMEOUT_MS,
             max_udp_payload: DEFAULT_MAX_UDP_PAYLOAD,
             disable_gso: false,
+            quic_version: None,
+            compatible_versions: Vec::new(),
         }
     }
+}
+
+/// Parses a QUIC version, hexadecimal with 0x or decimal, that the library supports.
+fn parse_quic_version(s: &str) -> Result<u32, String> {
+    let v = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(hex) => u32::from_str_radix(hex, 16),
+        None => s.parse(),
+    }
+    .map_err(|_| format!("not a version: {s}"))?;
+    if !quiche::version_is_supported(v) {
+        return Err(format!(
+            "version {v:#010x} is not supported (1 or 0x6b3343cf)"
+        ));
+    }
+    Ok(v)
 }
 
 /// Parses a size: decimal digits with an optional K, M or G suffix (powers of 1024).
@@ -424,6 +450,37 @@ mod tests {
     }
 
     #[test]
+    fn quic_versions_parse_in_hex_or_decimal() {
+        assert_eq!(parse_quic_version("0x6b3343cf"), Ok(0x6b33_43cf));
+        assert_eq!(parse_quic_version("1"), Ok(1));
+        assert_eq!(parse_quic_version("0x00000001"), Ok(1));
+        assert!(parse_quic_version("0x1a2a3a4a").is_err());
+        assert!(parse_quic_version("2").is_err());
+        assert!(parse_quic_version("v2").is_err());
+        let args = parse_server(
+            [
+                "--listen",
+                "127.0.0.1:4433",
+                "--cert",
+                "c",
+                "--key",
+                "k",
+                "--root",
+                ".",
+                "--compatible-versions",
+                "0x6b3343cf,1",
+                "--quic-version",
+                "0x6b3343cf",
+            ]
+            .iter()
+            .map(|s| s.to_string()),
+        )
+        .unwrap();
+        assert_eq!(args.transport.compatible_versions, vec![0x6b33_43cf, 1]);
+        assert_eq!(args.transport.quic_version, Some(0x6b33_43cf));
+    }
+
+    #[test]
     fn the_command_definitions_are_consistent() {
         ServerArgs::command().debug_assert();
         ClientCli::command().debug_assert();
@@ -635,6 +692,8 @@ mod tests {
             "--idle-timeout",
             "--max-udp-payload",
             "--disable-gso",
+            "--quic-version",
+            "--compatible-versions",
             "--help",
             "--version",
             "SSLKEYLOGFILE",

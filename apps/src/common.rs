@@ -30,7 +30,11 @@ pub fn init_logging() {
 /// A `Config` offering the ALPN protocols `alpn`, in order of preference, with the transport
 /// options applied.
 pub fn config(t: &TransportArgs, alpn: &[&[u8]]) -> Result<Config, String> {
-    let mut config = Config::new(quiche::PROTOCOL_VERSION).map_err(|e| format!("{e:?}"))?;
+    let version = t.quic_version.unwrap_or(quiche::PROTOCOL_VERSION);
+    let mut config = Config::new(version).map_err(|e| format!("{e:?}"))?;
+    config
+        .set_compatible_versions(&t.compatible_versions)
+        .map_err(|e| format!("--compatible-versions: {e:?}"))?;
     config
         .set_application_protos(alpn)
         .map_err(|e| format!("ALPN: {e:?}"))?;

@@ -29,6 +29,8 @@ const MIN_UNSENT_STREAM_DATA: u64 = 16 * 1024;
 /// Stores configuration shared between multiple connections.
 pub struct Config {
     pub(crate) version: u32,
+    /// Versions for compatible version negotiation (RFC 9368), in order of preference.
+    pub(crate) compatible_versions: Vec<u32>,
     pub(crate) local_transport_params: TransportParams,
     pub(crate) tls: TlsConfig,
     pub(crate) cc_algorithm: CongestionControlAlgorithm,
@@ -50,7 +52,8 @@ pub struct Config {
 }
 
 impl Config {
-    /// Creates a config object with the given version: [`crate::PROTOCOL_VERSION`], or, for a
+    /// Creates a config object with the given version: [`crate::PROTOCOL_VERSION`], QUIC v2
+    /// (`0x6b3343cf`, RFC 9369; see also [`Config::set_compatible_versions`]), or, for a
     /// client that tests Version Negotiation, a reserved version of the form 0x?a?a?a?a
     /// (RFC 9000 §15). A server answers such a client's first Initial with Version
     /// Negotiation, and the client gives up (RFC 9000 §6.2): `recv` fails with
@@ -71,6 +74,7 @@ impl Config {
         };
         Ok(Config {
             version,
+            compatible_versions: Vec::new(),
             local_transport_params,
             tls: TlsConfig::new(),
             cc_algorithm: CongestionControlAlgorithm::CUBIC,
@@ -309,6 +313,33 @@ impl Config {
     /// The QUIC version connections from this config speak.
     pub fn version(&self) -> u32 {
         self.version
+    }
+
+    /// Sets the versions, in order of preference, that compatible version negotiation
+    /// (RFC 9368) may move a connection to; beyond quiche's API. QUIC v1 (`0x00000001`) and v2
+    /// (`0x6b3343cf`, RFC 9369) are compatible with each other.
+    ///
+    /// - A client still starts in [`Config::new`]'s version, and lists these in its
+    ///   `version_information` transport parameter: a server may answer in one of them, and the
+    ///   client follows it (e.g. `Config::new(1)` with `&[0x6b3343cf, 1]` starts in v1 and
+    ///   moves to v2 at once with a server that prefers v2).
+    /// - A server accepts clients in every supported version whatever this list says; it
+    ///   moves a client to the first version of this list that the client offers, and lists
+    ///   these as the versions it supports. Empty (the default): it stays in the client's
+    ///   version, and lists every supported version.
+    ///
+    /// Fails with `UnknownVersion` if a version is not supported (reserved versions included).
+    pub fn set_compatible_versions(&mut self, versions: &[u32]) -> Result<()> {
+        if !versions.iter().all(|v| crate::version_is_supported(*v)) {
+            return Err(Error::UnknownVersion);
+        }
+        self.compatible_versions.clear();
+        for v in versions {
+            if !self.compatible_versions.contains(v) {
+                self.compatible_versions.push(*v);
+            }
+        }
+        Ok(())
     }
 
     /// The congestion-control configuration every connection's controller starts from.

@@ -47,6 +47,7 @@ CASES = {
     "chacha20",
     "keyupdate",
     "versionnegotiation",
+    "v2",
 }
 # A reserved version of the form 0x?a?a?a?a (RFC 9000 §15): no server supports it, so the
 # first Initial of the versionnegotiation case gets a Version Negotiation packet.
@@ -322,6 +323,11 @@ def client_config(args, host, ticket=None):
         # starts with, hence its place in the list); on Version Negotiation aioquic starts
         # over with the first version of this list that the server offers (RFC 9368 §2.2).
         config.supported_versions = [GREASE_VERSION, QuicProtocolVersion.VERSION_1]
+    if args.case == "v2":
+        # Start in v1 and offer v2 first in version_information: a server that does
+        # compatible version negotiation (RFC 9368) moves the connection to v2.
+        config.original_version = QuicProtocolVersion.VERSION_1
+        config.supported_versions = [QuicProtocolVersion.VERSION_2, QuicProtocolVersion.VERSION_1]
     if ticket is not None:
         config.session_ticket = ticket
     return config

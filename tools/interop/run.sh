@@ -6,7 +6,7 @@
 #          [--wire auto|on|off] [--keep] [--list]
 #
 # LIST is comma separated. Peers: aioquic, quic-go, quinn, ngtcp2, ours. Cases: handshake, transfer,
-# multiplexing, retry, resumption, zerortt, chacha20, keyupdate, versionnegotiation, http3. --wire: capture each test on
+# multiplexing, retry, resumption, zerortt, chacha20, keyupdate, versionnegotiation, http3, v2. --wire: capture each test on
 # lo with dumpcap and check the decrypted trace with tshark (wirecheck.py); auto = when both
 # are installed and capturing works. --keep keeps downloads and traces of passed tests.
 # Exit status: 0 when nothing failed (unsupported does not count as a failure), 1 otherwise.
@@ -17,7 +17,7 @@ REPO="$(cd "$HERE/../.." && pwd)"
 BUILD="$HERE/.build"
 CERTS="$REPO/quiche/tests/certs"
 ALL_PEERS="aioquic,quic-go,quinn,ngtcp2"
-ALL_CASES="handshake,transfer,multiplexing,retry,resumption,zerortt,chacha20,keyupdate,versionnegotiation,http3"
+ALL_CASES="handshake,transfer,multiplexing,retry,resumption,zerortt,chacha20,keyupdate,versionnegotiation,http3,v2"
 
 clients="$ALL_PEERS"
 servers="$ALL_PEERS"
@@ -97,7 +97,7 @@ make_files() {
     : >"$dir/.order"
     add() { rand_file "$dir/$1" "$2"; echo "$1" >>"$dir/.order"; }
     case "$c" in
-        handshake|versionnegotiation) add "$(rand_name 10)" 1024 ;;
+        handshake|versionnegotiation|v2) add "$(rand_name 10)" 1024 ;;
         transfer) add "$(rand_name 10)" $((2 << 20)); add "$(rand_name 10)" $((3 << 20)) ;;
         multiplexing)
             # More streams than any peer's initial limit (100-128): the client has to wait for

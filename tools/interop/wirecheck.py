@@ -27,6 +27,7 @@ FIELDS = [
     "udp.srcport",
     "udp.dstport",
     "quic.long.packet_type",
+    "quic.long.packet_type_v2",
     "quic.scid",
     "quic.dcid",
     "quic.version",
@@ -41,9 +42,10 @@ FIELDS = [
 ]
 # Only frames that can matter; 1-RTT packets in key phase 0 are most of a
 # transfer and tell nothing.
-FILTER = "quic.long.packet_type || quic.version == 0 || quic.key_phase == 1 || tls.handshake"
+FILTER = "quic.long.packet_type || quic.long.packet_type_v2 || quic.version == 0 || quic.key_phase == 1 || tls.handshake"
 
 INITIAL, ZERO_RTT, HANDSHAKE, RETRY = "0", "1", "2", "3"
+QUIC_V1, QUIC_V2 = 0x1, 0x6B3343CF
 CLIENT_HELLO, SERVER_HELLO, CERTIFICATE = "1", "2", "11"
 CHACHA20 = 0x1303
 
@@ -90,6 +92,28 @@ class Facts:
         self.alpn_offered = []  # ALPN lists, one per ClientHello
         self.alpn_chosen = []  # the server's ALPN (EncryptedExtensions), one per handshake
         self.h3 = None  # H3Facts, in the http3 case
+        # Versions of the long-header packets by (side, packet type): {("client", INITIAL): {1}}
+        self.long_versions = {}
+        # Datagrams with a long-header packet tshark could not decrypt, as (side, types,
+        # versions).
+        self.undecrypted = []
+
+
+def long_types(r, versions):
+    """The version 1 meaning of each long-header packet's type, in order: tshark puts QUIC v2's
+    rotated type bits (RFC 9369 §3.2: Initial 1, 0-RTT 2, Handshake 3, Retry 0) in a field of
+    their own."""
+    v1 = list(r["quic.long.packet_type"])
+    v2 = list(r["quic.long.packet_type_v2"])
+    if not v2:
+        return v1
+    types = []
+    for v in versions:
+        if v == QUIC_V2 and v2:
+            types.append(str((as_int(v2.pop(0)) - 1) & 3))
+        elif v != 0 and v1:
+            types.append(v1.pop(0))
+    return types
 
 
 def collect(rows, port):
@@ -97,13 +121,17 @@ def collect(rows, port):
     port = str(port)
     for r in rows:
         from_server = r["udp.srcport"] == [port]
-        types = r["quic.long.packet_type"]
         hs = r["tls.handshake.type"]
         versions = [as_int(v) for v in r["quic.version"]]
+        types = long_types(r, versions)
         if from_server and 0 in versions:
             # Version Negotiation: version 0, no packet type, not part of any handshake.
             f.vns.append((r["quic.dcid"][:1], r["quic.scid"][:1]))
             continue
+        side = "server" if from_server else "client"
+        # One long-header packet per entry: types and versions come in the same order.
+        for ty, v in zip(types, versions):
+            f.long_versions.setdefault((side, ty), set()).add(v)
         if not from_server and INITIAL in types and f.first_initial is None:
             f.first_initial = (versions[:1], r["quic.dcid"][:1], r["quic.scid"][:1])
         if from_server:
@@ -130,6 +158,8 @@ def collect(rows, port):
         # decrypt tells it; a failed one yields a random bit.
         expert = r["_ws.expert.message"]
         decrypted = r["quic.frame_type"] and "Decryption failed" not in expert and "Unknown QUIC connection" not in expert
+        if types and not decrypted:
+            f.undecrypted.append((side, types, versions))
         if "1" in r["quic.key_phase"] and decrypted:
             side = "server" if from_server else "client"
             f.key_phase1[side] += 1
@@ -219,7 +249,9 @@ def check(f, case):
     want_handshakes = 2 if case in ("resumption", "zerortt") else 1
     if len(f.server_scids) != want_handshakes:
         problems.append(f"{len(f.server_scids)} handshakes, expected {want_handshakes}")
-    if f.versions != {1}:
+    if case == "v2":
+        problems += v2_problems(f)
+    elif f.versions != {1}:
         problems.append(f"server long-header versions {sorted(hex(v) for v in f.versions)}, expected only 0x1")
     if case == "retry":
         if f.retries == 0:
@@ -264,6 +296,33 @@ def check(f, case):
     return problems
 
 
+def v2_problems(f):
+    """The interop runner's v2 case (its §3.19): the client starts in v1 and the server moves
+    the connection to v2 by compatible version negotiation (RFC 9368, RFC 9369)."""
+    problems = []
+    seen = lambda side, ty: f.long_versions.get((side, ty), set())
+    if QUIC_V1 not in seen("client", INITIAL):
+        problems.append(f"client Initial versions {sorted(map(hex, seen('client', INITIAL)))}, expected v1 among them")
+    if QUIC_V2 not in seen("server", INITIAL):
+        problems.append(f"server Initial versions {sorted(map(hex, seen('server', INITIAL)))}, expected v2 among them")
+    for side in ("client", "server"):
+        if seen(side, HANDSHAKE) != {QUIC_V2}:
+            problems.append(f"{side} Handshake versions {sorted(map(hex, seen(side, HANDSHAKE)))}, expected only 0x6b3343cf")
+    # The handshake and the data were really carried in v2: tshark decrypted it all, except
+    # what tshark 4.0 cannot: it derives the client's Initial keys once, from the client's
+    # first (v1) Initial, and so fails on the client's later v2 Initials (aioquic's client
+    # acknowledges the server's Initial in one; the Handshake packet beside it decrypts).
+    rest = [u for u in f.undecrypted if not tshark_v2_initial_limit(u)]
+    if rest:
+        problems.append(f"{len(rest)} datagram(s) with long-header packets tshark could not decrypt: {rest[:3]}")
+    return problems
+
+
+def tshark_v2_initial_limit(u):
+    side, types, versions = u
+    return side == "client" and (INITIAL, QUIC_V2) in zip(types, versions)
+
+
 # Expert messages about tshark's own limits, not about the packets: a stateless server sends a
 # Retry for each token-less Initial datagram (a ClientHello may span two), and tshark can
 # verify only the Retry that matches the connection it is tracking.
@@ -282,8 +341,9 @@ VN_TSHARK_LIMITS = (
 )
 
 
-def strict_problems(pcap, keylog, port, case):
-    """Every packet dissected: malformed packets and expert warnings/errors."""
+def strict_problems(pcap, keylog, port, case, allowed_decrypt_failures=0):
+    """Every packet dissected: malformed packets and expert warnings/errors, but for
+    `allowed_decrypt_failures` decryption failures known to be tshark's (see v2_problems)."""
     base = ["tshark", "-n", "-r", pcap, "-o", f"tls.keylog_file:{keylog}", "-d", f"udp.port=={port},quic"]
     out = subprocess.run(base + ["-q", "-z", "expert,warn"], capture_output=True, text=True, timeout=300)
     if out.returncode != 0:
@@ -303,8 +363,13 @@ def strict_problems(pcap, keylog, port, case):
             # frame headers and flags an HTTP3 "malformed packet". The QUIC layer below stays
             # strictly checked.
             http3_artifact = case == "http3" and "HTTP3" in line and "Malformed" in line
+            n = int(line.split()[0])
+            if "Decryption (checktag) failed" in line:
+                spared = min(n, allowed_decrypt_failures)
+                allowed_decrypt_failures -= spared
+                n -= spared
             if not http3_artifact and not any(limit in line for limit in limits):
-                counted[section] += int(line.split()[0])
+                counted[section] += n
     for section, n in counted.items():
         if n:
             problems.append(f"tshark expert: {section} ({n})")
@@ -344,6 +409,7 @@ def main():
         f" offered={hexes(f.offered)} chosen={hexes(f.chosen)}"
         f" max_streams_bidi={sorted(set(f.max_streams_bidi))}"
         f" version_negotiations={len(f.vns)}"
+        f" long_versions={ {f'{s}/{t}': sorted(map(hex, v)) for (s, t), v in sorted(f.long_versions.items())} }"
         f" alpn_offered={f.alpn_offered} alpn_chosen={f.alpn_chosen}"
         + h3_summary(f.h3)
     )
@@ -352,7 +418,8 @@ def main():
         problems += h3_problems(f, a.requests)
     if a.strict or a.case == "http3":
         try:
-            problems += strict_problems(a.pcap, a.keylog, a.port, a.case)
+            spared = sum(map(tshark_v2_initial_limit, f.undecrypted)) if a.case == "v2" else 0
+            problems += strict_problems(a.pcap, a.keylog, a.port, a.case, spared)
         except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
             problems.append(f"strict check error: {e}")
     for p in problems:

@@ -135,6 +135,9 @@ impl Connection {
             let result = self.spaces[epoch.index()]
                 .crypto_recv
                 .read(|chunk| tls.provide_data(epoch, chunk));
+            // A server that may move the client to another version reads its ClientHello
+            // before TLS does.
+            let result = result.and_then(|()| self.on_client_hello());
             if let Err(e) = result {
                 self.close_on_tls_error(e, now);
                 return Err(e);

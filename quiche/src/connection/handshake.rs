@@ -13,7 +13,8 @@ use crate::transport_params::{ExpectedCids, TransportParams};
 impl Connection {
     /// Derives the Initial keys from the client's first Destination Connection ID.
     pub(super) fn install_initial_keys(&mut self) -> Result<()> {
-        let (open, seal) = crate::crypto::initial_keys(&self.odcid, self.is_server)?;
+        let (open, seal) =
+            crate::crypto::initial_keys_for(self.version, &self.odcid, self.is_server)?;
         let space = self.space(Epoch::Initial);
         space.open = Some(open);
         space.seal = Some(seal);
@@ -231,7 +232,23 @@ impl Connection {
     }
 
     /// A server learns the client's connection IDs from its first Initial.
-    pub(super) fn on_first_client_initial(&mut self, dcid: &[u8], scid: &[u8]) -> Result<()> {
+    pub(super) fn on_first_client_initial(
+        &mut self,
+        dcid: &[u8],
+        scid: &[u8],
+        version: u32,
+    ) -> Result<()> {
+        // A server takes clients in every version it supports (RFC 9369 §4): the connection
+        // speaks the client's, unless compatible negotiation moves it (`on_client_hello`).
+        if version != self.version {
+            self.version = version;
+            self.tls.set_version(version)?;
+            self.local_tp.version_information = Some(super::version::local_version_information(
+                version,
+                true,
+                &self.compatible_versions,
+            ));
+        }
         self.dcid = ConnectionId::from_vec(scid.to_vec());
         self.dcid_from_peer = true;
         if self.local_tp.original_destination_connection_id.is_none() {
@@ -249,8 +266,13 @@ impl Connection {
     /// A client received a Retry (RFC 9000 §17.2.5.2): check it, then start over towards the
     /// connection ID the server chose, with its token, keeping packet numbers.
     pub(super) fn on_retry(&mut self, b: &[u8], hdr: &crate::packet::HeaderLayout) -> Result<()> {
-        // Only one Retry, and only before anything else came from the server.
-        if self.is_server || self.retry_scid.is_some() || self.dcid_from_peer || self.stats.recv > 0
+        // Only one Retry, only before anything else came from the server, and only in the
+        // client's version (RFC 9369 §4.1).
+        if self.is_server
+            || self.retry_scid.is_some()
+            || self.dcid_from_peer
+            || self.stats.recv > 0
+            || hdr.version != self.version
         {
             return Ok(());
         }
@@ -270,7 +292,7 @@ impl Connection {
         self.retry_scid = Some(scid);
 
         // New Initial keys from the server's chosen connection ID (RFC 9001 §5.2).
-        let (open, seal) = crate::crypto::initial_keys(&self.dcid, false)?;
+        let (open, seal) = crate::crypto::initial_keys_for(self.version, &self.dcid, false)?;
         let space = self.space(Epoch::Initial);
         space.open = Some(open);
         space.seal = Some(seal);

@@ -26,6 +26,8 @@ mod tests_retrans;
 #[cfg(test)]
 mod tests_streams;
 #[cfg(test)]
+mod tests_v2;
+#[cfg(test)]
 mod tests_zero_rtt;
 mod version;
 
@@ -99,6 +101,19 @@ pub struct Connection {
     /// The version of the first flight, once a client answered Version Negotiation with a new
     /// one (RFC 9368 §2.1); the server's Version Information is checked against it.
     vn_original_version: Option<u32>,
+    /// The version of the client's first Initial when compatible version negotiation moved
+    /// the connection to another one (RFC 9368 §2.3).
+    compat_original: Option<u32>,
+    /// The versions compatible negotiation may pick, in order of preference (see
+    /// [`Config::set_compatible_versions`]).
+    compatible_versions: Vec<u32>,
+    /// A client's tentative move to the version of a received packet, with what to restore
+    /// if the packet does not authenticate: the version and the Initial keys.
+    pending_switch: Option<(
+        u32,
+        Option<crate::crypto::DirectionalKeys>,
+        Option<crate::crypto::DirectionalKeys>,
+    )>,
 
     local: SocketAddr,
     peer: SocketAddr,
@@ -250,6 +265,7 @@ impl Connection {
         local_tp.version_information = Some(version::local_version_information(
             config.version,
             is_server,
+            &config.compatible_versions,
         ));
         let cids = ConnectionIds::new(
             ResetTokenKey::new(&config.stateless_reset_key),
@@ -267,12 +283,18 @@ impl Connection {
             local_tp.retry_source_connection_id = Some(scid.clone().into_owned());
         }
 
-        let tls = if is_server {
+        let mut tls = if is_server {
             // The transport parameters are set once the client's DCID is known.
             Handshake::new_server(&mut config.tls, Vec::new())?
         } else {
             Handshake::new_client(&mut config.tls, server_name, local_tp.encode_to_vec(false)?)?
         };
+        version::prepare_tls(
+            &mut tls,
+            is_server,
+            config.version,
+            &config.compatible_versions,
+        )?;
 
         let max_datagram = config.max_send_udp_payload_size;
         let recovery_config = RecoveryConfig {
@@ -314,6 +336,9 @@ impl Connection {
             token: None,
             retry_scid: None,
             vn_original_version: None,
+            compat_original: None,
+            compatible_versions: config.compatible_versions.clone(),
+            pending_switch: None,
             local,
             peer,
             tls,

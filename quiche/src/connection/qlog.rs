@@ -115,6 +115,7 @@ impl Connection {
             reference_time_ms,
             start,
         );
+        logger.set_version(self.version);
         logger.parameters_set(start, Owner::Local, &self.local_tp);
         if let Some(tp) = &self.peer_tp {
             logger.parameters_set(start, Owner::Remote, tp);

@@ -43,7 +43,11 @@ impl Connection {
         // A server drops client Initial datagrams smaller than 1200 bytes (RFC 9000 §14.1):
         // answering them would let an attacker amplify.
         let first = buf[0];
-        let is_initial = first & 0x80 != 0 && (first & 0x30) >> 4 == 0;
+        let is_initial = first & 0x80 != 0
+            && buf.get(1..5).is_some_and(|v| {
+                let v = u32::from_be_bytes([v[0], v[1], v[2], v[3]]);
+                crate::packet::long_type_from_bits(v, (first & 0x30) >> 4) == Type::Initial
+            });
         if self.is_server && is_initial && len < MIN_UDP_PAYLOAD_SIZE {
             self.stats.dropped += 1;
             return Err(Error::InvalidPacket);
@@ -79,8 +83,32 @@ impl Connection {
         Ok(len)
     }
 
-    /// Handles the packet at the start of `b`.
+    /// Handles the packet at the start of `b`. A server that moved the client to another
+    /// version opens the client's Initial packets that still come in the original version
+    /// with that version's keys (RFC 9369 §4.1).
     fn recv_packet(&mut self, b: &mut [u8], info: RecvInfo, now: Instant) -> Result<Fate> {
+        let original_initial = self.is_server
+            && self.compat_original.is_some()
+            && !self.spaces[0].discarded
+            && b.first().is_some_and(|f| f & 0x80 != 0)
+            && b.get(1..5).is_some_and(|v| {
+                let v = u32::from_be_bytes([v[0], v[1], v[2], v[3]]);
+                Some(v) == self.compat_original
+                    && crate::packet::long_type_from_bits(v, (b[0] & 0x30) >> 4) == Type::Initial
+            });
+        if !original_initial {
+            return self.recv_one_packet(b, info, now);
+        }
+        let open = self.original_initial_open()?;
+        let current = self.spaces[0].open.replace(open);
+        let fate = self.recv_one_packet(b, info, now);
+        if !self.spaces[0].discarded {
+            self.spaces[0].open = current;
+        }
+        fate
+    }
+
+    fn recv_one_packet(&mut self, b: &mut [u8], info: RecvInfo, now: Instant) -> Result<Fate> {
         let mut hdr = match HeaderLayout::parse(b, self.scid.len()) {
             Ok(hdr) => hdr,
             Err(_) => return Ok(Fate::StopDatagram),
@@ -131,15 +159,23 @@ impl Connection {
             if hdr.ty != Type::Initial {
                 return Ok(Fate::Next(packet_len));
             }
-            let (open, seal) = crate::crypto::initial_keys(hdr.dcid.get(b), true)?;
+            let (open, seal) = crate::crypto::initial_keys_for(hdr.version, hdr.dcid.get(b), true)?;
             self.spaces[0].open = Some(open);
             self.spaces[0].seal = Some(seal);
+        } else if hdr.ty != Type::Short
+            && !self.accepts_version(hdr.ty, hdr.version)
+            && !self.try_follow_version(hdr.ty, hdr.version)
+        {
+            // Handshake and 1-RTT packets come in the negotiated version only (RFC 9369 §4.1).
+            self.stats.dropped += 1;
+            return Ok(Fate::Next(packet_len));
         }
         let unauthenticated = |conn: &mut Self| {
             if first_initial {
                 conn.spaces[0].open = None;
                 conn.spaces[0].seal = None;
             }
+            conn.undo_version_switch();
         };
 
         if !self.keys_ready(hdr.ty) {
@@ -189,6 +225,7 @@ impl Connection {
             }
         };
 
+        self.confirm_version_switch()?;
         if self.spaces[epoch.index()].acks.is_duplicate(pn) {
             self.stats.dropped += 1;
             qlog!(self, q => q.packet_dropped(
@@ -201,7 +238,7 @@ impl Connection {
         }
         if first_initial {
             let (dcid, scid) = (hdr.dcid.get(b).to_vec(), hdr.scid.get(b).to_vec());
-            self.on_first_client_initial(&dcid, &scid)?;
+            self.on_first_client_initial(&dcid, &scid, hdr.version)?;
         }
         if key_update {
             self.on_peer_key_update(now);

@@ -242,7 +242,11 @@ impl Connection {
                 Type::Short => Header::new_short(ConnectionId::from_ref(&self.dcid), key_phase),
                 _ => Header::new_long(
                     ty,
-                    self.version,
+                    // 0-RTT stays in the version the client started in (RFC 9369 §4.1).
+                    match (ty, self.compat_original) {
+                        (Type::ZeroRTT, Some(original)) if !self.is_server => original,
+                        _ => self.version,
+                    },
                     ConnectionId::from_ref(&self.dcid),
                     ConnectionId::from_ref(&self.scid),
                     token,

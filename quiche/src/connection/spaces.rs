@@ -7,7 +7,7 @@ use std::time::Instant;
 use crate::ack_tracker::AckTracker;
 use crate::error::{Error, Result};
 use crate::ranges::RangeSet;
-use crate::tls::{DirectionalKeys, HeaderProtectionKey, PacketKey, Secrets};
+use crate::tls::{DirectionalKeys, HeaderProtectionKey, NextSecrets, PacketKey};
 
 /// How far beyond the read offset CRYPTO data may arrive before it is refused with
 /// CRYPTO_BUFFER_EXCEEDED (RFC 9000 §7.5 asks for at least 4096 bytes).
@@ -230,7 +230,7 @@ pub struct OneRttKeys {
     /// The current key phase bit.
     pub key_phase: bool,
     /// Secrets that derive the next phase's keys.
-    pub secrets: Secrets,
+    pub secrets: NextSecrets,
     /// The next phase's keys, derived ahead so that a peer's update can be recognised.
     pub next: Option<(Box<dyn PacketKey>, Box<dyn PacketKey>)>,
     /// The previous phase's receive key, kept for reordered packets until this time.
@@ -246,7 +246,7 @@ pub struct OneRttKeys {
 
 impl OneRttKeys {
     /// The keys of phase 0, with the secrets for the next phases.
-    pub fn new(keys: crate::tls::Keys, mut secrets: Secrets) -> Self {
+    pub fn new(keys: crate::tls::Keys, mut secrets: NextSecrets) -> Self {
         let next = secrets.next_packet_keys();
         OneRttKeys {
             hp_open: keys.remote.header,

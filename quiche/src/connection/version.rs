@@ -18,18 +18,54 @@ pub(super) fn select_version(offered: &[u32]) -> Option<u32> {
         .find(|v| offered.contains(v) && !is_grease_version(*v))
 }
 
-/// The Version Information an endpoint sends: its version, and what it offers. A client's
-/// first flight is compatible with its own version only; a server lists every version it
-/// fully supports.
-pub(super) fn local_version_information(version: u32, is_server: bool) -> VersionInformation {
-    VersionInformation {
-        chosen_version: version,
-        available_versions: if is_server {
+/// The Version Information an endpoint sends: its version, and what it offers (RFC 9368 §5).
+/// A client's first flight is compatible with its own version and with the `compatible` ones
+/// it may be moved to; a server lists the versions it supports, in its order of preference.
+pub(super) fn local_version_information(
+    version: u32,
+    is_server: bool,
+    compatible: &[u32],
+) -> VersionInformation {
+    let available_versions = if is_server {
+        if compatible.is_empty() {
             SUPPORTED_VERSIONS.to_vec()
         } else {
-            vec![version]
-        },
+            compatible.to_vec()
+        }
+    } else {
+        // Ordered by descending preference, the chosen version included (RFC 9368 §5).
+        let mut list = compatible.to_vec();
+        if !list.contains(&version) {
+            list.push(version);
+        }
+        list
+    };
+    VersionInformation {
+        chosen_version: version,
+        available_versions,
     }
+}
+
+/// Sets up the handshake for compatible version negotiation: a client that may be moved to
+/// another version keeps its traffic secrets, a server that may move clients reads their
+/// ClientHello before TLS starts.
+pub(super) fn prepare_tls(
+    tls: &mut crate::tls::Handshake,
+    is_server: bool,
+    version: u32,
+    compatible: &[u32],
+) -> Result<()> {
+    tls.set_version(version)?;
+    if is_server {
+        if !compatible.is_empty() {
+            tls.hold_server();
+        }
+        return Ok(());
+    }
+    if compatible.iter().any(|v| *v != version) {
+        tls.capture_secrets()?;
+    }
+    Ok(())
 }
 
 fn version_negotiation_error(reason: &str) -> ConnectionError {
@@ -80,9 +116,14 @@ impl Connection {
     fn restart_in_version(&mut self, version: u32) -> Result<()> {
         self.vn_original_version = Some(self.version);
         self.version = version;
-        self.local_tp.version_information = Some(local_version_information(version, false));
+        self.local_tp.version_information = Some(local_version_information(
+            version,
+            false,
+            &self.compatible_versions,
+        ));
         let params = self.local_tp.encode_to_vec(false)?;
         self.tls.restart_client(params)?;
+        self.tls.set_version(version)?;
 
         // Stream data sent as 0-RTT goes out again under the new handshake's keys.
         let early: Vec<_> = self
@@ -112,10 +153,21 @@ impl Connection {
         tp: &TransportParams,
     ) -> std::result::Result<(), ConnectionError> {
         if self.is_server {
+            // The client chose the version of its first packets, which compatible negotiation
+            // may have left behind (RFC 9368 §4).
+            let packets = self.compat_original.unwrap_or(self.version);
             return match &tp.version_information {
-                Some(vi) if vi.chosen_version != self.version => Err(version_negotiation_error(
+                Some(vi) if vi.chosen_version != packets => Err(version_negotiation_error(
                     "chosen version differs from the packets'",
                 )),
+                Some(vi)
+                    if self.compat_original.is_some()
+                        && !vi.available_versions.contains(&self.version) =>
+                {
+                    Err(version_negotiation_error(
+                        "switched to a version not offered",
+                    ))
+                }
                 _ => Ok(()),
             };
         }
@@ -153,5 +205,141 @@ impl Connection {
             return Err(version_negotiation_error("version downgrade"));
         }
         Ok(())
+    }
+}
+
+impl Connection {
+    /// A server whose TLS waits for the whole ClientHello: once it is there, reads the client's
+    /// Version Information and moves the connection to the version it prefers among those the
+    /// client offers (compatible version negotiation, RFC 9368 §2.3, RFC 9369 §4), then starts
+    /// TLS, whose first flight goes out in that version.
+    pub(super) fn on_client_hello(&mut self) -> Result<()> {
+        let Some(params) = self.tls.held_client_params() else {
+            return Ok(());
+        };
+        let offered = params
+            .and_then(|raw| TransportParams::decode(raw, false).ok())
+            .and_then(|tp| tp.version_information);
+        let chosen = offered.as_ref().and_then(|vi| {
+            self.compatible_versions
+                .iter()
+                .copied()
+                .find(|v| vi.available_versions.contains(v) && !is_grease_version(*v))
+        });
+        if let Some(version) = chosen.filter(|v| *v != self.version) {
+            // Only a client's first flight can be converted, and the choice is made once.
+            if self.compat_original.is_none() {
+                self.compat_original = Some(self.version);
+                self.version = version;
+                self.tls.set_version(version)?;
+                if let Some(vi) = self.local_tp.version_information.as_mut() {
+                    vi.chosen_version = version;
+                }
+                self.set_server_transport_params()?;
+                self.install_initial_keys()?;
+                #[cfg(feature = "qlog")]
+                self.qlog_version_information(offered.as_ref());
+            }
+        }
+        let switched = self.compat_original.is_some();
+        self.tls.release_server(switched)
+    }
+
+    /// A client sees a long header packet in another version than its own: the server moved
+    /// the connection to a compatible version (RFC 9368 §2.3). It follows if that version is
+    /// one it offered and nothing came from the server before; the Initial keys of the new
+    /// version are installed tentatively (`true`), to be kept only if the packet authenticates
+    /// ([`Connection::confirm_version_switch`]) and otherwise restored.
+    pub(super) fn try_follow_version(&mut self, ty: crate::packet::Type, version: u32) -> bool {
+        use crate::packet::Type;
+        if self.is_server
+            || self.dcid_from_peer
+            || self.compat_original.is_some()
+            || self.vn_original_version.is_some()
+            || ty != Type::Initial
+            || version == self.version
+            || !self.compatible_versions.contains(&version)
+            || !crate::packet::version_is_supported(version)
+        {
+            return false;
+        }
+        let initial_dcid = self
+            .retry_scid
+            .clone()
+            .unwrap_or_else(|| self.odcid.clone());
+        let Ok((open, seal)) = crate::crypto::initial_keys_for(version, &initial_dcid, false)
+        else {
+            return false;
+        };
+        let space = self.space(Epoch::Initial);
+        let old = (space.open.replace(open), space.seal.replace(seal));
+        self.pending_switch = Some((self.version, old.0, old.1));
+        self.version = version;
+        true
+    }
+
+    /// The packet of the new version authenticated: the switch is final, and TLS derives the
+    /// Handshake and 1-RTT keys with the new version's labels.
+    pub(super) fn confirm_version_switch(&mut self) -> Result<()> {
+        if let Some((original, _, _)) = self.pending_switch.take() {
+            self.compat_original = Some(original);
+            self.tls.set_version(self.version)?;
+            #[cfg(feature = "qlog")]
+            self.qlog_version_information(None);
+        }
+        Ok(())
+    }
+
+    /// The packet of the new version did not authenticate: back to the original version.
+    pub(super) fn undo_version_switch(&mut self) {
+        if let Some((original, open, seal)) = self.pending_switch.take() {
+            self.version = original;
+            let space = self.space(Epoch::Initial);
+            space.open = open;
+            space.seal = seal;
+        }
+    }
+
+    /// Whether a long header packet of `version` is one this connection takes: its own
+    /// version, or, on a server that moved the client, the client's Initial and 0-RTT packets
+    /// in the original version (RFC 9369 §4.1).
+    pub(super) fn accepts_version(&self, ty: crate::packet::Type, version: u32) -> bool {
+        use crate::packet::Type;
+        version == self.version
+            || (self.is_server
+                && Some(version) == self.compat_original
+                && matches!(ty, Type::Initial | Type::ZeroRTT))
+    }
+
+    /// The Initial receive keys of the client's original version, for its Initial packets
+    /// that still come in that version after the server moved it.
+    pub(super) fn original_initial_open(&self) -> Result<crate::crypto::DirectionalKeys> {
+        let version = self.compat_original.unwrap_or(self.version);
+        Ok(crate::crypto::initial_keys_for(version, &self.odcid, self.is_server)?.0)
+    }
+}
+
+#[cfg(feature = "qlog")]
+impl Connection {
+    /// Logs a compatible version switch: `transport:version_information` and the version of
+    /// later long headers. `client` is the client's offer, when the server logs it.
+    fn qlog_version_information(&mut self, client: Option<&VersionInformation>) {
+        let now = self.last_now.unwrap_or_else(Self::wall_now);
+        let version = self.version;
+        let ours = self
+            .local_tp
+            .version_information
+            .as_ref()
+            .map(|vi| vi.available_versions.clone());
+        let is_server = self.is_server;
+        if let Some(q) = self.qlog.as_deref_mut() {
+            q.set_version(version);
+            let (server, client) = if is_server {
+                (ours, client.map(|vi| vi.available_versions.clone()))
+            } else {
+                (None, ours)
+            };
+            q.version_information(now, server.as_deref(), client.as_deref(), version);
+        }
     }
 }

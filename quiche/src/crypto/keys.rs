@@ -5,7 +5,7 @@ use std::fmt;
 use ring::aead;
 use ring::hkdf;
 
-use super::{hkdf_expand_label, Algorithm, MAX_SECRET_LEN, NONCE_LEN};
+use super::{hkdf_expand_label, Algorithm, Labels, LABELS_V1, MAX_SECRET_LEN, NONCE_LEN};
 use crate::error::{Error, Result};
 
 /// Longest AEAD or header protection key of the supported algorithms.
@@ -53,8 +53,14 @@ impl PacketKey {
 
     /// The packet key of a traffic secret ("quic key" and "quic iv", RFC 9001 §5.1).
     pub fn from_secret(alg: Algorithm, secret: &[u8]) -> Result<Self> {
-        let (key, key_len) = expand(alg, secret, b"quic key", alg.key_len())?;
-        let (iv, iv_len) = expand(alg, secret, b"quic iv", alg.iv_len())?;
+        Self::from_secret_with(&LABELS_V1, alg, secret)
+    }
+
+    /// [`PacketKey::from_secret`] with another version's labels ("quicv2 key" and "quicv2 iv"
+    /// for QUIC v2, RFC 9369 §3.3.2).
+    pub fn from_secret_with(labels: &Labels, alg: Algorithm, secret: &[u8]) -> Result<Self> {
+        let (key, key_len) = expand(alg, secret, labels.key, alg.key_len())?;
+        let (iv, iv_len) = expand(alg, secret, labels.iv, alg.iv_len())?;
         let key = key.get(..key_len).ok_or(Error::CryptoFail)?;
         let iv = iv.get(..iv_len).ok_or(Error::CryptoFail)?;
         Self::new(alg, key, iv)
@@ -151,7 +157,13 @@ impl HeaderProtectionKey {
 
     /// The header protection key of a traffic secret ("quic hp", RFC 9001 §5.1).
     pub fn from_secret(alg: Algorithm, secret: &[u8]) -> Result<Self> {
-        let (key, len) = expand(alg, secret, b"quic hp", alg.hp_key_len())?;
+        Self::from_secret_with(&LABELS_V1, alg, secret)
+    }
+
+    /// [`HeaderProtectionKey::from_secret`] with another version's label ("quicv2 hp" for QUIC
+    /// v2, RFC 9369 §3.3.2).
+    pub fn from_secret_with(labels: &Labels, alg: Algorithm, secret: &[u8]) -> Result<Self> {
+        let (key, len) = expand(alg, secret, labels.hp, alg.hp_key_len())?;
         Self::new(alg, key.get(..len).ok_or(Error::CryptoFail)?)
     }
 

@@ -21,6 +21,59 @@ const INITIAL_SALT_V1: [u8; 20] = [
     0xcc, 0xbb, 0x7f, 0x0a,
 ];
 
+/// The salt for deriving QUIC v2 Initial secrets (RFC 9369 §3.3.1).
+const INITIAL_SALT_V2: [u8; 20] = [
+    0x0d, 0xed, 0xe3, 0xde, 0xf7, 0x00, 0xa6, 0xdb, 0x81, 0x93, 0x81, 0xbe, 0x6e, 0x26, 0x9d, 0xcb,
+    0xf9, 0xbd, 0x2e, 0xd9,
+];
+
+/// The HKDF labels that turn a traffic secret into packet protection keys, which differ
+/// between QUIC versions (RFC 9001 §5.1, RFC 9369 §3.3.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Labels {
+    /// The AEAD key's label.
+    pub key: &'static [u8],
+    /// The IV's label.
+    pub iv: &'static [u8],
+    /// The header protection key's label.
+    pub hp: &'static [u8],
+    /// The key update label.
+    pub ku: &'static [u8],
+}
+
+/// Version 1's labels (RFC 9001).
+pub const LABELS_V1: Labels = Labels {
+    key: b"quic key",
+    iv: b"quic iv",
+    hp: b"quic hp",
+    ku: b"quic ku",
+};
+
+/// Version 2's labels (RFC 9369 §3.3.2).
+pub const LABELS_V2: Labels = Labels {
+    key: b"quicv2 key",
+    iv: b"quicv2 iv",
+    hp: b"quicv2 hp",
+    ku: b"quicv2 ku",
+};
+
+/// The labels of `version`: version 2's for QUIC v2, version 1's otherwise.
+pub fn labels(version: u32) -> &'static Labels {
+    if version == crate::packet::QUIC_V2 {
+        &LABELS_V2
+    } else {
+        &LABELS_V1
+    }
+}
+
+fn initial_salt(version: u32) -> &'static [u8; 20] {
+    if version == crate::packet::QUIC_V2 {
+        &INITIAL_SALT_V2
+    } else {
+        &INITIAL_SALT_V1
+    }
+}
+
 /// The longest traffic secret of the supported algorithms (SHA-384).
 pub const MAX_SECRET_LEN: usize = 48;
 
@@ -158,9 +211,14 @@ pub fn hkdf_expand_label(prk: &hkdf::Prk, label: &[u8], out: &mut [u8]) -> Resul
 /// Derives the key material of one direction from a traffic secret (RFC 9001 §5.1): the AEAD
 /// key ("quic key"), IV ("quic iv") and header protection key ("quic hp").
 pub fn derive_keys(alg: Algorithm, secret: &[u8]) -> Result<DirectionalKeys> {
+    derive_keys_with(&LABELS_V1, alg, secret)
+}
+
+/// [`derive_keys`] with the labels of another version (see [`labels`]).
+pub fn derive_keys_with(labels: &Labels, alg: Algorithm, secret: &[u8]) -> Result<DirectionalKeys> {
     Ok(DirectionalKeys {
-        header: Box::new(HeaderProtectionKey::from_secret(alg, secret)?),
-        packet: Box::new(PacketKey::from_secret(alg, secret)?),
+        header: Box::new(HeaderProtectionKey::from_secret_with(labels, alg, secret)?),
+        packet: Box::new(PacketKey::from_secret_with(labels, alg, secret)?),
     })
 }
 
@@ -170,17 +228,32 @@ pub fn derive_keys(alg: Algorithm, secret: &[u8]) -> Result<DirectionalKeys> {
 /// Connections normally update keys through `rustls::quic::Secrets::next_packet_keys`; this is
 /// the same derivation for secrets this module holds itself.
 pub fn next_secret(alg: Algorithm, secret: &[u8], out: &mut [u8]) -> Result<()> {
+    next_secret_with(&LABELS_V1, alg, secret, out)
+}
+
+/// [`next_secret`] with the labels of another version ("quicv2 ku" for QUIC v2).
+pub fn next_secret_with(
+    labels: &Labels,
+    alg: Algorithm,
+    secret: &[u8],
+    out: &mut [u8],
+) -> Result<()> {
     if out.len() != alg.secret_len() {
         return Err(Error::CryptoFail);
     }
     let prk = hkdf::Prk::new_less_safe(alg.hkdf(), secret);
-    hkdf_expand_label(&prk, b"quic ku", out)
+    hkdf_expand_label(&prk, labels.ku, out)
 }
 
-/// The client and server Initial secrets (RFC 9001 §5.2) for the Destination Connection ID of
-/// the client's first Initial packet, as `(client, server)`.
+/// The client and server Initial secrets (RFC 9001 §5.2) of QUIC v1 for the Destination
+/// Connection ID of the client's first Initial packet, as `(client, server)`.
 pub fn initial_secrets(dcid: &[u8]) -> Result<([u8; 32], [u8; 32])> {
-    let initial_secret = hkdf::Salt::new(hkdf::HKDF_SHA256, &INITIAL_SALT_V1).extract(dcid);
+    initial_secrets_for(crate::packet::QUIC_V1, dcid)
+}
+
+/// [`initial_secrets`] for `version`, whose Initial salt they depend on (RFC 9369 §3.3.1).
+pub fn initial_secrets_for(version: u32, dcid: &[u8]) -> Result<([u8; 32], [u8; 32])> {
+    let initial_secret = hkdf::Salt::new(hkdf::HKDF_SHA256, initial_salt(version)).extract(dcid);
 
     let mut client = [0; 32];
     hkdf_expand_label(&initial_secret, b"client in", &mut client)?;
@@ -191,13 +264,23 @@ pub fn initial_secrets(dcid: &[u8]) -> Result<([u8; 32], [u8; 32])> {
     Ok((client, server))
 }
 
-/// The Initial packet keys (RFC 9001 §5.2) for the Destination Connection ID of the client's
+/// The QUIC v1 Initial packet keys (RFC 9001 §5.2) for the Destination Connection ID of the client's
 /// first Initial packet, as `(open, seal)`: `open` removes the peer's protection, `seal`
 /// protects what this endpoint sends.
 pub fn initial_keys(dcid: &[u8], is_server: bool) -> Result<(DirectionalKeys, DirectionalKeys)> {
-    let (client, server) = initial_secrets(dcid)?;
-    let client = derive_keys(Algorithm::Aes128Gcm, &client)?;
-    let server = derive_keys(Algorithm::Aes128Gcm, &server)?;
+    initial_keys_for(crate::packet::QUIC_V1, dcid, is_server)
+}
+
+/// [`initial_keys`] for `version`: its salt and labels.
+pub fn initial_keys_for(
+    version: u32,
+    dcid: &[u8],
+    is_server: bool,
+) -> Result<(DirectionalKeys, DirectionalKeys)> {
+    let (client, server) = initial_secrets_for(version, dcid)?;
+    let labels = labels(version);
+    let client = derive_keys_with(labels, Algorithm::Aes128Gcm, &client)?;
+    let server = derive_keys_with(labels, Algorithm::Aes128Gcm, &server)?;
 
     if is_server {
         Ok((client, server))

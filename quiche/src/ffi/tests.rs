@@ -196,3 +196,16 @@ fn slow_start_strategy_from_c() {
         quiche_config_free(config);
     }
 }
+
+#[test]
+fn c_api_knows_quic_v2_but_defaults_to_v1() {
+    // QUICHE_PROTOCOL_VERSION stays version 1; QUIC v2 (RFC 9369) is supported beside it.
+    assert_eq!(crate::PROTOCOL_VERSION, 1);
+    assert!(quiche_version_is_supported(1));
+    assert!(quiche_version_is_supported(0x6b33_43cf));
+    assert!(!quiche_version_is_supported(0x1a2a_3a4a));
+    let config = quiche_config_new(0x6b33_43cf);
+    assert!(!config.is_null());
+    // SAFETY: the pointer was just returned by quiche_config_new and is freed once.
+    unsafe { quiche_config_free(config) };
+}

@@ -2,7 +2,7 @@
 //! (RFC 9000 §17, RFC 8999).
 
 use super::pkt_num::{encode_pkt_num, MAX_PKT_NUM_LEN};
-use super::version::version_is_supported;
+use super::version::{long_type_bits, long_type_from_bits, version_is_supported};
 use super::{ConnectionId, Type, MAX_CONN_ID_LEN};
 use crate::error::{Error, Result};
 
@@ -86,7 +86,7 @@ impl HeaderLayout {
     /// Parses the unprotected part of the header at the start of `buf`. `dcid_len` is the
     /// length of the connection IDs this endpoint issued, which short headers do not encode.
     ///
-    /// Long headers of versions other than QUIC v1 fail with [`Error::UnknownVersion`] (use
+    /// Long headers of versions other than QUIC v1 and v2 fail with [`Error::UnknownVersion`] (use
     /// [`Header::from_slice`] to read their connection IDs for Version Negotiation); malformed
     /// or truncated headers fail with [`Error::InvalidPacket`].
     pub fn parse(buf: &[u8], dcid_len: usize) -> Result<HeaderLayout> {
@@ -213,12 +213,7 @@ fn parse_inner(buf: &[u8], dcid_len: usize, allow_unknown_version: bool) -> Resu
         return Ok(hdr);
     }
 
-    hdr.ty = match (first & LONG_TYPE_MASK) >> 4 {
-        0 => Type::Initial,
-        1 => Type::ZeroRTT,
-        2 => Type::Handshake,
-        _ => Type::Retry,
-    };
+    hdr.ty = long_type_from_bits(hdr.version, (first & LONG_TYPE_MASK) >> 4);
 
     if !known {
         if allow_unknown_version {
@@ -391,10 +386,10 @@ impl<'a> Header<'a> {
             out.put_u8(FIXED_BIT | key_phase | pn_len_bits)?;
             out.put_bytes(&self.dcid)?;
         } else {
-            let ty_bits: u8 = match self.ty {
-                Type::Initial => 0,
-                Type::ZeroRTT => 1,
-                Type::Handshake => 2,
+            let ty_bits = match self.ty {
+                Type::Initial | Type::ZeroRTT | Type::Handshake => {
+                    long_type_bits(self.version, self.ty).ok_or(Error::InvalidState)?
+                }
                 _ => return Err(Error::InvalidState),
             };
             out.put_u8(FORM_BIT | FIXED_BIT | (ty_bits << 4) | pn_len_bits)?;

@@ -19,7 +19,8 @@ pub use self::pkt_num::{
 pub use self::protection::{decrypt_hdr, decrypt_pkt, encrypt_pkt, write_length};
 pub use self::retry::{retry, verify_retry_integrity};
 pub use self::version::{
-    is_grease_version, negotiate_version, version_is_supported, QUIC_V1, SUPPORTED_VERSIONS,
+    is_grease_version, long_type_bits, long_type_from_bits, negotiate_version,
+    version_is_supported, QUIC_V1, QUIC_V2, SUPPORTED_VERSIONS,
 };
 
 /// The maximum length of a connection ID in QUIC v1 (RFC 9000 §17.2).
@@ -121,3 +122,5 @@ impl fmt::Display for ConnectionId<'_> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_v2;

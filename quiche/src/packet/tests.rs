@@ -7,7 +7,7 @@ use crate::error::Error;
 use crate::testing::Rng;
 
 /// The CRYPTO frame of the client Initial in RFC 9001 Appendix A.2.
-const A2_CRYPTO_FRAME: &str = "
+pub(super) const A2_CRYPTO_FRAME: &str = "
     060040f1010000ed0303ebf8fa56f129 39b9584a3896472ec40bb863cfd3e868
     04fe3a47f06a2b69484c000004130113 02010000c000000010000e00000b6578
     616d706c652e636f6dff01000100000a 00080006001d00170018001000070005
@@ -59,7 +59,7 @@ const A2_PACKET: &str = "
     e221af44860018ab0856972e194cd934";
 
 /// The payload of the server Initial of RFC 9001 Appendix A.3.
-const A3_PAYLOAD: &str = "
+pub(super) const A3_PAYLOAD: &str = "
     02000000000600405a020000560303ee fce7f7b37ba1d1632e96677825ddf739
     88cfc79825df566dc5430b9a045a1200 130100002e00330024001d00209d3c94
     0d89690b84d08a60993c144eca684d10 81287c834d5311bcf32bb9da1a002b00
@@ -85,7 +85,7 @@ const A5_SECRET: &str = "9ac312a7f877468ebe69422748ad00a1 5443f18203a07d6060f688
 const A5_PACKET: &str = "4cfe4189655e5cd55c41f69080575d7999c25a5bfb";
 
 /// The server connection ID of RFC 9001 Appendix A.3 and A.4.
-const SERVER_CID: &str = "f067a5502a4262b5";
+pub(super) const SERVER_CID: &str = "f067a5502a4262b5";
 
 /// Builds a protected packet: `hdr` (with its packet number fields set), then `payload`
 /// padded with zeros (PADDING frames) to `padded_len`.

@@ -3,14 +3,48 @@
 use ring::rand::{SecureRandom, SystemRandom};
 
 use super::header::{FIXED_BIT, FORM_BIT};
-use super::ConnectionId;
+use super::{ConnectionId, Type};
 use crate::error::{Error, Result};
 
 /// QUIC version 1 (RFC 9000).
 pub const QUIC_V1: u32 = 0x0000_0001;
 
-/// The versions this library speaks, most preferred first.
-pub const SUPPORTED_VERSIONS: [u32; 1] = [QUIC_V1];
+/// QUIC version 2 (RFC 9369): version 1 with other constants, to keep middleboxes from
+/// ossifying on version 1's.
+pub const QUIC_V2: u32 = 0x6b33_43cf;
+
+/// The versions this library speaks, in the default order of preference.
+pub const SUPPORTED_VERSIONS: [u32; 2] = [QUIC_V1, QUIC_V2];
+
+/// The packet type that the Long Packet Type bits (`bits`, 0 to 3) stand for in `version`.
+/// Version 2 rotates them (RFC 9369 §3.2); every other version reads as version 1 (RFC 9000
+/// §17.2), which is all that can be said of one this library does not know.
+pub fn long_type_from_bits(version: u32, bits: u8) -> Type {
+    let bits = if version == QUIC_V2 {
+        bits.wrapping_sub(1) & 3
+    } else {
+        bits & 3
+    };
+    match bits {
+        0 => Type::Initial,
+        1 => Type::ZeroRTT,
+        2 => Type::Handshake,
+        _ => Type::Retry,
+    }
+}
+
+/// The Long Packet Type bits of `ty` in `version` (the inverse of [`long_type_from_bits`]);
+/// `None` for types without a long header of their own.
+pub fn long_type_bits(version: u32, ty: Type) -> Option<u8> {
+    let v1 = match ty {
+        Type::Initial => 0,
+        Type::ZeroRTT => 1,
+        Type::Handshake => 2,
+        Type::Retry => 3,
+        Type::Short | Type::VersionNegotiation => return None,
+    };
+    Some(if version == QUIC_V2 { (v1 + 1) & 3 } else { v1 })
+}
 
 /// Whether the given QUIC version is supported.
 pub fn version_is_supported(version: u32) -> bool {
@@ -73,12 +107,33 @@ mod tests {
     use crate::packet::{Header, Type};
 
     #[test]
-    fn only_v1_is_supported() {
+    fn v1_and_v2_are_supported() {
         assert!(version_is_supported(1));
         assert!(!version_is_supported(0));
         assert!(!version_is_supported(2));
-        assert!(!version_is_supported(0x6b33_43cf));
+        assert!(version_is_supported(0x6b33_43cf));
+        // The draft code point of v2 is not RFC 9369's version.
+        assert!(!version_is_supported(0x709a_50c4));
         assert!(!version_is_supported(0xff00_001d));
+    }
+
+    #[test]
+    fn v2_rotates_the_long_packet_types() {
+        use Type::*;
+        // RFC 9369 §3.2: Initial 0b01, 0-RTT 0b10, Handshake 0b11, Retry 0b00.
+        let v2 = [(1, Initial), (2, ZeroRTT), (3, Handshake), (0, Retry)];
+        let v1 = [(0, Initial), (1, ZeroRTT), (2, Handshake), (3, Retry)];
+        for (bits, ty) in v2 {
+            assert_eq!(long_type_from_bits(QUIC_V2, bits), ty);
+            assert_eq!(long_type_bits(QUIC_V2, ty), Some(bits));
+        }
+        for (bits, ty) in v1 {
+            assert_eq!(long_type_from_bits(QUIC_V1, bits), ty);
+            assert_eq!(long_type_bits(QUIC_V1, ty), Some(bits));
+            // Unknown versions read as v1.
+            assert_eq!(long_type_from_bits(0x1a2a_3a4a, bits), ty);
+        }
+        assert_eq!(long_type_bits(QUIC_V2, Short), None);
     }
 
     #[test]
@@ -100,7 +155,7 @@ mod tests {
         let dcid = ConnectionId::from_vec(vec![9; 40]);
         let mut out = [0; 128];
         let len = negotiate_version(&scid, &dcid, &mut out).unwrap();
-        assert_eq!(len, 1 + 4 + 1 + 3 + 1 + 40 + 8);
+        assert_eq!(len, 1 + 4 + 1 + 3 + 1 + 40 + 12);
         assert_eq!(out[0] & 0xc0, 0xc0);
         assert_eq!(&out[1..5], &[0, 0, 0, 0]);
 
@@ -110,17 +165,18 @@ mod tests {
         assert_eq!(&hdr.dcid[..], &[1, 2, 3]);
         assert_eq!(&hdr.scid[..], &[9; 40][..]);
         let versions = hdr.versions.unwrap();
-        assert_eq!(versions.len(), 2);
+        assert_eq!(versions.len(), 3);
         assert_eq!(versions[0], QUIC_V1);
-        assert!(is_grease_version(versions[1]));
+        assert_eq!(versions[1], QUIC_V2);
+        assert!(is_grease_version(versions[2]));
     }
 
     #[test]
     fn version_negotiation_needs_room() {
         let cid = ConnectionId::from_ref(&[7; 20]);
-        let mut out = [0; 55];
-        assert_eq!(negotiate_version(&cid, &cid, &mut out), Ok(55));
-        for len in 0..55 {
+        let mut out = [0; 59];
+        assert_eq!(negotiate_version(&cid, &cid, &mut out), Ok(59));
+        for len in 0..59 {
             assert_eq!(
                 negotiate_version(&cid, &cid, &mut out[..len]),
                 Err(Error::BufferTooShort)

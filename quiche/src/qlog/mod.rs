@@ -258,6 +258,8 @@ pub struct QlogLogger {
     congestion_state: Option<String>,
     connection_state: Option<ConnectionState>,
     h3: self::h3::H3Log,
+    /// The connection's QUIC version, written in long packet headers.
+    version: Option<u32>,
 }
 
 impl fmt::Debug for QlogLogger {
@@ -300,6 +302,7 @@ impl QlogLogger {
             congestion_state: None,
             connection_state: None,
             h3: Default::default(),
+            version: None,
         };
         let ty = match vantage {
             Vantage::Client => VantagePointType::Client,
@@ -364,6 +367,32 @@ impl QlogLogger {
             return;
         }
         let data = EventData::TransportParametersSet(params_to_qlog(owner, params));
+        self.write_event(now, data);
+    }
+
+    /// Sets the QUIC version that long packet headers are logged with.
+    pub fn set_version(&mut self, version: u32) {
+        self.version = Some(version);
+    }
+
+    /// `transport:version_information` (RFC 9368): the versions each side offered and the one
+    /// chosen, as hex strings.
+    pub fn version_information(
+        &mut self,
+        now: Instant,
+        server: Option<&[u32]>,
+        client: Option<&[u32]>,
+        chosen: u32,
+    ) {
+        if !self.is_enabled() {
+            return;
+        }
+        let list = |v: Option<&[u32]>| v.map(|v| v.iter().map(|v| format!("{v:08x}")).collect());
+        let data = EventData::VersionInformation(qlog::events::quic::VersionInformation {
+            server_versions: list(server),
+            client_versions: list(client),
+            chosen_version: Some(format!("{chosen:08x}")),
+        });
         self.write_event(now, data);
     }
 
@@ -450,7 +479,7 @@ impl QlogLogger {
             return;
         }
         let data = EventData::PacketDropped(PacketDropped {
-            header: ty.map(|ty| header(ty, None)),
+            header: ty.map(|ty| header(ty, None, self.version)),
             raw: Some(raw_len(len)),
             datagram_id: None,
             details: Some(reason.as_str().to_string()),
@@ -522,7 +551,7 @@ impl QlogLogger {
             return;
         }
         let data = EventData::PacketLost(PacketLost {
-            header: Some(header(ty, Some(pn))),
+            header: Some(header(ty, Some(pn), self.version)),
             frames: None,
             trigger: Some(match trigger {
                 LossTrigger::ReorderingThreshold => q::PacketLostTrigger::ReorderingThreshold,
@@ -602,7 +631,7 @@ impl QlogLogger {
         frames: Vec<q::QuicFrame>,
     ) -> Vec<q::QuicFrame> {
         let data = EventData::PacketSent(PacketSent {
-            header: header(ty, Some(pn)),
+            header: header(ty, Some(pn), self.version),
             raw: Some(raw_len(len)),
             frames: Some(frames.into()),
             ..Default::default()
@@ -625,7 +654,7 @@ impl QlogLogger {
         frames: Vec<q::QuicFrame>,
     ) -> Vec<q::QuicFrame> {
         let data = EventData::PacketReceived(PacketReceived {
-            header: header(ty, Some(pn)),
+            header: header(ty, Some(pn), self.version),
             raw: Some(raw_len(len)),
             frames: Some(frames),
             ..Default::default()
@@ -698,15 +727,21 @@ fn packet_type(ty: Type) -> q::PacketType {
     }
 }
 
-fn header(ty: Type, pn: Option<u64>) -> PacketHeader {
+fn header(ty: Type, pn: Option<u64>, version: Option<u32>) -> PacketHeader {
     // Retry and Version Negotiation packets carry no packet number (RFC 9000 §17.2.1, §17.2.5).
     let pn = match ty {
         Type::Retry | Type::VersionNegotiation => None,
         _ => pn,
     };
+    // Long headers carry the version (1-RTT and Version Negotiation ones do not).
+    let version = match ty {
+        Type::Short | Type::VersionNegotiation => None,
+        _ => version.map(|v| format!("{v:08x}")),
+    };
     PacketHeader {
         packet_type: packet_type(ty),
         packet_number: pn,
+        version,
         ..Default::default()
     }
 }

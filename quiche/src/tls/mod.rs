@@ -45,8 +45,10 @@ mod verify;
 #[cfg(test)]
 mod tests;
 
-/// The QUIC version whose key derivation labels rustls uses.
-const QUIC_VERSION: rustls::quic::Version = rustls::quic::Version::V1;
+use self::version::SecretLog;
+pub use self::version::{NextSecrets, OwnSecrets};
+
+mod version;
 
 /// Something the handshake produced for the connection.
 pub enum HandshakeEvent {
@@ -66,7 +68,7 @@ pub enum HandshakeEvent {
         /// The keys of key phase 0.
         keys: Keys,
         /// `next.next_packet_keys()` gives the keys of phase 1, then 2, and so on.
-        next: Secrets,
+        next: NextSecrets,
     },
 }
 
@@ -126,6 +128,18 @@ pub struct Handshake {
     resume_handle: Option<Vec<u8>>,
     /// The first fatal error; every later call that feeds the handshake returns it again.
     error: Option<Error>,
+    /// The QUIC version the rustls connection is (or will be) made for.
+    quic_version: u32,
+    /// The QUIC version whose labels Handshake and 1-RTT keys use: differs from `quic_version`
+    /// only on a client that a server switched to another compatible version (RFC 9368 §2.3).
+    key_version: u32,
+    /// A client's traffic secrets, kept when it may be switched to another version.
+    secret_log: Option<Arc<SecretLog>>,
+    /// A server that waits for the whole ClientHello, so that the connection can choose the
+    /// version (and set its transport parameters) before TLS starts ([`Handshake::hold_server`]).
+    hold_server: bool,
+    /// What a held server received so far.
+    hello: Vec<u8>,
 }
 
 fn rustls_err(e: rustls::Error) -> Error {
@@ -184,6 +198,11 @@ impl Handshake {
             client_origin: None,
             resume_handle: None,
             error: None,
+            quic_version: crate::packet::QUIC_V1,
+            key_version: crate::packet::QUIC_V1,
+            secret_log: None,
+            hold_server: false,
+            hello: Vec::new(),
         })
     }
 
@@ -217,6 +236,11 @@ impl Handshake {
             client_origin: None,
             resume_handle: None,
             error: None,
+            quic_version: crate::packet::QUIC_V1,
+            key_version: crate::packet::QUIC_V1,
+            secret_log: None,
+            hold_server: false,
+            hello: Vec::new(),
         })
     }
 
@@ -230,6 +254,81 @@ impl Handshake {
             }
             _ => Err(Error::InvalidState),
         }
+    }
+
+    /// Sets the QUIC version whose key derivation labels the Handshake and 1-RTT keys use
+    /// (RFC 9369 §3.3.2). Before the handshake starts this is the version rustls works in;
+    /// afterwards (a client switched by compatible version negotiation, RFC 9368 §2.3) the keys
+    /// are derived here from the traffic secrets, which [`Handshake::capture_secrets`] must have
+    /// been asked to keep.
+    pub fn set_version(&mut self, version: u32) -> Result<()> {
+        self.key_version = version;
+        if matches!(
+            self.state,
+            State::ClientPending { .. } | State::ServerPending { .. }
+        ) {
+            self.quic_version = version;
+        } else if version != self.quic_version
+            && (self.secret_log.is_none() || self.have_handshake_keys)
+        {
+            return Err(Error::InvalidState);
+        }
+        Ok(())
+    }
+
+    /// Makes a pending client keep its traffic secrets, so that a server may switch it to
+    /// another compatible version after its ClientHello was sent. `InvalidState` once started.
+    pub fn capture_secrets(&mut self) -> Result<()> {
+        let State::ClientPending { config, .. } = &mut self.state else {
+            return Err(Error::InvalidState);
+        };
+        let log = Arc::new(SecretLog::new(config.key_log.clone()));
+        let mut own = ClientConfig::clone(config);
+        own.key_log = log.clone();
+        *config = Arc::new(own);
+        self.secret_log = Some(log);
+        Ok(())
+    }
+
+    /// Makes a pending server buffer the client's first CRYPTO bytes until its ClientHello is
+    /// whole, instead of starting TLS: the connection then reads the client's transport
+    /// parameters ([`Handshake::held_client_params`]), may pick another version and set its
+    /// own, and calls [`Handshake::release_server`].
+    pub fn hold_server(&mut self) {
+        if matches!(self.state, State::ServerPending { .. }) {
+            self.hold_server = true;
+        }
+    }
+
+    /// A held server's view of the client's encoded transport parameters, once its whole
+    /// ClientHello arrived (`Some(None)` if the ClientHello has none: TLS will refuse it).
+    pub fn held_client_params(&self) -> Option<Option<&[u8]>> {
+        if !self.hold_server {
+            return None;
+        }
+        let len = version::first_message_len(&self.hello)?;
+        (self.hello.len() >= len).then(|| version::client_hello_transport_params(&self.hello))
+    }
+
+    /// Starts a held server's TLS and gives it what was buffered. With `reject_early_data`
+    /// the server refuses 0-RTT: a client moved to another version sent its 0-RTT packets in
+    /// the original one, whose keys a TLS connection made for the new version cannot derive
+    /// (RFC 9368 §7.3 lets a version pair define that 0-RTT is then rejected).
+    pub fn release_server(&mut self, reject_early_data: bool) -> Result<()> {
+        if !self.hold_server {
+            return Ok(());
+        }
+        self.hold_server = false;
+        if reject_early_data {
+            self.start()?;
+            if let State::Running(conn) = &mut self.state {
+                if let rustls::quic::Connection::Server(conn) = conn.as_mut() {
+                    conn.reject_early_data();
+                }
+            }
+        }
+        let hello = std::mem::take(&mut self.hello);
+        self.provide_data(Epoch::Initial, &hello)
     }
 
     /// Starts a client's handshake over with new transport parameters: the next event is a new
@@ -276,13 +375,24 @@ impl Handshake {
                 params,
             } => {
                 self.client_origin = Some((config.clone(), name.clone()));
-                rustls::quic::ClientConnection::new(config, QUIC_VERSION, name, params)
-                    .map(rustls::quic::Connection::from)
+                rustls::quic::ClientConnection::new(
+                    config,
+                    version::rustls_version(self.quic_version),
+                    name,
+                    params,
+                )
+                .map(rustls::quic::Connection::from)
             }
-            State::ServerPending { config, params } => {
-                rustls::quic::ServerConnection::new(config, QUIC_VERSION, params)
-                    .map(rustls::quic::Connection::from)
+            State::ServerPending { config, params } if self.hold_server => {
+                self.state = State::ServerPending { config, params };
+                return Ok(());
             }
+            State::ServerPending { config, params } => rustls::quic::ServerConnection::new(
+                config,
+                version::rustls_version(self.quic_version),
+                params,
+            )
+            .map(rustls::quic::Connection::from),
             other => {
                 self.state = other;
                 return Ok(());
@@ -333,16 +443,47 @@ impl Handshake {
                     _ => self.events.push_back(HandshakeEvent::Data { epoch, data }),
                 }
             }
+            // A client switched to another version after its ClientHello: rustls's keys carry
+            // the original version's labels, ours are derived from the logged secrets.
+            let rederive = match &self.secret_log {
+                Some(log) if self.key_version != self.quic_version => {
+                    let alg = conn
+                        .negotiated_cipher_suite()
+                        .and_then(|s| crate::crypto::Algorithm::from_cipher_suite(s.suite()));
+                    alg.map(|alg| (log.clone(), alg, crate::crypto::labels(self.key_version)))
+                }
+                _ => None,
+            };
             match change {
                 None => break,
                 Some(KeyChange::Handshake { keys }) => {
                     self.write_epoch = Epoch::Handshake;
                     self.have_handshake_keys = true;
+                    let keys = match &rederive {
+                        Some((log, alg, labels)) => match log.handshake_keys(*alg, labels) {
+                            Ok(k) => k,
+                            Err(e) => {
+                                self.error = Some(e);
+                                return;
+                            }
+                        },
+                        None => keys,
+                    };
                     self.events.push_back(HandshakeEvent::HandshakeKeys(keys));
                 }
                 Some(KeyChange::OneRtt { keys, next }) => {
                     self.write_epoch = Epoch::Application;
                     self.have_one_rtt_keys = true;
+                    let (keys, next) = match &rederive {
+                        Some((log, alg, labels)) => match log.one_rtt_keys(*alg, labels) {
+                            Ok(k) => k,
+                            Err(e) => {
+                                self.error = Some(e);
+                                return;
+                            }
+                        },
+                        None => (keys, NextSecrets::Rustls(next)),
+                    };
                     self.events
                         .push_back(HandshakeEvent::OneRttKeys { keys, next });
                 }
@@ -382,6 +523,16 @@ impl Handshake {
     /// `TlsAlert(alert)` when TLS fails with an alert (CRYPTO_ERROR 0x100 + alert on the wire),
     /// and with `TlsFail` otherwise. After a TLS failure every later call fails the same way.
     pub fn provide_data(&mut self, epoch: Epoch, data: &[u8]) -> Result<()> {
+        if self.hold_server && matches!(self.state, State::ServerPending { .. }) {
+            if epoch != Epoch::Initial {
+                return Err(Error::ProtocolViolation);
+            }
+            if self.hello.len() + data.len() > version::MAX_CLIENT_HELLO {
+                return Err(Error::CryptoBufferExceeded);
+            }
+            self.hello.extend_from_slice(data);
+            return Ok(());
+        }
         self.start()?;
         if epoch != self.read_epoch() {
             return Err(Error::ProtocolViolation);

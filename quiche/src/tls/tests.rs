@@ -56,7 +56,7 @@ impl SharedBuf {
 struct Endpoint {
     hs: Handshake,
     handshake_keys: Option<Keys>,
-    one_rtt: Option<(Keys, Secrets)>,
+    one_rtt: Option<(Keys, NextSecrets)>,
     /// Epochs of the data events, in order.
     sent: Vec<Epoch>,
     /// Bytes sent per epoch.
