@@ -670,7 +670,14 @@ mod tests {
     fn main_prints_help_and_a_run() {
         let mut out = Vec::new();
         assert!(main(&args("--help"), &mut out).unwrap());
-        assert!(String::from_utf8_lossy(&out).starts_with("Usage: netsim"));
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.starts_with("Usage: netsim"), "{text}");
+        for heading in ["Path:", "Transfer:", "Congestion control", "Runs:"] {
+            assert!(text.contains(heading), "{heading}: {text}");
+        }
+        let mut out = Vec::new();
+        assert!(main(&args("--version"), &mut out).unwrap());
+        assert!(String::from_utf8(out).unwrap().starts_with("netsim "));
         let mut out = Vec::new();
         let done = main(&args("--size 100kB --runs 3 --loss 1%"), &mut out).unwrap();
         assert!(done);
@@ -683,13 +690,14 @@ mod tests {
         assert!(text.contains("completed 3/3 (seeds 1..=3)"), "{text}");
         let mut out = Vec::new();
         assert!(matches!(
-            main(&args("--cc bbr"), &mut out),
-            Err(CliError::Failed(_))
+            main(&args("--cc vegas"), &mut out),
+            Err(CliError::Usage(_))
         ));
         assert!(matches!(
             main(&args("--matrix --qlog-dir /tmp/x"), &mut out),
-            Err(CliError::Failed(_))
+            Err(CliError::Usage(_))
         ));
+        assert!(out.is_empty());
     }
 
     #[test]
@@ -742,7 +750,7 @@ mod tests {
                 &args("--experiment upload --qlog-dir /tmp/x"),
                 &mut Vec::new()
             ),
-            Err(CliError::Failed(_))
+            Err(CliError::Usage(_))
         ));
     }
 
@@ -753,7 +761,7 @@ mod tests {
             "--size 0",
             "--rate 0",
             "--rtt 0ms",
-            "--cc bbr",
+            "--cc vegas",
             "--hystart-variant xyz",
             "--slow-start fast",
             "--loss 2",
@@ -763,7 +771,68 @@ mod tests {
             "--experiment",
             "--experiment download",
         ] {
-            assert!(parse(&args(bad)).is_err(), "{bad}");
+            let e = parse(&args(bad)).unwrap_err();
+            // Usage errors exit with status 2, as the hand-written parser's did.
+            assert_eq!(e.exit_code(), 2, "{bad}: {e}");
+            let flag = bad.split_whitespace().next().unwrap();
+            if flag != "--rtt" {
+                assert!(e.to_string().contains(flag), "{bad}: {e}");
+            }
         }
+        for conflict in [
+            "--matrix --qlog-dir /tmp/x",
+            "--matrix shallow --qlog-dir /tmp/x",
+            "--runs 2 --trace 1ms",
+            "--matrix --trace 1ms",
+        ] {
+            let e = parse(&args(conflict)).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::ArgumentConflict, "{conflict}: {e}");
+        }
+    }
+
+    #[test]
+    fn value_syntax_and_aliases_are_kept() {
+        let o = parse(&args(
+            "--cc RENO --slow-start hystart++ --rate 5mbit/s --rtt 0.06s --queue unlimited \
+             --verbose --loss-up 0.5%",
+        ))
+        .unwrap();
+        let s = &o.scenario;
+        assert_eq!(s.cc.algorithm, CongestionControlAlgorithm::Reno);
+        assert_eq!(s.cc.strategy(), SlowStartStrategy::HyStartPlusPlus);
+        assert_eq!((s.rate_bps, s.rtt()), (5_000_000, Duration::from_millis(60)));
+        assert_eq!(s.queue, Queue::Unlimited);
+        assert_eq!((s.loss_up, s.loss_down), (0.005, 0.0));
+        assert!(o.verbose);
+        // The last of a repeated flag counts.
+        let o = parse(&args("--seed 3 --seed 5 --size 1MB --size=2MB")).unwrap();
+        assert_eq!((o.seed, o.scenario.size), (5, 2_000_000));
+        // `--matrix`'s optional value is only `shallow`.
+        assert!(parse(&args("--matrix deep")).is_err());
+        let o = parse(&args("--matrix --runs 3")).unwrap();
+        assert!(o.matrix && !o.shallow && o.runs == 3);
+        // Every --cc name reaches the library's parser.
+        for name in CC_NAMES {
+            assert!(parse(&args(&format!("--cc {name}"))).is_ok(), "{name}");
+        }
+        for name in SLOW_START_NAMES {
+            let o = parse(&args(&format!("--slow-start {name}"))).unwrap();
+            assert_eq!(o.scenario.cc.strategy().as_str(), *name);
+        }
+    }
+
+    #[test]
+    fn chunks_keep_the_order() {
+        // Without a terminal (the tests' stderr is captured or piped) the work is one call.
+        let items: Vec<u64> = (0..10).collect();
+        let mut calls = 0;
+        let out = in_chunks(&items, 3, 1, |part| {
+            calls += 1;
+            Ok(part.iter().map(|x| x * 2).collect())
+        })
+        .unwrap();
+        assert_eq!(out, items.iter().map(|x| x * 2).collect::<Vec<_>>());
+        assert!(calls == 1 || (calls == 4 && std::io::stderr().is_terminal()));
+        assert!(in_chunks(&items, 3, 1, |_| Err::<Vec<u64>, _>("no".to_string())).is_err());
     }
 }
