@@ -314,7 +314,8 @@ fn usage_error(kind: ErrorKind, msg: &str) -> clap::Error {
 /// Parses the command line (without the program name). `Err` is a usage error, or the
 /// `--help`/`--version` text (`ErrorKind::DisplayHelp`/`DisplayVersion`).
 pub fn parse(args: &[String]) -> Result<Options, clap::Error> {
-    let m = Cli::command().try_get_matches_from(std::iter::once("netsim").chain(args.iter().map(String::as_str)))?;
+    let m = Cli::command()
+        .try_get_matches_from(std::iter::once("netsim").chain(args.iter().map(String::as_str)))?;
     let cli = Cli::from_arg_matches(&m)?;
     let (path, transfer, cc, r) = (cli.path, cli.transfer, cli.cc, cli.runs);
     let mut s = Scenario::default();
@@ -339,7 +340,9 @@ pub fn parse(args: &[String]) -> Result<Options, clap::Error> {
 
     s.upload |= transfer.upload;
     s.windows.max_data = transfer.max_data.unwrap_or(s.windows.max_data);
-    s.windows.max_stream_data = transfer.max_stream_data.unwrap_or(s.windows.max_stream_data);
+    s.windows.max_stream_data = transfer
+        .max_stream_data
+        .unwrap_or(s.windows.max_stream_data);
     s.windows.max_window = transfer.max_window.or(s.windows.max_window);
     s.windows.max_stream_window = transfer.max_stream_window.or(s.windows.max_stream_window);
 
@@ -392,7 +395,9 @@ pub fn parse(args: &[String]) -> Result<Options, clap::Error> {
         scenario: s,
         runs,
         seed: r.seed,
-        threads: r.threads.map_or_else(default_threads, |n| n.max(1) as usize),
+        threads: r
+            .threads
+            .map_or_else(default_threads, |n| n.max(1) as usize),
         qlog_dir: r.qlog_dir,
         verbose: r.verbose,
         matrix,
@@ -444,11 +449,10 @@ fn progress_bar(total_runs: u64) -> Option<ProgressBar> {
         return None;
     }
     let bar = ProgressBar::with_draw_target(Some(total_runs), ProgressDrawTarget::stderr());
-    let style = ProgressStyle::with_template(
-        "[{elapsed_precise}] {wide_bar} {pos}/{len} runs, {eta} left",
-    )
-    .unwrap_or_else(|_| ProgressStyle::default_bar())
-    .progress_chars("=> ");
+    let style =
+        ProgressStyle::with_template("[{elapsed_precise}] {wide_bar} {pos}/{len} runs, {eta} left")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> ");
     bar.set_style(style);
     Some(bar)
 }
@@ -800,7 +804,10 @@ mod tests {
         let s = &o.scenario;
         assert_eq!(s.cc.algorithm, CongestionControlAlgorithm::Reno);
         assert_eq!(s.cc.strategy(), SlowStartStrategy::HyStartPlusPlus);
-        assert_eq!((s.rate_bps, s.rtt()), (5_000_000, Duration::from_millis(60)));
+        assert_eq!(
+            (s.rate_bps, s.rtt()),
+            (5_000_000, Duration::from_millis(60))
+        );
         assert_eq!(s.queue, Queue::Unlimited);
         assert_eq!((s.loss_up, s.loss_down), (0.005, 0.0));
         assert!(o.verbose);
