@@ -533,14 +533,22 @@ pub fn main(args: &[String], out: &mut dyn Write) -> Result<bool, CliError> {
         )?;
         writeln!(out, "{}", s.describe())?;
         out.flush()?;
+        let ccs = algorithms(s.cc);
         let cells: Vec<_> = LOSS_RATES
             .iter()
-            .flat_map(|&loss| algorithms(s.cc).map(|cc| (loss, cc)))
+            .flat_map(|&loss| ccs.map(|cc| (loss, cc)))
             .collect();
-        // One cell at a time: `matrix` takes loss rates x algorithms, and a cell is
-        // `--runs` runs, enough to keep the threads busy.
-        let rows = in_chunks(&cells, 1, o.runs, |cell| {
-            matrix(s, &[cell[0].0], &[cell[0].1], &seeds, o.threads)
+        // `matrix` takes loss rates x algorithms: the whole of it in one go, or (with a
+        // progress bar) one cell of `--runs` runs at a time, enough to keep the threads busy.
+        let rows = in_chunks(&cells, 1, o.runs, |part| {
+            if part.len() == cells.len() {
+                return matrix(s, &LOSS_RATES, &ccs, &seeds, o.threads);
+            }
+            let mut rows = Vec::with_capacity(part.len());
+            for &(loss, cc) in part {
+                rows.extend(matrix(s, &[loss], &[cc], &seeds, o.threads)?);
+            }
+            Ok(rows)
         })?;
         write!(out, "{}", report::matrix(&rows))?;
         return Ok(rows.iter().all(|r| r.summary.all_completed()));
@@ -826,6 +834,23 @@ mod tests {
             let o = parse(&args(&format!("--slow-start {name}"))).unwrap();
             assert_eq!(o.scenario.cc.strategy().as_str(), *name);
         }
+    }
+
+    #[test]
+    fn matrix_prints_every_cell() {
+        let mut out = Vec::new();
+        let done = main(&args("--matrix --size 20kB --runs 1 --seed 2"), &mut out).unwrap();
+        assert!(done);
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.starts_with("matrix: 1 seeds per cell (2..=2)"),
+            "{text}"
+        );
+        let cells = text
+            .lines()
+            .filter(|l| l.trim_end().ends_with("1/1"))
+            .count();
+        assert_eq!(cells, LOSS_RATES.len() * 4, "{text}");
     }
 
     #[test]
