@@ -408,11 +408,6 @@ pub fn parse(args: &[String]) -> Result<Options, clap::Error> {
     })
 }
 
-/// `--help`'s text.
-pub fn help() -> String {
-    Cli::command().render_long_help().to_string()
-}
-
 /// Why the command line failed.
 #[derive(Debug)]
 pub enum CliError {
