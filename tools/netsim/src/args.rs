@@ -1,10 +1,18 @@
-//! The command line: parsing flags into a [`Scenario`] and what to do with it.
+//! The command line (clap, derive): parsing flags into a [`Scenario`] and what to do with it.
+//!
+//! Usage errors (unknown flag, bad value, flags that exclude each other) are clap errors naming
+//! the flag, which `main` prints on stderr with exit status 2; `--help` and `--version` go to
+//! the output with status 0. A repeated flag takes its last value.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use quiche::{HystartVariant, SlowStartStrategy};
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+use clap::error::ErrorKind;
+use clap::{parser::ValueSource, ArgMatches, Args, CommandFactory, FromArgMatches, Parser};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use quiche::{CongestionControlAlgorithm, HystartVariant, SlowStartStrategy};
 
 use crate::h3exp;
 use crate::matrix::{algorithms, matrix, LOSS_RATES, SEEDS};
@@ -14,61 +22,188 @@ use crate::sim::{run_traced, Trace};
 use crate::summary::{default_threads, run_seeds, Summary};
 use crate::units::{parse_duration, parse_probability, parse_rate, parse_size, Queue};
 
-/// The help text.
-pub const USAGE: &str = "\
-Usage: netsim [options]
-       netsim --matrix [options]
-       netsim --experiment upload|multiplex [--size SIZE] [--loss P] [--runs K] [--seed S]
+/// The congestion-control algorithms `--cc` accepts, as `CongestionControlAlgorithm`'s
+/// `FromStr` names them: a new algorithm is one more name here.
+pub const CC_NAMES: &[&str] = &["reno", "cubic"];
 
-Simulates a transfer between a quiche client and server over a modelled bottleneck on virtual
-time and prints completion time, goodput, packets sent/lost/retransmitted and how slow start
-ended. Deterministic: the same options and seed give the same result.
+/// The slow-start strategies `--slow-start` accepts (`SlowStartStrategy`'s `FromStr` names).
+pub const SLOW_START_NAMES: &[&str] = &["standard", "hystart", "search"];
 
-Path:
-  --size SIZE              bytes to transfer (8MB; units B, kB, MB, GB, KiB, MiB, GiB)
-  --rate RATE              bottleneck rate, both directions (5Mbps; bps, kbps, Mbps, Gbps)
-  --rtt TIME               base round-trip time, split evenly between directions (60ms)
-  --delay-up TIME          one-way delay client -> server (overrides --rtt's half)
-  --delay-down TIME        one-way delay server -> client (overrides --rtt's half)
-  --queue Q                drop-tail queue per direction: NNbdp, a size, or unlimited
-                           (1.2MB: 1000 datagrams, like tc-netem's default queue)
-  --loss P                 random loss in both directions, 0.01 or 1% (0)
-  --loss-up P, --loss-down P   random loss in one direction (override --loss)
-  --reorder P              probability that a datagram is held back by --reorder-delay (0)
-  --reorder-delay TIME     how long a reordered datagram is held back (5ms)
-Transfer:
-  --upload                 the client sends (default: the client downloads from the server)
-  --max-data N, --max-stream-data N      initial flow-control windows (10MB, 1MB)
-  --max-window N, --max-stream-window N  auto-tuning ceilings (library defaults)
-Congestion control (the sender's):
-  --cc reno|cubic          algorithm (cubic)
-  --no-hystart             standard slow start instead of HyStart++
-  --slow-start standard|hystart|search   how slow start ends (default: the library's)
-  --hystart-variant css|lss    RFC 9406 Conservative Slow Start or the drafts' Limited Slow Start
-  --iw N                   initial window in packets (10)
-  --no-pacing              send bursts instead of pacing
-Runs:
-  --runs K                 K runs with seeds S, S+1, ...: prints min/median/max (1; 20 with --matrix)
-  --seed S                 first seed (1)
-  --threads N              runs in parallel (the machine's cores)
-  --time-limit TIME        give up on a transfer after this much virtual time (600s)
-  --qlog-dir DIR           write a qlog file per endpoint and run into DIR
-  --verbose                with --runs, also print each run
-  --trace TIME             print the sender's controller state at most every TIME and at every
-                           state change or loss (one run only)
-  --matrix                 the issue's experiment: loss 0,1,2,5,8 % x {reno, reno+hystart,
-                           cubic, cubic+hystart}, on the path given by the other options
-  --experiment upload      HTTP/3: a 100 MB POST (or --size) over 200 Mbps, 40 ms, 1-BDP
-                           queue, server windows auto-tuned from 64 KiB vs fixed at 16 MiB
-  --experiment multiplex   HTTP/3: a page of 1 HTML + 80 objects of 5-50 kB over 20 Mbps,
-                           100 ms, 1% loss, 1-BDP queue: multiplexed on one connection vs one
-                           request at a time on 1 and on 6 connections (--runs pages, 10;
-                           --loss replaces the 1%)
-                           (both experiments fix the path and congestion control themselves)
-  --matrix shallow         queues of 0.5, 1, 2, 32 BDP x 5, 20, 100 Mbps x 20, 60, 200 ms,
-                           every slow-start strategy with Reno and CUBIC, one run each
-  --help                   this text
-";
+/// The usage lines of `--help`.
+const USAGE_LINES: &str = "netsim [options]
+       netsim --matrix [shallow] [options]
+       netsim --experiment upload|multiplex [--size SIZE] [--loss P] [--runs K] [--seed S]";
+
+/// What the program does (`--help`'s first paragraph).
+const ABOUT: &str = "Simulates a transfer between a quiche client and server over a modelled \
+bottleneck on virtual time and prints completion time, goodput, packets sent/lost/retransmitted \
+and how slow start ended. Deterministic: the same options and seed give the same result.";
+
+/// The end of `--help`: units and exit status.
+const AFTER_HELP: &str = "\
+Sizes take B, kB, MB, GB (powers of 1000) or KiB, MiB, GiB; rates bps, kbps, Mbps, Gbps; times \
+ns, us, ms, s (a bare number is ms); probabilities 0.01 or 1%.
+Exit status: 0 when every transfer completed, 1 when one did not finish within --time-limit, \
+2 on bad options or a failed run.";
+
+/// `--help`'s layout: usage first, as the hand-written help had it.
+const HELP_TEMPLATE: &str = "\
+{usage-heading} {usage}
+
+{about-with-newline}
+{all-args}{after-help}";
+
+/// The command line as clap reads it, before the checks that span several flags.
+#[derive(Parser, Debug)]
+#[command(
+    name = "netsim",
+    version,
+    about = ABOUT,
+    override_usage = USAGE_LINES,
+    help_template = HELP_TEMPLATE,
+    after_help = AFTER_HELP,
+    args_override_self = true
+)]
+struct Cli {
+    #[command(flatten)]
+    path: PathArgs,
+    #[command(flatten)]
+    transfer: TransferArgs,
+    #[command(flatten)]
+    cc: CcArgs,
+    #[command(flatten)]
+    runs: RunArgs,
+}
+
+/// The modelled path.
+#[derive(Args, Debug)]
+#[command(next_help_heading = "Path")]
+struct PathArgs {
+    /// Bytes to transfer [default: 8MB; 100MB with --experiment upload]
+    #[arg(long, value_name = "SIZE", value_parser = parse_positive_size)]
+    size: Option<u64>,
+    /// Bottleneck rate, both directions [default: 5Mbps]
+    #[arg(long, value_name = "RATE", value_parser = parse_rate)]
+    rate: Option<u64>,
+    /// Base round-trip time, split evenly between directions [default: 60ms]
+    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
+    rtt: Option<Duration>,
+    /// One-way delay client -> server (overrides --rtt's half)
+    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
+    delay_up: Option<Duration>,
+    /// One-way delay server -> client (overrides --rtt's half)
+    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
+    delay_down: Option<Duration>,
+    /// Drop-tail queue per direction: NNbdp, a size, or unlimited [default: 1.2MB, 1000
+    /// datagrams, like tc-netem's default queue]
+    #[arg(long, value_name = "Q", value_parser = Queue::parse)]
+    queue: Option<Queue>,
+    /// Random loss in both directions, 0.01 or 1% [default: 0]
+    #[arg(long, value_name = "P", value_parser = parse_probability)]
+    loss: Option<f64>,
+    /// Random loss client -> server (overrides --loss)
+    #[arg(long, value_name = "P", value_parser = parse_probability)]
+    loss_up: Option<f64>,
+    /// Random loss server -> client (overrides --loss)
+    #[arg(long, value_name = "P", value_parser = parse_probability)]
+    loss_down: Option<f64>,
+    /// Probability that a datagram is held back by --reorder-delay [default: 0]
+    #[arg(long, value_name = "P", value_parser = parse_probability)]
+    reorder: Option<f64>,
+    /// How long a reordered datagram is held back [default: 5ms]
+    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
+    reorder_delay: Option<Duration>,
+}
+
+/// The transfer and the receiver's flow control.
+#[derive(Args, Debug)]
+#[command(next_help_heading = "Transfer")]
+struct TransferArgs {
+    /// The client sends (default: the client downloads from the server)
+    #[arg(long)]
+    upload: bool,
+    /// Initial connection flow-control window [default: 10MB]
+    #[arg(long, value_name = "N", value_parser = parse_size)]
+    max_data: Option<u64>,
+    /// Initial stream flow-control window [default: 1MB]
+    #[arg(long, value_name = "N", value_parser = parse_size)]
+    max_stream_data: Option<u64>,
+    /// Auto-tuning ceiling of the connection window [default: the library's]
+    #[arg(long, value_name = "N", value_parser = parse_size)]
+    max_window: Option<u64>,
+    /// Auto-tuning ceiling of a stream window [default: the library's]
+    #[arg(long, value_name = "N", value_parser = parse_size)]
+    max_stream_window: Option<u64>,
+}
+
+/// The sender's congestion control.
+#[derive(Args, Debug)]
+#[command(next_help_heading = "Congestion control (the sender's)")]
+struct CcArgs {
+    /// Algorithm [default: cubic]
+    #[arg(long, value_name = "NAME", ignore_case = true, value_parser = cc_parser())]
+    cc: Option<CongestionControlAlgorithm>,
+    /// Standard slow start instead of HyStart++ (the later of this and --slow-start counts)
+    #[arg(long)]
+    no_hystart: bool,
+    /// How slow start ends [default: the library's]
+    #[arg(long, value_name = "NAME", ignore_case = true, value_parser = slow_start_parser())]
+    slow_start: Option<SlowStartStrategy>,
+    /// RFC 9406 Conservative Slow Start or the drafts' Limited Slow Start [default: css]
+    #[arg(long, value_name = "NAME", value_parser = hystart_variant_parser())]
+    hystart_variant: Option<HystartVariant>,
+    /// Initial window in packets [default: 10]
+    #[arg(long, value_name = "N", value_parser = parse_iw)]
+    iw: Option<usize>,
+    /// Send bursts instead of pacing
+    #[arg(long)]
+    no_pacing: bool,
+}
+
+/// How many runs, and what else to do with them.
+#[derive(Args, Debug)]
+#[command(next_help_heading = "Runs")]
+struct RunArgs {
+    /// K runs with seeds S, S+1, ...: prints min/median/max [default: 1; 20 with --matrix, 10
+    /// pages with --experiment multiplex]
+    #[arg(long, value_name = "K", value_parser = parse_count)]
+    runs: Option<u64>,
+    /// First seed
+    #[arg(long, value_name = "S", value_parser = parse_count, default_value_t = 1)]
+    seed: u64,
+    /// Runs in parallel [default: the machine's cores]
+    #[arg(long, value_name = "N", value_parser = parse_count)]
+    threads: Option<u64>,
+    /// Give up on a transfer after this much virtual time [default: 600s]
+    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
+    time_limit: Option<Duration>,
+    /// Write a qlog file per endpoint and run into DIR
+    #[arg(long, value_name = "DIR")]
+    qlog_dir: Option<PathBuf>,
+    /// With --runs, also print each run
+    #[arg(long, short = 'v')]
+    verbose: bool,
+    /// Print the sender's controller state at most every TIME and at every state change or
+    /// loss (one run only)
+    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
+    trace: Option<Duration>,
+    /// The issue's experiment: loss 0,1,2,5,8 % x {reno, reno+hystart, cubic,
+    /// cubic+hystart}, on the path given by the other options. `--matrix shallow`: queues of
+    /// 0.5, 1, 2, 32 BDP x 5, 20, 100 Mbps x 20, 60, 200 ms, every slow-start strategy with
+    /// Reno and CUBIC, one run each
+    #[arg(long, value_name = "shallow")]
+    matrix: Option<Option<MatrixKind>>,
+    /// One of the HTTP/3 experiments, which fix the path and congestion control themselves
+    #[arg(long, value_name = "NAME")]
+    experiment: Option<Experiment>,
+}
+
+/// The other matrices of `--matrix`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum MatrixKind {
+    /// The shallow-buffer matrix.
+    Shallow,
+}
 
 /// What the command line asked for.
 #[derive(Clone, Debug, PartialEq)]
@@ -93,73 +228,52 @@ pub struct Options {
     pub experiment: Option<Experiment>,
     /// Run the shallow-buffer matrix instead (`--matrix shallow`).
     pub shallow: bool,
-    /// Print the help text.
-    pub help: bool,
     /// Trace the sender's congestion controller at this interval (single runs only).
     pub trace: Option<Duration>,
 }
 
 /// The HTTP/3 experiments of `--experiment`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Experiment {
-    /// A large POST with auto-tuned against fixed receive windows.
+    /// HTTP/3: a 100 MB POST (or --size) over 200 Mbps, 40 ms, 1-BDP queue, server windows
+    /// auto-tuned from 64 KiB vs fixed at 16 MiB
     Upload,
-    /// A page of many objects: multiplexed, sequential, six connections.
+    /// HTTP/3: a page of 1 HTML + 80 objects of 5-50 kB over 20 Mbps, 100 ms, 1% loss, 1-BDP
+    /// queue: multiplexed on one connection vs one request at a time on 1 and on 6
+    /// connections (--runs pages, 10; --loss replaces the 1%)
     Multiplex,
 }
 
-/// Splits `--flag=value` and fetches a flag's value.
-struct Flags<'a> {
-    args: std::slice::Iter<'a, String>,
-    inline: Option<String>,
+/// `--cc`'s values: the names of [`CC_NAMES`], parsed by the library.
+fn cc_parser() -> impl TypedValueParser<Value = CongestionControlAlgorithm> {
+    PossibleValuesParser::new(CC_NAMES).try_map(|name| {
+        name.parse::<CongestionControlAlgorithm>()
+            .map_err(|_| format!("{name:?}: not a congestion-control algorithm"))
+    })
 }
 
-impl Flags<'_> {
-    fn next_flag(&mut self) -> Option<String> {
-        let arg = self.args.next()?;
-        match arg.split_once('=') {
-            Some((flag, value)) if arg.starts_with("--") => {
-                self.inline = Some(value.to_string());
-                Some(flag.to_string())
-            }
-            _ => {
-                self.inline = None;
-                Some(arg.clone())
-            }
+/// `--slow-start`'s values ([`SLOW_START_NAMES`]; `hystart++` too).
+fn slow_start_parser() -> impl TypedValueParser<Value = SlowStartStrategy> {
+    let names = SLOW_START_NAMES.iter().map(|&name| {
+        let value = PossibleValue::new(name);
+        if name == "hystart" {
+            value.alias("hystart++")
+        } else {
+            value
         }
-    }
+    });
+    PossibleValuesParser::new(names).try_map(|name| {
+        name.parse::<SlowStartStrategy>()
+            .map_err(|_| format!("{name:?}: not a slow-start strategy"))
+    })
+}
 
-    fn value(&mut self, flag: &str) -> Result<String, String> {
-        if let Some(v) = self.inline.take() {
-            return Ok(v);
-        }
-        self.args
-            .next()
-            .cloned()
-            .ok_or_else(|| format!("{flag} needs a value"))
-    }
-
-    /// Consumes `word` if it is the flag's inline value or the next argument.
-    fn take_word(&mut self, word: &str) -> bool {
-        if self.inline.as_deref() == Some(word) {
-            self.inline = None;
-            return true;
-        }
-        if self.args.as_slice().first().map(String::as_str) == Some(word) {
-            self.args.next();
-            return true;
-        }
-        false
-    }
-
-    fn parsed<T>(
-        &mut self,
-        flag: &str,
-        parse: impl Fn(&str) -> Result<T, String>,
-    ) -> Result<T, String> {
-        let v = self.value(flag)?;
-        parse(&v).map_err(|e| format!("{flag}: {e}"))
-    }
+/// `--hystart-variant`'s values.
+fn hystart_variant_parser() -> impl TypedValueParser<Value = HystartVariant> {
+    PossibleValuesParser::new(["css", "lss"]).map(|name| match name.as_str() {
+        "lss" => HystartVariant::Lss,
+        _ => HystartVariant::Css,
+    })
 }
 
 fn parse_count(s: &str) -> Result<u64, String> {
@@ -167,140 +281,148 @@ fn parse_count(s: &str) -> Result<u64, String> {
         .map_err(|_| format!("{s:?}: expected a whole number"))
 }
 
-/// Parses the command line (without the program name).
-pub fn parse(args: &[String]) -> Result<Options, String> {
-    let mut s = Scenario::default();
-    let (mut rtt, mut delay_up, mut delay_down) = (None, None, None);
-    let (mut loss, mut loss_up, mut loss_down) = (None, None, None);
-    let mut runs = None;
-    let mut size = None;
-    let mut o = Options {
-        scenario: Scenario::default(),
-        runs: 1,
-        seed: 1,
-        threads: default_threads(),
-        qlog_dir: None,
-        verbose: false,
-        matrix: false,
-        experiment: None,
-        loss: None,
-        shallow: false,
-        help: false,
-        trace: None,
-    };
-    let mut flags = Flags {
-        args: args.iter(),
-        inline: None,
-    };
-    while let Some(flag) = flags.next_flag() {
-        let f = flag.as_str();
-        match f {
-            "--size" => size = Some(flags.parsed(f, parse_size)?),
-            "--rate" => s.rate_bps = flags.parsed(f, parse_rate)?,
-            "--rtt" => rtt = Some(flags.parsed(f, parse_duration)?),
-            "--delay-up" => delay_up = Some(flags.parsed(f, parse_duration)?),
-            "--delay-down" => delay_down = Some(flags.parsed(f, parse_duration)?),
-            "--queue" => s.queue = flags.parsed(f, Queue::parse)?,
-            "--loss" => loss = Some(flags.parsed(f, parse_probability)?),
-            "--loss-up" => loss_up = Some(flags.parsed(f, parse_probability)?),
-            "--loss-down" => loss_down = Some(flags.parsed(f, parse_probability)?),
-            "--reorder" => s.reorder = flags.parsed(f, parse_probability)?,
-            "--reorder-delay" => s.reorder_delay = flags.parsed(f, parse_duration)?,
-            "--upload" => s.upload = true,
-            "--max-data" => s.windows.max_data = flags.parsed(f, parse_size)?,
-            "--max-stream-data" => s.windows.max_stream_data = flags.parsed(f, parse_size)?,
-            "--max-window" => s.windows.max_window = Some(flags.parsed(f, parse_size)?),
-            "--max-stream-window" => {
-                s.windows.max_stream_window = Some(flags.parsed(f, parse_size)?)
-            }
-            "--cc" => {
-                s.cc.algorithm = flags.parsed(f, |v| {
-                    v.parse()
-                        .map_err(|_| format!("{v:?}: expected reno or cubic"))
-                })?
-            }
-            "--no-hystart" => s.cc.hystart = false,
-            "--slow-start" => {
-                s.cc.slow_start = flags.parsed(f, |v| {
-                    v.parse::<SlowStartStrategy>()
-                        .map_err(|_| format!("{v:?}: expected standard, hystart or search"))
-                })?;
-                s.cc.hystart = true;
-            }
-            "--hystart-variant" => {
-                s.cc.hystart_variant = flags.parsed(f, |v| match v {
-                    "css" => Ok(HystartVariant::Css),
-                    "lss" => Ok(HystartVariant::Lss),
-                    _ => Err(format!("{v:?}: expected css or lss")),
-                })?
-            }
-            "--iw" => {
-                s.cc.initial_window_packets = flags.parsed(f, |v| {
-                    parse_count(v).and_then(|n| usize::try_from(n).map_err(|e| e.to_string()))
-                })?
-            }
-            "--no-pacing" => s.cc.pacing = false,
-            "--runs" => runs = Some(flags.parsed(f, parse_count)?.max(1)),
-            "--seed" => o.seed = flags.parsed(f, parse_count)?,
-            "--threads" => o.threads = flags.parsed(f, parse_count)?.max(1) as usize,
-            "--time-limit" => s.time_limit = flags.parsed(f, parse_duration)?,
-            "--qlog-dir" => o.qlog_dir = Some(PathBuf::from(flags.value(f)?)),
-            "--verbose" | "-v" => o.verbose = true,
-            "--trace" => o.trace = Some(flags.parsed(f, parse_duration)?),
-            "--matrix" => {
-                o.matrix = true;
-                o.shallow = flags.take_word("shallow");
-            }
-            "--experiment" => {
-                o.experiment = Some(flags.parsed(f, |v| match v {
-                    "upload" => Ok(Experiment::Upload),
-                    "multiplex" => Ok(Experiment::Multiplex),
-                    _ => Err(format!("{v:?}: expected upload or multiplex")),
-                })?)
-            }
-            "--help" | "-h" => o.help = true,
-            _ => return Err(format!("unknown option {flag:?} (see --help)")),
-        }
+fn parse_iw(s: &str) -> Result<usize, String> {
+    parse_count(s).and_then(|n| usize::try_from(n).map_err(|e| e.to_string()))
+}
+
+fn parse_positive_size(s: &str) -> Result<u64, String> {
+    match parse_size(s)? {
+        0 => Err(format!("{s:?}: the size must be positive")),
+        n => Ok(n),
     }
-    if let Some(rtt) = rtt {
+}
+
+/// Whether `later` was given on the command line after `earlier` (or `earlier` not at all).
+fn given_after(m: &ArgMatches, later: &str, earlier: &str) -> bool {
+    let index = |id: &str| {
+        (m.value_source(id) == Some(ValueSource::CommandLine))
+            .then(|| m.index_of(id))
+            .flatten()
+    };
+    match (index(later), index(earlier)) {
+        (Some(l), Some(e)) => l > e,
+        (Some(_), None) => true,
+        (None, _) => false,
+    }
+}
+
+/// A usage error for a rule that spans several flags.
+fn usage_error(kind: ErrorKind, msg: &str) -> clap::Error {
+    Cli::command().error(kind, msg)
+}
+
+/// Parses the command line (without the program name). `Err` is a usage error, or the
+/// `--help`/`--version` text (`ErrorKind::DisplayHelp`/`DisplayVersion`).
+pub fn parse(args: &[String]) -> Result<Options, clap::Error> {
+    let m = Cli::command()
+        .try_get_matches_from(std::iter::once("netsim").chain(args.iter().map(String::as_str)))?;
+    let cli = Cli::from_arg_matches(&m)?;
+    let (path, transfer, cc, r) = (cli.path, cli.transfer, cli.cc, cli.runs);
+    let mut s = Scenario::default();
+    s.rate_bps = path.rate.unwrap_or(s.rate_bps);
+    if let Some(rtt) = path.rtt {
         s.delay_up = rtt / 2;
         s.delay_down = rtt - rtt / 2;
     }
-    s.delay_up = delay_up.unwrap_or(s.delay_up);
-    s.delay_down = delay_down.unwrap_or(s.delay_down);
+    s.delay_up = path.delay_up.unwrap_or(s.delay_up);
+    s.delay_down = path.delay_down.unwrap_or(s.delay_down);
     if s.rtt() == Duration::ZERO {
-        return Err("the round-trip time must be positive".to_string());
+        return Err(usage_error(
+            ErrorKind::ValueValidation,
+            "the round-trip time (--rtt, --delay-up + --delay-down) must be positive",
+        ));
     }
-    o.loss = loss;
-    s.loss_up = loss_up.or(loss).unwrap_or(s.loss_up);
-    s.loss_down = loss_down.or(loss).unwrap_or(s.loss_down);
-    s.size = match (size, o.experiment) {
+    s.queue = path.queue.unwrap_or(s.queue);
+    s.loss_up = path.loss_up.or(path.loss).unwrap_or(s.loss_up);
+    s.loss_down = path.loss_down.or(path.loss).unwrap_or(s.loss_down);
+    s.reorder = path.reorder.unwrap_or(s.reorder);
+    s.reorder_delay = path.reorder_delay.unwrap_or(s.reorder_delay);
+
+    s.upload |= transfer.upload;
+    s.windows.max_data = transfer.max_data.unwrap_or(s.windows.max_data);
+    s.windows.max_stream_data = transfer
+        .max_stream_data
+        .unwrap_or(s.windows.max_stream_data);
+    s.windows.max_window = transfer.max_window.or(s.windows.max_window);
+    s.windows.max_stream_window = transfer.max_stream_window.or(s.windows.max_stream_window);
+
+    s.cc.algorithm = cc.cc.unwrap_or(s.cc.algorithm);
+    if let Some(strategy) = cc.slow_start {
+        s.cc.slow_start = strategy;
+    }
+    // `--slow-start` turns HyStart++'s switch back on unless `--no-hystart` comes after it.
+    s.cc.hystart = if cc.no_hystart {
+        given_after(&m, "slow_start", "no_hystart")
+    } else {
+        s.cc.hystart || cc.slow_start.is_some()
+    };
+    s.cc.hystart_variant = cc.hystart_variant.unwrap_or(s.cc.hystart_variant);
+    s.cc.initial_window_packets = cc.iw.unwrap_or(s.cc.initial_window_packets);
+    s.cc.pacing &= !cc.no_pacing;
+    s.time_limit = r.time_limit.unwrap_or(s.time_limit);
+
+    let experiment = r.experiment;
+    s.size = match (path.size, experiment) {
         (Some(size), _) => size,
         (None, Some(Experiment::Upload)) => UPLOAD_SIZE,
         (None, _) => s.size,
     };
-    if s.size == 0 {
-        return Err("--size must be positive".to_string());
+    let (matrix, shallow) = match r.matrix {
+        None => (false, false),
+        Some(kind) => (true, kind == Some(MatrixKind::Shallow)),
+    };
+    let runs = r.runs.map_or(
+        match experiment {
+            Some(Experiment::Multiplex) => MULTIPLEX_SEEDS,
+            _ if matrix => SEEDS,
+            _ => 1,
+        },
+        |k| k.max(1),
+    );
+    if r.trace.is_some() && (runs > 1 || matrix || experiment.is_some()) {
+        return Err(usage_error(
+            ErrorKind::ArgumentConflict,
+            "--trace needs a single run (no --runs, --matrix or --experiment)",
+        ));
     }
-    o.runs = runs.unwrap_or(match o.experiment {
-        Some(Experiment::Multiplex) => MULTIPLEX_SEEDS,
-        _ if o.matrix => SEEDS,
-        _ => 1,
-    });
-    if o.trace.is_some() && (o.runs > 1 || o.matrix || o.experiment.is_some()) {
-        return Err("--trace needs a single run".to_string());
+    if r.qlog_dir.is_some() && (matrix || experiment.is_some()) {
+        return Err(usage_error(
+            ErrorKind::ArgumentConflict,
+            "--qlog-dir is not supported with --matrix or --experiment",
+        ));
     }
-    o.scenario = s;
-    Ok(o)
+    Ok(Options {
+        scenario: s,
+        runs,
+        seed: r.seed,
+        threads: r
+            .threads
+            .map_or_else(default_threads, |n| n.max(1) as usize),
+        qlog_dir: r.qlog_dir,
+        verbose: r.verbose,
+        matrix,
+        loss: path.loss,
+        experiment,
+        shallow,
+        trace: r.trace,
+    })
 }
 
 /// Why the command line failed.
 #[derive(Debug)]
 pub enum CliError {
-    /// Bad options, or a run that could not be set up or whose connection failed.
+    /// Bad options: `clap::Error::exit` prints the error and exits with status 2.
+    Usage(clap::Error),
+    /// A run that could not be set up or whose connection failed.
     Failed(String),
     /// Writing the output failed (for example, the reader of a pipe went away).
     Output(std::io::Error),
+}
+
+impl From<clap::Error> for CliError {
+    fn from(e: clap::Error) -> Self {
+        CliError::Usage(e)
+    }
 }
 
 impl From<String> for CliError {
@@ -315,13 +437,58 @@ impl From<std::io::Error> for CliError {
     }
 }
 
+/// A progress bar on stderr for the long modes, drawn only when stderr is a terminal (so that
+/// redirected or piped runs print exactly what they did before).
+fn progress_bar(total_runs: u64) -> Option<ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::with_draw_target(Some(total_runs), ProgressDrawTarget::stderr());
+    let style =
+        ProgressStyle::with_template("[{elapsed_precise}] {wide_bar} {pos}/{len} runs, {eta} left")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> ");
+    bar.set_style(style);
+    Some(bar)
+}
+
+/// Runs `f` on all of `items` at once, or, when a progress bar is shown, on chunks of `chunk`
+/// items in order (each run is deterministic and independent, so the results are the same),
+/// advancing the bar by `runs_per_item` runs per item. Results keep the items' order.
+fn in_chunks<T, R>(
+    items: &[T],
+    chunk: usize,
+    runs_per_item: u64,
+    mut f: impl FnMut(&[T]) -> Result<Vec<R>, String>,
+) -> Result<Vec<R>, String> {
+    let Some(bar) = progress_bar(items.len() as u64 * runs_per_item) else {
+        return f(items);
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for part in items.chunks(chunk.max(1)) {
+        match f(part) {
+            Ok(results) => out.extend(results),
+            Err(e) => {
+                bar.abandon();
+                return Err(e);
+            }
+        }
+        bar.inc(part.len() as u64 * runs_per_item);
+    }
+    bar.finish_and_clear();
+    Ok(out)
+}
+
 /// Runs the command line, writing to `out`; returns whether every transfer completed.
 pub fn main(args: &[String], out: &mut dyn Write) -> Result<bool, CliError> {
-    let o = parse(args)?;
-    if o.help {
-        write!(out, "{USAGE}")?;
-        return Ok(true);
-    }
+    let o = match parse(args) {
+        Ok(o) => o,
+        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
+            write!(out, "{}", e.render())?;
+            return Ok(true);
+        }
+        Err(e) => return Err(e.into()),
+    };
     if let Some(dir) = &o.qlog_dir {
         std::fs::create_dir_all(dir).map_err(|e| format!("--qlog-dir {}: {e}", dir.display()))?;
     }
@@ -340,16 +507,17 @@ pub fn main(args: &[String], out: &mut dyn Write) -> Result<bool, CliError> {
             o.seed,
         )?;
         out.flush()?;
-        let rows = crate::shallow::matrix(s, &crate::shallow::cells(), o.seed, o.threads)?;
+        let strategies = crate::shallow::STRATEGIES.len();
+        let rows = in_chunks(
+            &crate::shallow::cells(),
+            o.threads.div_ceil(strategies).max(1) * 2,
+            strategies as u64,
+            |cells| crate::shallow::matrix(s, cells, o.seed, o.threads),
+        )?;
         write!(out, "{}", crate::shallow::report(&rows))?;
         return Ok(rows.iter().all(|r| r.runs.iter().all(|x| x.completed)));
     }
     if o.matrix {
-        if o.qlog_dir.is_some() {
-            return Err(CliError::Failed(
-                "--qlog-dir is not supported with --matrix".to_string(),
-            ));
-        }
         let s = &o.scenario;
         writeln!(
             out,
@@ -360,7 +528,23 @@ pub fn main(args: &[String], out: &mut dyn Write) -> Result<bool, CliError> {
         )?;
         writeln!(out, "{}", s.describe())?;
         out.flush()?;
-        let rows = matrix(s, &LOSS_RATES, &algorithms(s.cc), &seeds, o.threads)?;
+        let ccs = algorithms(s.cc);
+        let cells: Vec<_> = LOSS_RATES
+            .iter()
+            .flat_map(|&loss| ccs.map(|cc| (loss, cc)))
+            .collect();
+        // `matrix` takes loss rates x algorithms: the whole of it in one go, or (with a
+        // progress bar) one cell of `--runs` runs at a time, enough to keep the threads busy.
+        let rows = in_chunks(&cells, 1, o.runs, |part| {
+            if part.len() == cells.len() {
+                return matrix(s, &LOSS_RATES, &ccs, &seeds, o.threads);
+            }
+            let mut rows = Vec::with_capacity(part.len());
+            for &(loss, cc) in part {
+                rows.extend(matrix(s, &[loss], &[cc], &seeds, o.threads)?);
+            }
+            Ok(rows)
+        })?;
         write!(out, "{}", report::matrix(&rows))?;
         return Ok(rows.iter().all(|r| r.summary.all_completed()));
     }
@@ -375,6 +559,9 @@ pub fn main(args: &[String], out: &mut dyn Write) -> Result<bool, CliError> {
                 trace,
             )?]
         }
+        None if seeds.len() > 1 => in_chunks(&seeds, o.threads * 4, 1, |seeds| {
+            run_seeds(&o.scenario, seeds, o.threads, o.qlog_dir.as_deref())
+        })?,
         None => run_seeds(&o.scenario, &seeds, o.threads, o.qlog_dir.as_deref())?,
     };
     if runs.len() == 1 || o.verbose {
@@ -400,11 +587,6 @@ fn run_experiment(
     seeds: &[u64],
     out: &mut dyn Write,
 ) -> Result<bool, CliError> {
-    if o.qlog_dir.is_some() {
-        return Err(CliError::Failed(
-            "--qlog-dir is not supported with --experiment".to_string(),
-        ));
-    }
     match experiment {
         Experiment::Upload => {
             let s = h3exp::upload_scenario(o.scenario.size);
@@ -495,7 +677,14 @@ mod tests {
     fn main_prints_help_and_a_run() {
         let mut out = Vec::new();
         assert!(main(&args("--help"), &mut out).unwrap());
-        assert!(String::from_utf8_lossy(&out).starts_with("Usage: netsim"));
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.starts_with("Usage: netsim"), "{text}");
+        for heading in ["Path:", "Transfer:", "Congestion control", "Runs:"] {
+            assert!(text.contains(heading), "{heading}: {text}");
+        }
+        let mut out = Vec::new();
+        assert!(main(&args("--version"), &mut out).unwrap());
+        assert!(String::from_utf8(out).unwrap().starts_with("netsim "));
         let mut out = Vec::new();
         let done = main(&args("--size 100kB --runs 3 --loss 1%"), &mut out).unwrap();
         assert!(done);
@@ -508,13 +697,14 @@ mod tests {
         assert!(text.contains("completed 3/3 (seeds 1..=3)"), "{text}");
         let mut out = Vec::new();
         assert!(matches!(
-            main(&args("--cc bbr"), &mut out),
-            Err(CliError::Failed(_))
+            main(&args("--cc vegas"), &mut out),
+            Err(CliError::Usage(_))
         ));
         assert!(matches!(
             main(&args("--matrix --qlog-dir /tmp/x"), &mut out),
-            Err(CliError::Failed(_))
+            Err(CliError::Usage(_))
         ));
+        assert!(out.is_empty());
     }
 
     #[test]
@@ -567,7 +757,7 @@ mod tests {
                 &args("--experiment upload --qlog-dir /tmp/x"),
                 &mut Vec::new()
             ),
-            Err(CliError::Failed(_))
+            Err(CliError::Usage(_))
         ));
     }
 
@@ -578,7 +768,7 @@ mod tests {
             "--size 0",
             "--rate 0",
             "--rtt 0ms",
-            "--cc bbr",
+            "--cc vegas",
             "--hystart-variant xyz",
             "--slow-start fast",
             "--loss 2",
@@ -588,7 +778,88 @@ mod tests {
             "--experiment",
             "--experiment download",
         ] {
-            assert!(parse(&args(bad)).is_err(), "{bad}");
+            let e = parse(&args(bad)).unwrap_err();
+            // Usage errors exit with status 2, as the hand-written parser's did.
+            assert_eq!(e.exit_code(), 2, "{bad}: {e}");
+            let flag = bad.split_whitespace().next().unwrap();
+            if flag != "--rtt" {
+                assert!(e.to_string().contains(flag), "{bad}: {e}");
+            }
         }
+        for conflict in [
+            "--matrix --qlog-dir /tmp/x",
+            "--matrix shallow --qlog-dir /tmp/x",
+            "--runs 2 --trace 1ms",
+            "--matrix --trace 1ms",
+        ] {
+            let e = parse(&args(conflict)).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::ArgumentConflict, "{conflict}: {e}");
+        }
+    }
+
+    #[test]
+    fn value_syntax_and_aliases_are_kept() {
+        let o = parse(&args(
+            "--cc RENO --slow-start hystart++ --rate 5mbit/s --rtt 0.06s --queue unlimited \
+             --verbose --loss-up 0.5%",
+        ))
+        .unwrap();
+        let s = &o.scenario;
+        assert_eq!(s.cc.algorithm, CongestionControlAlgorithm::Reno);
+        assert_eq!(s.cc.strategy(), SlowStartStrategy::HyStartPlusPlus);
+        assert_eq!(
+            (s.rate_bps, s.rtt()),
+            (5_000_000, Duration::from_millis(60))
+        );
+        assert_eq!(s.queue, Queue::Unlimited);
+        assert_eq!((s.loss_up, s.loss_down), (0.005, 0.0));
+        assert!(o.verbose);
+        // The last of a repeated flag counts.
+        let o = parse(&args("--seed 3 --seed 5 --size 1MB --size=2MB")).unwrap();
+        assert_eq!((o.seed, o.scenario.size), (5, 2_000_000));
+        // `--matrix`'s optional value is only `shallow`.
+        assert!(parse(&args("--matrix deep")).is_err());
+        let o = parse(&args("--matrix --runs 3")).unwrap();
+        assert!(o.matrix && !o.shallow && o.runs == 3);
+        // Every --cc name reaches the library's parser.
+        for name in CC_NAMES {
+            assert!(parse(&args(&format!("--cc {name}"))).is_ok(), "{name}");
+        }
+        for name in SLOW_START_NAMES {
+            let o = parse(&args(&format!("--slow-start {name}"))).unwrap();
+            assert_eq!(o.scenario.cc.strategy().as_str(), *name);
+        }
+    }
+
+    #[test]
+    fn matrix_prints_every_cell() {
+        let mut out = Vec::new();
+        let done = main(&args("--matrix --size 20kB --runs 1 --seed 2"), &mut out).unwrap();
+        assert!(done);
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.starts_with("matrix: 1 seeds per cell (2..=2)"),
+            "{text}"
+        );
+        let cells = text
+            .lines()
+            .filter(|l| l.trim_end().ends_with("1/1"))
+            .count();
+        assert_eq!(cells, LOSS_RATES.len() * 4, "{text}");
+    }
+
+    #[test]
+    fn chunks_keep_the_order() {
+        // Without a terminal (the tests' stderr is captured or piped) the work is one call.
+        let items: Vec<u64> = (0..10).collect();
+        let mut calls = 0;
+        let out = in_chunks(&items, 3, 1, |part| {
+            calls += 1;
+            Ok(part.iter().map(|x| x * 2).collect())
+        })
+        .unwrap();
+        assert_eq!(out, items.iter().map(|x| x * 2).collect::<Vec<_>>());
+        assert!(calls == 1 || (calls == 4 && std::io::stderr().is_terminal()));
+        assert!(in_chunks(&items, 3, 1, |_| Err::<Vec<u64>, _>("no".to_string())).is_err());
     }
 }

@@ -12,6 +12,11 @@ fn main() -> ExitCode {
         Ok(true) => ExitCode::SUCCESS,
         // Some transfer did not complete in its time limit.
         Ok(false) => ExitCode::FAILURE,
+        // Bad options: clap prints the error, naming the flag, and exits with status 2.
+        Err(CliError::Usage(e)) => {
+            drop(stdout);
+            e.exit()
+        }
         // Whoever read the output stopped reading: nothing left to say.
         Err(CliError::Output(e)) if e.kind() == ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(CliError::Output(e)) => {
