@@ -66,6 +66,8 @@ tools/interop/run.sh --clients aioquic,quic-go,quinn --servers ours \
     --cases handshake,transfer,multiplexing,versionnegotiation
 # The wire checks above need single datagrams (GSO off); the transfers again with GSO and GRO.
 tools/interop/run.sh --wire off --peers ours,aioquic,quic-go,quinn --cases transfer
+# QUIC v2 by compatible version negotiation (RFC 9368): the peers that can do it.
+tools/interop/run.sh --clients ours,aioquic --servers ours,aioquic --cases v2
 
 step "HTTP/3 interop: our apps against aioquic, quic-go and ngtcp2, both roles"
 tools/interop/run.sh --clients ours --servers ours,aioquic,quic-go,ngtcp2 --cases http3
