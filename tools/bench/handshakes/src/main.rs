@@ -28,6 +28,8 @@ mod ours;
 mod quinn;
 
 use std::path::PathBuf;
+
+use clap::{Parser, ValueEnum};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -53,59 +55,69 @@ impl Impl {
     }
 }
 
+/// The benchmark's command line.
+#[derive(Parser)]
+#[command(
+    name = "bench-handshakes",
+    version,
+    about = "Handshakes per second on one thread, and the heap an idle established connection \
+             holds: ours next to quinn-proto, in memory"
+)]
 struct Args {
-    mode: String,
-    impls: Vec<Impl>,
+    /// What to measure: `rate`, `heap`, or `all` (both, and the ratio of the rates)
+    #[arg(value_enum, default_value = "all")]
+    mode: Mode,
+    /// Which implementation(s) to measure
+    #[arg(long = "impl", value_enum, default_value = "both")]
+    which: Which,
+    /// Measured handshakes per `rate` run
+    #[arg(short = 'n', default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..))]
     n: u64,
+    /// Connection pairs kept idle in a `heap` run
+    #[arg(short = 'k', default_value_t = 1000, value_parser = parse_positive)]
     k: usize,
+    /// Unmeasured handshakes before a `rate` run
+    #[arg(long, default_value_t = 100)]
     warmup: u64,
+    /// Directory with the test certificate (cert.crt, cert.key, rootca.crt)
+    #[arg(long, value_name = "DIR", default_value_os_t = default_certs())]
     certs: PathBuf,
 }
 
-fn usage() -> String {
-    "usage: bench-handshakes [all|rate|heap] [--impl ours|quinn|both] [-n N] [-k K] \
-     [--warmup W] [--certs DIR]"
-        .into()
+#[derive(Clone, Copy, PartialEq, ValueEnum)]
+enum Mode {
+    All,
+    Rate,
+    Heap,
 }
 
-fn parse_args() -> Result<Args, String> {
-    let mut a = Args {
-        mode: "all".into(),
-        impls: vec![Impl::Ours, Impl::Quinn],
-        n: 2000,
-        k: 1000,
-        warmup: 100,
-        certs: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../quiche/tests/certs"),
-    };
-    let mut it = std::env::args().skip(1);
-    while let Some(arg) = it.next() {
-        let mut value = |name: &str| it.next().ok_or(format!("{name} needs a value"));
-        match arg.as_str() {
-            "all" | "rate" | "heap" => a.mode = arg,
-            "--impl" => {
-                a.impls = match value("--impl")?.as_str() {
-                    "ours" => vec![Impl::Ours],
-                    "quinn" => vec![Impl::Quinn],
-                    "both" => vec![Impl::Ours, Impl::Quinn],
-                    other => return Err(format!("--impl {other}: ours, quinn or both")),
-                }
-            }
-            "-n" => a.n = value("-n")?.parse().map_err(|e| format!("-n: {e}"))?,
-            "-k" => a.k = value("-k")?.parse().map_err(|e| format!("-k: {e}"))?,
-            "--warmup" => {
-                a.warmup = value("--warmup")?
-                    .parse()
-                    .map_err(|e| format!("--warmup: {e}"))?
-            }
-            "--certs" => a.certs = PathBuf::from(value("--certs")?),
-            "-h" | "--help" => return Err(usage()),
-            other => return Err(format!("unknown argument {other}\n{}", usage())),
+#[derive(Clone, Copy, PartialEq, ValueEnum)]
+enum Which {
+    Ours,
+    Quinn,
+    Both,
+}
+
+impl Which {
+    fn impls(self) -> &'static [Impl] {
+        match self {
+            Which::Ours => &[Impl::Ours],
+            Which::Quinn => &[Impl::Quinn],
+            Which::Both => &[Impl::Ours, Impl::Quinn],
         }
     }
-    if a.n == 0 || a.k == 0 {
-        return Err("-n and -k must be positive".into());
+}
+
+fn parse_positive(v: &str) -> Result<usize, String> {
+    match v.parse::<usize>() {
+        Ok(0) => Err("must be positive".into()),
+        Ok(k) => Ok(k),
+        Err(e) => Err(e.to_string()),
     }
-    Ok(a)
+}
+
+fn default_certs() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../quiche/tests/certs")
 }
 
 /// The result of a `rate` run.
@@ -268,7 +280,7 @@ fn heap(which: Impl, a: &Args) -> Result<(), String> {
 }
 
 fn run() -> Result<(), String> {
-    let a = parse_args()?;
+    let a = Args::parse();
     if !a.certs.join("cert.crt").exists() {
         return Err(format!(
             "no cert.crt in {} (--certs DIR)",
@@ -276,16 +288,16 @@ fn run() -> Result<(), String> {
         ));
     }
     let mut rates = Vec::new();
-    if a.mode == "all" || a.mode == "rate" {
-        for &which in &a.impls {
+    if a.mode != Mode::Heap {
+        for &which in a.which.impls() {
             rates.push((which, rate(which, &a)?));
         }
     }
     if let [(Impl::Ours, ours), (Impl::Quinn, quinn)] = rates.as_slice() {
         println!("ratio ours/quinn={:.2}", ours.per_sec / quinn.per_sec);
     }
-    if a.mode == "all" || a.mode == "heap" {
-        for &which in &a.impls {
+    if a.mode != Mode::Rate {
+        for &which in a.which.impls() {
             heap(which, &a)?;
         }
     }

@@ -36,6 +36,7 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use clap::Parser;
 use mio::net::UdpSocket;
 use mio::{Events, Interest, Poll, Token};
 use quiche::h3::{self, NameValue};
@@ -61,53 +62,62 @@ struct Args {
     timeout: Duration,
 }
 
-fn usage() -> String {
-    "usage: bench-rps URL [-n N] [-c C] [--warmup W] [--expect-len L] \
-     [--ca FILE | --no-verify] [--server-name NAME] [--timeout S]"
-        .into()
+/// The command line, as given; [`parse_args`] checks it and splits the URL.
+#[derive(Parser)]
+#[command(
+    name = "bench-rps",
+    version,
+    about = "Requests per second over one HTTP/3 connection: GET URL N + W times, at most C in \
+             flight, every response checked"
+)]
+struct Cli {
+    /// https://IP:PORT/PATH of the resource to request
+    url: String,
+    /// Counted requests
+    #[arg(short = 'n', default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    requests: u64,
+    /// Requests in flight at most
+    #[arg(short = 'c', default_value_t = 100, value_parser = positive_usize)]
+    concurrency: usize,
+    /// Uncounted requests first, to warm the connection up
+    #[arg(long, default_value_t = 1_000)]
+    warmup: u64,
+    /// Body length every response must have (default: its content-length)
+    #[arg(long, value_name = "L")]
+    expect_len: Option<u64>,
+    /// CA certificate to verify the server with
+    #[arg(
+        long,
+        value_name = "FILE",
+        required_unless_present = "no_verify",
+        conflicts_with = "no_verify"
+    )]
+    ca: Option<String>,
+    /// Do not verify the server's certificate
+    #[arg(long)]
+    no_verify: bool,
+    /// Name for SNI and verification
+    #[arg(long, value_name = "NAME", default_value = DEFAULT_SERVER_NAME)]
+    server_name: String,
+    /// Give up after this many seconds
+    #[arg(long, value_name = "S", default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..))]
+    timeout: u64,
 }
 
-fn parse_args() -> Result<Args, String> {
-    let mut url = None;
-    let mut requests = 10_000u64;
-    let mut concurrency = 100usize;
-    let mut warmup = 1_000u64;
-    let mut expect_len = None;
-    let mut ca = None;
-    let mut no_verify = false;
-    let mut server_name = DEFAULT_SERVER_NAME.to_string();
-    let mut timeout = 120u64;
-    let mut it = std::env::args().skip(1);
-    while let Some(arg) = it.next() {
-        let mut value = |name: &str| it.next().ok_or(format!("{name} needs a value"));
-        fn num<T: std::str::FromStr>(name: &str, v: String) -> Result<T, String>
-        where
-            T::Err: std::fmt::Display,
-        {
-            v.parse().map_err(|e| format!("{name} {v}: {e}"))
-        }
-        match arg.as_str() {
-            "-n" => requests = num("-n", value("-n")?)?,
-            "-c" => concurrency = num("-c", value("-c")?)?,
-            "--warmup" => warmup = num("--warmup", value("--warmup")?)?,
-            "--expect-len" => expect_len = Some(num("--expect-len", value("--expect-len")?)?),
-            "--ca" => ca = Some(value("--ca")?),
-            "--no-verify" => no_verify = true,
-            "--server-name" => server_name = value("--server-name")?,
-            "--timeout" => timeout = num("--timeout", value("--timeout")?)?,
-            "-h" | "--help" => return Err(usage()),
-            s if s.starts_with("https://") && url.is_none() => url = Some(s.to_string()),
-            other => return Err(format!("unexpected argument {other}\n{}", usage())),
-        }
+fn positive_usize(v: &str) -> Result<usize, String> {
+    match v.parse::<usize>() {
+        Ok(0) => Err("must be positive".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
     }
-    let url = url.ok_or_else(usage)?;
-    if requests == 0 || concurrency == 0 || timeout == 0 {
-        return Err("-n, -c and --timeout must be positive".into());
-    }
-    if ca.is_none() != no_verify {
-        return Err("give exactly one of --ca FILE and --no-verify".into());
-    }
-    let rest = url.trim_start_matches("https://");
+}
+
+/// The command line checked: the URL must be `https://IP:PORT[/PATH]`.
+fn parse_args(cli: Cli) -> Result<Args, String> {
+    let url = cli.url;
+    let Some(rest) = url.strip_prefix("https://") else {
+        return Err(format!("{url}: the URL must start with https://"));
+    };
     let (authority, path) = match rest.find('/') {
         Some(i) => (&rest[..i], &rest[i..]),
         None => (rest, "/"),
@@ -120,13 +130,13 @@ fn parse_args() -> Result<Args, String> {
         addr,
         authority: authority.to_string(),
         path: path.to_string(),
-        requests,
-        concurrency,
-        warmup,
-        expect_len,
-        ca,
-        server_name,
-        timeout: Duration::from_secs(timeout),
+        requests: cli.requests,
+        concurrency: cli.concurrency,
+        warmup: cli.warmup,
+        expect_len: cli.expect_len,
+        ca: cli.ca,
+        server_name: cli.server_name,
+        timeout: Duration::from_secs(cli.timeout),
     })
 }
 
@@ -541,7 +551,7 @@ fn run(a: &Args) -> Result<String, String> {
 }
 
 fn main() -> ExitCode {
-    let a = match parse_args() {
+    let a = match parse_args(Cli::parse()) {
         Ok(a) => a,
         Err(e) => {
             eprintln!("bench-rps: {e}");
