@@ -19,7 +19,7 @@ use std::str::FromStr;
 use std::time::{Duration, Instant};
 
 use crate::packet::Epoch;
-use crate::recovery::RttStats;
+use crate::recovery::{LostPacketRate, RateSample, RttStats};
 use crate::{Error, Result};
 
 mod classic;
@@ -294,6 +294,28 @@ pub trait CongestionControl: Send {
         let _ = now;
     }
 
+    /// Whether recovery should run delivery-rate sampling (draft-ietf-ccwg-bbr-06 §4.1) and
+    /// feed [`on_rate_sample`](CongestionControl::on_rate_sample) and
+    /// [`on_packet_lost_rate`](CongestionControl::on_packet_lost_rate). False by default, so
+    /// loss-based controllers pay nothing for it. Must not change over a controller's life.
+    fn wants_rate_samples(&self) -> bool {
+        false
+    }
+
+    /// The delivery-rate sample of an ACK frame, given before
+    /// [`on_ack`](CongestionControl::on_ack) for the same frame and after the frame's losses.
+    /// Only called when [`wants_rate_samples`](CongestionControl::wants_rate_samples) is true.
+    fn on_rate_sample(&mut self, now: Instant, sample: &RateSample) {
+        let _ = (now, sample);
+    }
+
+    /// One in-flight packet was declared lost, with its send-time delivery snapshot; called
+    /// before the batch's [`on_congestion_event`](CongestionControl::on_congestion_event). Only
+    /// called when [`wants_rate_samples`](CongestionControl::wants_rate_samples) is true.
+    fn on_packet_lost_rate(&mut self, now: Instant, lost: &LostPacketRate) {
+        let _ = (now, lost);
+    }
+
     /// The congestion window in bytes.
     fn cwnd(&self) -> usize;
 
@@ -458,6 +480,18 @@ impl CongestionControl for Controller {
 
     fn on_app_limited(&mut self, now: Instant) {
         dispatch!(self, cc => cc.on_app_limited(now))
+    }
+
+    fn wants_rate_samples(&self) -> bool {
+        dispatch!(self, cc => cc.wants_rate_samples())
+    }
+
+    fn on_rate_sample(&mut self, now: Instant, sample: &RateSample) {
+        dispatch!(self, cc => cc.on_rate_sample(now, sample))
+    }
+
+    fn on_packet_lost_rate(&mut self, now: Instant, lost: &LostPacketRate) {
+        dispatch!(self, cc => cc.on_packet_lost_rate(now, lost))
     }
 
     fn cwnd(&self) -> usize {
