@@ -22,6 +22,7 @@ use crate::packet::Epoch;
 use crate::recovery::{LostPacketRate, RateSample, RttStats};
 use crate::{Error, Result};
 
+mod bbr;
 mod classic;
 mod cubic;
 mod hystart;
@@ -30,6 +31,7 @@ mod slow_start;
 #[cfg(test)]
 mod test_sender;
 
+pub use self::bbr::{Bbr, BbrState};
 pub use self::classic::{Classic, SlowStart, Window, WindowGrowth};
 pub use self::cubic::{cubic_k, w_cubic, Cubic, ALPHA_CUBIC, BETA_CUBIC};
 pub use self::hystart::{
@@ -137,6 +139,20 @@ pub enum CcState {
     Recovery,
     /// The window is not growing because the sender is application-limited.
     ApplicationLimited,
+    /// BBR Startup: exponential search for the bandwidth.
+    Startup,
+    /// BBR Drain: draining the queue Startup built.
+    Drain,
+    /// BBR ProbeBW_DOWN: pacing below the estimated bandwidth.
+    ProbeBwDown,
+    /// BBR ProbeBW_CRUISE: pacing at the estimated bandwidth.
+    ProbeBwCruise,
+    /// BBR ProbeBW_REFILL: refilling the pipe before a probe.
+    ProbeBwRefill,
+    /// BBR ProbeBW_UP: probing for more bandwidth.
+    ProbeBwUp,
+    /// BBR ProbeRTT: draining the pipe to measure the propagation delay.
+    ProbeRtt,
 }
 
 impl CcState {
@@ -149,6 +165,13 @@ impl CcState {
             CcState::CongestionAvoidance => "congestion_avoidance",
             CcState::Recovery => "recovery",
             CcState::ApplicationLimited => "application_limited",
+            CcState::Startup => "startup",
+            CcState::Drain => "drain",
+            CcState::ProbeBwDown => "probe_bw_down",
+            CcState::ProbeBwCruise => "probe_bw_cruise",
+            CcState::ProbeBwRefill => "probe_bw_refill",
+            CcState::ProbeBwUp => "probe_bw_up",
+            CcState::ProbeRtt => "probe_rtt",
         }
     }
 }
@@ -346,7 +369,7 @@ pub trait CongestionControl: Send {
 }
 
 /// The built-in congestion control algorithms. The values are those of quiche's C API
-/// (`QUICHE_CC_RENO`, `QUICHE_CC_CUBIC`).
+/// (`QUICHE_CC_RENO`, `QUICHE_CC_CUBIC`, `QUICHE_CC_BBR2_GCONGESTION`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[repr(C)]
 pub enum CongestionControlAlgorithm {
@@ -355,18 +378,33 @@ pub enum CongestionControlAlgorithm {
     Reno = 0,
     /// CUBIC (RFC 8312 with RFC 9438's corrections).
     CUBIC = 1,
+    /// BBR (draft-ietf-ccwg-bbr-06, BBRv3), quiche's `QUICHE_CC_BBR2_GCONGESTION` value.
+    Bbr = 4,
+}
+
+#[allow(non_upper_case_globals)]
+impl CongestionControlAlgorithm {
+    /// quiche's name for its BBRv2-family controller; here the same as
+    /// [`CongestionControlAlgorithm::Bbr`].
+    pub const Bbr2Gcongestion: CongestionControlAlgorithm = CongestionControlAlgorithm::Bbr;
 }
 
 impl FromStr for CongestionControlAlgorithm {
     type Err = Error;
 
-    /// Parses `"reno"` or `"cubic"` (ASCII case-insensitive); anything else is
+    /// Parses `"reno"`, `"cubic"` or `"bbr"` (also `"bbr2"` and quiche's
+    /// `"bbr2_gcongestion"`), ASCII case-insensitive; anything else is
     /// [`Error::CongestionControl`].
     fn from_str(name: &str) -> Result<Self> {
         if name.eq_ignore_ascii_case("reno") {
             Ok(CongestionControlAlgorithm::Reno)
         } else if name.eq_ignore_ascii_case("cubic") {
             Ok(CongestionControlAlgorithm::CUBIC)
+        } else if ["bbr", "bbr2", "bbr2_gcongestion"]
+            .iter()
+            .any(|n| name.eq_ignore_ascii_case(n))
+        {
+            Ok(CongestionControlAlgorithm::Bbr)
         } else {
             Err(Error::CongestionControl)
         }
@@ -393,6 +431,8 @@ pub enum Controller {
     Cubic(Classic<StandardSlowStart, Cubic>),
     /// CUBIC with HyStart++.
     CubicHystart(Classic<HyStart, Cubic>),
+    /// BBR (HyStart++ does not apply: BBR has its own Startup).
+    Bbr(Box<Bbr>),
     /// A controller built by a [`CcFactory`].
     Custom(Box<dyn CongestionControl>),
 }
@@ -415,6 +455,7 @@ impl Controller {
             (A::CUBIC, true) => {
                 Controller::CubicHystart(Classic::new(cfg, HyStart::new(cfg), Cubic::default()))
             }
+            (A::Bbr, _) => Controller::Bbr(Box::new(Bbr::new(cfg))),
         }
     }
 
@@ -443,6 +484,7 @@ macro_rules! dispatch {
             Controller::RenoHystart($cc) => $call,
             Controller::Cubic($cc) => $call,
             Controller::CubicHystart($cc) => $call,
+            Controller::Bbr($cc) => $call,
             Controller::Custom($cc) => $call,
         }
     };
@@ -583,10 +625,13 @@ mod tests {
         assert_eq!("reno".parse(), Ok(CongestionControlAlgorithm::Reno));
         assert_eq!("cubic".parse(), Ok(CongestionControlAlgorithm::CUBIC));
         assert_eq!("CUBIC".parse(), Ok(CongestionControlAlgorithm::CUBIC));
+        assert_eq!("bbr".parse(), Ok(CongestionControlAlgorithm::Bbr));
+        assert_eq!("BBR2".parse(), Ok(CongestionControlAlgorithm::Bbr));
         assert_eq!(
-            "bbr".parse::<CongestionControlAlgorithm>(),
+            "bbr3".parse::<CongestionControlAlgorithm>(),
             Err(Error::CongestionControl)
         );
+        assert_eq!(CongestionControlAlgorithm::Bbr as i32, 4);
         assert_eq!(
             "".parse::<CongestionControlAlgorithm>(),
             Err(Error::CongestionControl)
@@ -603,6 +648,8 @@ mod tests {
             (CongestionControlAlgorithm::Reno, true, "reno"),
             (CongestionControlAlgorithm::CUBIC, false, "cubic"),
             (CongestionControlAlgorithm::CUBIC, true, "cubic"),
+            (CongestionControlAlgorithm::Bbr, false, "bbr"),
+            (CongestionControlAlgorithm::Bbr, true, "bbr"),
         ] {
             cfg.hystart = hystart;
             let cc = Controller::new(algorithm, &cfg);
@@ -616,6 +663,7 @@ mod tests {
                 (CongestionControlAlgorithm::CUBIC, true) => {
                     matches!(cc, Controller::CubicHystart(_))
                 }
+                (CongestionControlAlgorithm::Bbr, _) => matches!(cc, Controller::Bbr(_)),
             };
             assert!(expected, "{algorithm:?} hystart={hystart}: {cc:?}");
             assert_eq!(cc.stats(), CcStats::default());
@@ -631,6 +679,13 @@ mod tests {
             (CcState::CongestionAvoidance, "congestion_avoidance"),
             (CcState::Recovery, "recovery"),
             (CcState::ApplicationLimited, "application_limited"),
+            (CcState::Startup, "startup"),
+            (CcState::Drain, "drain"),
+            (CcState::ProbeBwDown, "probe_bw_down"),
+            (CcState::ProbeBwCruise, "probe_bw_cruise"),
+            (CcState::ProbeBwRefill, "probe_bw_refill"),
+            (CcState::ProbeBwUp, "probe_bw_up"),
+            (CcState::ProbeRtt, "probe_rtt"),
         ];
         for (state, name) in all {
             assert_eq!(state.as_str(), name);
