@@ -41,7 +41,7 @@ Transfer:
   --max-data N, --max-stream-data N      initial flow-control windows (10MB, 1MB)
   --max-window N, --max-stream-window N  auto-tuning ceilings (library defaults)
 Congestion control (the sender's):
-  --cc reno|cubic          algorithm (cubic)
+  --cc reno|cubic|bbr      algorithm (cubic)
   --no-hystart             standard slow start instead of HyStart++
   --hystart-variant css|lss    RFC 9406 Conservative Slow Start or the drafts' Limited Slow Start
   --iw N                   initial window in packets (10)
@@ -197,7 +197,7 @@ pub fn parse(args: &[String]) -> Result<Options, String> {
             "--cc" => {
                 s.cc.algorithm = flags.parsed(f, |v| {
                     v.parse()
-                        .map_err(|_| format!("{v:?}: expected reno or cubic"))
+                        .map_err(|_| format!("{v:?}: expected reno, cubic or bbr"))
                 })?
             }
             "--no-hystart" => s.cc.hystart = false,
@@ -455,7 +455,7 @@ mod tests {
         assert!(text.contains("completed 3/3 (seeds 1..=3)"), "{text}");
         let mut out = Vec::new();
         assert!(matches!(
-            main(&args("--cc bbr"), &mut out),
+            main(&args("--cc vegas"), &mut out),
             Err(CliError::Failed(_))
         ));
         assert!(matches!(
@@ -525,7 +525,7 @@ mod tests {
             "--size 0",
             "--rate 0",
             "--rtt 0ms",
-            "--cc bbr",
+            "--cc vegas",
             "--hystart-variant xyz",
             "--loss 2",
             "--queue lots",

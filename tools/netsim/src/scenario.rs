@@ -79,9 +79,11 @@ impl fmt::Display for Cc {
         let name = match self.algorithm {
             CongestionControlAlgorithm::Reno => "reno",
             CongestionControlAlgorithm::CUBIC => "cubic",
+            CongestionControlAlgorithm::Bbr => "bbr",
         };
         f.write_str(name)?;
-        if self.hystart {
+        // BBR has its own Startup: HyStart++ does not apply to it.
+        if self.hystart && self.algorithm != CongestionControlAlgorithm::Bbr {
             f.write_str("+hystart")?;
             if self.hystart_variant == HystartVariant::Lss {
                 f.write_str("(lss)")?;

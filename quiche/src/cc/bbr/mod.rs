@@ -173,6 +173,8 @@ pub struct Bbr {
     /// The sample of the ACK being processed, handed over by `on_rate_sample`.
     sample: Option<RateSample>,
     rng: u64,
+    /// Whether Startup ended on high loss rather than on a bandwidth plateau.
+    startup_loss_exit: bool,
 }
 
 /// What an undo of a spurious loss episode restores (§5.5.11).
@@ -222,6 +224,7 @@ impl Bbr {
             undo: Undo::default(),
             sample: None,
             rng: 0x9e37_79b9_7f4a_7c15 ^ (initial_cwnd as u64),
+            startup_loss_exit: false,
         };
         bbr.init_pacing_rate(None);
         bbr.enter_startup();
@@ -263,6 +266,27 @@ impl Bbr {
         let bw = (self.m.bw_shortterm != u64::MAX).then_some(self.m.bw_shortterm);
         let inflight = (self.m.inflight_shortterm != u64::MAX).then_some(self.m.inflight_shortterm);
         (bw, inflight)
+    }
+
+    /// Whether Startup ended because of high loss (§5.3.1.3) rather than a bandwidth plateau.
+    pub fn startup_exited_on_loss(&self) -> bool {
+        self.startup_loss_exit
+    }
+
+    /// Packet-timed round trips counted so far (BBR.round_count).
+    pub fn round_count(&self) -> u64 {
+        self.m.round_count
+    }
+
+    /// The in-flight target Drain waits for and ProbeBW_DOWN aims at: the BDP, with the
+    /// quantization budget (Inflight(1.0), §5.6.4.2).
+    pub fn bdp_target(&self) -> u64 {
+        self.inflight(1_000)
+    }
+
+    /// ProbeRTT's window (ProbeRTTCwnd, §5.6.4.5).
+    pub fn probe_rtt_window(&self) -> u64 {
+        self.probe_rtt_cwnd()
     }
 
     /// The estimated bandwidth-delay product in bytes (BBR.bdp).
@@ -540,6 +564,7 @@ impl Bbr {
             && Self::is_inflight_too_high(lost, total)
         {
             self.undo.state = Some(BbrState::Startup);
+            self.startup_loss_exit = true;
             self.m.full_bw_reached = true;
             self.m.inflight_longterm = self.bdp().max(self.m.inflight_latest);
             self.enter_drain();
