@@ -34,6 +34,9 @@ pub(crate) struct Model {
     pub round_lost_bytes: u64,
     pub round_lost_packets: u64,
     pub round_delivered_bytes: u64,
+    /// The smallest RTT sample of the current loss round, and the latest sample.
+    round_min_rtt: Option<Duration>,
+    pub last_rtt: Option<Duration>,
     // Full-pipe detection (§5.3.1.2).
     pub full_bw: u64,
     full_bw_count: u32,
@@ -72,6 +75,8 @@ impl Model {
             round_lost_bytes: 0,
             round_lost_packets: 0,
             round_delivered_bytes: 0,
+            round_min_rtt: None,
+            last_rtt: None,
             full_bw: 0,
             full_bw_count: 0,
             full_bw_now: false,
@@ -224,6 +229,8 @@ impl Model {
         self.bw_latest = self.bw_latest.max(rs.delivery_rate);
         self.inflight_latest = self.inflight_latest.max(rs.delivered);
         self.round_delivered_bytes = self.round_delivered_bytes.saturating_add(rs.newly_acked);
+        self.round_min_rtt = Some(self.round_min_rtt.map_or(rs.rtt, |r| r.min(rs.rtt)));
+        self.last_rtt = Some(rs.rtt);
         if rs.prior_delivered >= self.loss_round_delivered {
             self.loss_round_delivered = rs.total_delivered;
             self.loss_round_start = true;
@@ -238,7 +245,28 @@ impl Model {
             self.round_lost_bytes = 0;
             self.round_lost_packets = 0;
             self.round_delivered_bytes = 0;
+            self.round_min_rtt = None;
         }
+    }
+
+    /// Whether `rtt` shows a standing queue: it exceeds the min RTT by an eighth (at least
+    /// [`super::QUEUE_DELAY_FLOOR`]). True before any min-RTT estimate.
+    pub(crate) fn shows_queue(&self, rtt: Option<Duration>) -> bool {
+        let (Some(min), Some(rtt)) = (self.min_rtt, rtt) else {
+            return true;
+        };
+        rtt > min + (min / 8).max(super::QUEUE_DELAY_FLOOR)
+    }
+
+    /// Whether every RTT sample of the current loss round showed a queue: losses in such a
+    /// round come from congestion rather than from random loss.
+    pub(crate) fn round_shows_queue(&self) -> bool {
+        self.shows_queue(self.round_min_rtt)
+    }
+
+    /// Whether the latest RTT sample showed a queue.
+    pub(crate) fn latest_shows_queue(&self) -> bool {
+        self.shows_queue(self.last_rtt)
     }
 
     /// ResetCongestionSignals.
