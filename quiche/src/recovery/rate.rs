@@ -206,10 +206,7 @@ impl RateSampler {
     /// The sender is application-limited now (draft §4.1.2.4): samples until what is in flight
     /// now is delivered are marked app-limited.
     pub(crate) fn on_app_limited(&mut self, bytes_in_flight: usize) {
-        self.app_limited_until = self
-            .delivered
-            .saturating_add(bytes_in_flight as u64)
-            .max(1);
+        self.app_limited_until = self.delivered.saturating_add(bytes_in_flight as u64).max(1);
     }
 }
 
@@ -219,9 +216,8 @@ mod tests {
     use crate::recovery::test_now;
 
     #[test]
-    fn steady_flight_measures_the_bottleneck_rate() {
-        // 10 packets of 1000 bytes sent 1 ms apart, each acknowledged 50 ms after sending:
-        // 1000 bytes per ms once the pipe is full.
+    fn flights_are_sampled_from_their_first_packet() {
+        // 20 packets of 1000 bytes sent 1 ms apart before any acknowledgment.
         let t0 = test_now();
         let mut s = RateSampler::default();
         let mut sent = Vec::new();
@@ -229,9 +225,9 @@ mod tests {
             let now = t0 + Duration::from_millis(i);
             let inflight = sent.len() * 1000;
             sent.push((now, s.on_packet_sent(now, inflight, 1000)));
-            // The ACK for packet i-50ms arrives... keep it simple: no ACKs during the send.
         }
         let mut last = None;
+        // Acknowledged one by one, 50 ms after each was sent.
         for (i, (ts, st)) in sent.iter().enumerate() {
             let now = *ts + Duration::from_millis(50);
             s.on_packet_acked(now, st, 1000, *ts);
@@ -241,14 +237,15 @@ mod tests {
             last = Some(rs);
         }
         let rs = last.unwrap();
-        // The last packet: delivered 20,000 bytes since it was sent? No: prior_delivered is 0,
-        // interval max(19 ms send, 69 ms ack) = 69 ms: a lower bound while the pipe filled.
+        // The last packet was sent with nothing delivered yet: its sample covers the whole
+        // flight over max(19 ms of sending, 69 ms of acknowledgments).
         assert_eq!(rs.prior_delivered, 0);
         assert_eq!(rs.delivered, 20_000);
         assert_eq!(rs.interval, Duration::from_millis(69));
         assert_eq!(rs.delivery_rate, 20_000 * 1000 / 69);
         assert!(!rs.is_app_limited);
-        // A second flight sent after the first was acknowledged measures 1000 bytes/ms.
+        // A second flight, acknowledged as one frame: the sample is the newest packet's, from
+        // the flight's start (delivered 20,000) to now.
         let t1 = t0 + Duration::from_millis(70);
         let mut second = Vec::new();
         for i in 0..20u64 {
@@ -260,9 +257,12 @@ mod tests {
             s.on_packet_acked(*ts + Duration::from_millis(50), st, 1000, *ts);
         }
         let rs = s.generate(Duration::from_millis(50), 0).unwrap();
-        assert_eq!(rs.delivered, 1000);
+        assert_eq!(rs.prior_delivered, 20_000);
+        assert_eq!(rs.delivered, 20_000);
+        assert_eq!(rs.total_delivered, 40_000);
         assert_eq!(rs.newly_acked, 20_000);
-        assert_eq!(rs.interval, Duration::from_millis(50));
+        assert_eq!(rs.interval, Duration::from_millis(69));
+        assert_eq!(rs.tx_in_flight, 20_000);
     }
 
     #[test]
@@ -286,6 +286,110 @@ mod tests {
         let lost = s.on_packet_lost(&st, 1000);
         assert_eq!(lost.lost_since_sent, 1000);
         assert_eq!(s.lost, 1000);
-        assert_eq!(s.generate(Duration::ZERO, 0), None, "no acked packet, no sample");
+        assert_eq!(
+            s.generate(Duration::ZERO, 0),
+            None,
+            "no acked packet, no sample"
+        );
+    }
+
+    use crate::cc::{AckBatch, CcState, CongestionControl, CongestionSignal, Controller, SentInfo};
+    use crate::packet::Epoch;
+    use crate::recovery::{AckOutcome, Recovery, RecoveryConfig, RttStats, SentPacket};
+    use std::sync::{Arc, Mutex};
+
+    /// A user-written controller with a fixed window that records what it is fed.
+    struct Recorder {
+        wants: bool,
+        log: Arc<Mutex<(Vec<RateSample>, Vec<LostPacketRate>)>>,
+    }
+
+    impl CongestionControl for Recorder {
+        fn on_packet_sent(&mut self, _: Instant, _: &SentInfo) {}
+        fn on_ack(&mut self, _: Instant, _: &AckBatch, _: &RttStats) {}
+        fn on_congestion_event(&mut self, _: Instant, _: &CongestionSignal, _: &RttStats) -> bool {
+            false
+        }
+        fn wants_rate_samples(&self) -> bool {
+            self.wants
+        }
+        fn on_rate_sample(&mut self, _: Instant, rs: &RateSample) {
+            self.log.lock().unwrap().0.push(*rs);
+        }
+        fn on_packet_lost_rate(&mut self, _: Instant, lost: &LostPacketRate) {
+            self.log.lock().unwrap().1.push(*lost);
+        }
+        fn cwnd(&self) -> usize {
+            1_000_000
+        }
+        fn ssthresh(&self) -> Option<usize> {
+            None
+        }
+        fn state(&self) -> CcState {
+            CcState::CongestionAvoidance
+        }
+        fn name(&self) -> &'static str {
+            "recorder"
+        }
+    }
+
+    /// Sends 10 packets 1 ms apart, acknowledges 0..4 and 5..10 at 50 ms + send time (so 4 is
+    /// lost by the packet threshold), one ACK frame per packet.
+    fn drive(wants: bool) -> (Vec<RateSample>, Vec<LostPacketRate>) {
+        let log = Arc::new(Mutex::new((Vec::new(), Vec::new())));
+        let cc = Recorder {
+            wants,
+            log: log.clone(),
+        };
+        let cfg = RecoveryConfig {
+            is_server: true,
+            ..RecoveryConfig::default()
+        };
+        let mut r: Recovery<()> = Recovery::with_controller(&cfg, Controller::Custom(Box::new(cc)));
+        let t0 = test_now();
+        r.on_handshake_confirmed(t0);
+        for pn in 0..10u64 {
+            let now = t0 + Duration::from_millis(pn);
+            let pkt = SentPacket::new(pn, now, 1000, true, true, ());
+            r.on_packet_sent(pkt, Epoch::Application, now).unwrap();
+        }
+        let mut out = AckOutcome::new();
+        for pn in (0..10u64).filter(|&pn| pn != 4) {
+            let now = t0 + Duration::from_millis(50 + pn);
+            r.on_ack_received(
+                Epoch::Application,
+                [pn..pn + 1],
+                Duration::ZERO,
+                now,
+                true,
+                &mut out,
+            )
+            .unwrap();
+        }
+        let log = log.lock().unwrap();
+        (log.0.clone(), log.1.clone())
+    }
+
+    #[test]
+    fn custom_controllers_get_samples_only_when_they_ask() {
+        let (samples, lost) = drive(false);
+        assert!(samples.is_empty() && lost.is_empty());
+        let (samples, lost) = drive(true);
+        assert_eq!(samples.len(), 9, "one per ACK frame");
+        assert!(samples.iter().all(|rs| rs.newly_acked == 1000));
+        assert_eq!(samples[0].tx_in_flight, 1000);
+        assert_eq!(
+            samples[8].tx_in_flight, 10_000,
+            "packet 9 left with 10 in flight"
+        );
+        assert_eq!(samples[8].total_delivered, 9_000);
+        assert_eq!(samples[8].rtt, Duration::from_millis(50));
+        // Packet 4 is lost once 7 is acknowledged (three later packets, RFC 9002 §6.1.1).
+        assert_eq!(lost.len(), 1);
+        assert_eq!(lost[0].size, 1000);
+        assert_eq!(lost[0].tx_in_flight, 5000);
+        assert_eq!(lost[0].lost_since_sent, 1000);
+        assert_eq!(samples[6].newly_lost, 1000, "the frame acknowledging 7");
+        assert_eq!(samples[8].lost, 1000, "lost since packet 9 was sent");
     }
 }

@@ -53,16 +53,19 @@ fn bbr_completes_and_beats_cubic_by_half_under_random_loss() {
         );
     }
     let lossless = &cell(&rows, 0.0, bbr()).summary;
-    let handshake = std::time::Duration::from_secs_f64(
-        lossless.stat(|r| r.handshake.as_secs_f64()).median,
-    );
+    let handshake =
+        std::time::Duration::from_secs_f64(lossless.stat(|r| r.handshake.as_secs_f64()).median);
     let ideal = base.ideal_time(handshake).as_secs_f64();
     assert!(
         lossless.time().median <= ideal * 1.10,
         "{} s against an ideal of {ideal} s",
         lossless.time().median
     );
-    assert_eq!(lossless.lost().median, 0.0, "BBR keeps a 32-BDP queue from overflowing");
+    assert_eq!(
+        lossless.lost().median,
+        0.0,
+        "BBR keeps a 32-BDP queue from overflowing"
+    );
     for loss in [0.02, 0.05] {
         let b = cell(&rows, loss, bbr()).summary.time().median;
         let c = cell(&rows, loss, cubic()).summary.time().median;
@@ -79,7 +82,14 @@ fn bbr_loses_fewer_packets_than_cubic_behind_a_1_bdp_queue() {
         ..Scenario::default()
     };
     // Without random loss the seed changes nothing: one stands for all.
-    let rows = matrix(&base, &[0.0], &[bbr(), cubic()], &SEEDS[..1], default_threads()).unwrap();
+    let rows = matrix(
+        &base,
+        &[0.0],
+        &[bbr(), cubic()],
+        &SEEDS[..1],
+        default_threads(),
+    )
+    .unwrap();
     let b = &cell(&rows, 0.0, bbr()).summary;
     let c = &cell(&rows, 0.0, cubic()).summary;
     assert!(b.all_completed() && c.all_completed());

@@ -32,7 +32,8 @@
 use std::time::{Duration, Instant};
 
 use super::{
-    AckBatch, CcConfig, CcState, CongestionControl, CongestionKind, CongestionSignal, SentInfo,
+    AckBatch, CcConfig, CcState, CcStats, CongestionControl, CongestionKind, CongestionSignal,
+    SentInfo,
 };
 use crate::recovery::{LostPacketRate, RateSample, RttStats};
 
@@ -192,6 +193,9 @@ pub struct Bbr {
     rng: u64,
     /// Whether Startup ended on high loss rather than on a bandwidth plateau.
     startup_loss_exit: bool,
+    /// When the first Startup ended, and the window then (for netsim and qlog).
+    startup_end: Option<(Instant, usize)>,
+    spurious_undos: u64,
 }
 
 /// What an undo of a spurious loss episode restores (§5.5.11).
@@ -242,6 +246,8 @@ impl Bbr {
             sample: None,
             rng: 0x9e37_79b9_7f4a_7c15 ^ (initial_cwnd as u64),
             startup_loss_exit: false,
+            startup_end: None,
+            spurious_undos: 0,
         };
         bbr.init_pacing_rate(None);
         bbr.enter_startup();
@@ -324,7 +330,9 @@ impl Bbr {
     }
 
     fn init_pacing_rate(&mut self, srtt: Option<Duration>) {
-        let rtt = srtt.filter(|d| !d.is_zero()).unwrap_or(Duration::from_millis(1));
+        let rtt = srtt
+            .filter(|d| !d.is_zero())
+            .unwrap_or(Duration::from_millis(1));
         let nominal = (self.initial_cwnd as u128) * 1_000_000_000 / rtt.as_nanos();
         let rate = nominal * STARTUP_PACING_GAIN as u128 / 1_000;
         self.pacing_rate = u64::try_from(rate).unwrap_or(u64::MAX);
@@ -510,7 +518,9 @@ impl Bbr {
             if self.state.is_probe_bw() && !rs.is_app_limited {
                 self.m.advance_max_bw_filter();
             }
-            if self.state.is_probe_bw() && self.prev_probe_precautionary && !self.prev_probe_too_high
+            if self.state.is_probe_bw()
+                && self.prev_probe_precautionary
+                && !self.prev_probe_too_high
             {
                 self.start_probe_bw_refill();
                 return true;
@@ -601,8 +611,7 @@ impl Bbr {
 
     fn check_drain_done(&mut self, now: Instant, inflight: u64) {
         if self.state == BbrState::Drain
-            && (inflight <= self.inflight(1_000)
-                || self.m.round_count > self.drain_start_round + 3)
+            && (inflight <= self.inflight(1_000) || self.m.round_count > self.drain_start_round + 3)
         {
             self.enter_probe_bw(now);
         }
@@ -654,7 +663,9 @@ impl Bbr {
     }
 
     fn probe_rtt_cwnd(&self) -> u64 {
-        let cwnd = self.m.bdp_multiple(PROBE_RTT_CWND_GAIN, self.initial_cwnd as u64);
+        let cwnd = self
+            .m
+            .bdp_multiple(PROBE_RTT_CWND_GAIN, self.initial_cwnd as u64);
         cwnd.max(self.min_pipe_cwnd())
     }
 
@@ -700,8 +711,8 @@ impl Bbr {
     }
 
     fn set_pacing_rate_with_gain(&mut self, gain: u64) {
-        let rate = (self.m.bw as u128) * gain as u128 * (100 - PACING_MARGIN_PERCENT) as u128
-            / 100_000;
+        let rate =
+            (self.m.bw as u128) * gain as u128 * (100 - PACING_MARGIN_PERCENT) as u128 / 100_000;
         let rate = u64::try_from(rate).unwrap_or(u64::MAX);
         if self.m.full_bw_reached || rate > self.pacing_rate {
             self.pacing_rate = rate;
@@ -715,7 +726,9 @@ impl Bbr {
 
     fn set_cwnd(&mut self, rs: &RateSample) {
         let max_inflight = {
-            let cap = self.m.bdp_multiple(self.cwnd_gain, self.initial_cwnd as u64);
+            let cap = self
+                .m
+                .bdp_multiple(self.cwnd_gain, self.initial_cwnd as u64);
             self.quantization_budget(cap.saturating_add(self.m.extra_acked()))
         };
         let newly_acked = rs.newly_acked as usize;
@@ -756,7 +769,9 @@ impl Bbr {
         // (the draft marks the connection app-limited; the sampler lives in recovery, so the
         // samples are discounted here instead).
         let app_limited = rs.is_app_limited || self.state == BbrState::ProbeRtt;
-        let round_start = self.m.update_round_and_max_bw(rs, app_limited, MAX_BW_FILTER_LEN);
+        let round_start = self
+            .m
+            .update_round_and_max_bw(rs, app_limited, MAX_BW_FILTER_LEN);
         if round_start {
             self.rounds_since_probe_up += 1;
             self.cwnd_limited_prev = self.cwnd_limited;
@@ -771,7 +786,8 @@ impl Bbr {
                     > (self.m.round_lost_bytes + self.m.round_delivered_bytes)
                         .saturating_mul(HIGH_LOSS_PERMILLE))
         {
-            self.m.adapt_lower_bounds_from_congestion(self.cwnd as u64, BETA);
+            self.m
+                .adapt_lower_bounds_from_congestion(self.cwnd as u64, BETA);
         }
         if self.m.loss_round_start {
             self.m.is_loss_in_round = false;
@@ -785,9 +801,13 @@ impl Bbr {
             .update_ack_aggregation(now, rs.newly_acked, self.cwnd as u64, extra_window);
         self.m.check_full_bw_reached(rs);
         self.check_startup_done();
+        if self.state != BbrState::Startup && self.startup_end.is_none() {
+            self.startup_end = Some((now, self.cwnd));
+        }
         self.check_drain_done(now, inflight);
         self.update_probe_bw_cycle_phase(now, inflight, rs);
-        self.m.update_min_rtt(now, rs.rtt, MIN_RTT_FILTER_LEN, PROBE_RTT_INTERVAL);
+        self.m
+            .update_min_rtt(now, rs.rtt, MIN_RTT_FILTER_LEN, PROBE_RTT_INTERVAL);
         self.check_probe_rtt(now, inflight, rs);
         self.m.advance_latest_delivery_signals(rs);
         self.m.bound_bw_for_model();
@@ -844,7 +864,10 @@ impl CongestionControl for Bbr {
     }
 
     fn on_ack(&mut self, now: Instant, ack: &AckBatch, rtt: &RttStats) {
-        if self.in_recovery && self.recovery_start.is_some_and(|s| ack.largest_acked_sent_time > s)
+        if self.in_recovery
+            && self
+                .recovery_start
+                .is_some_and(|s| ack.largest_acked_sent_time > s)
         {
             // Recovery ends: back to the last known good window (§5.6.4.4).
             self.in_recovery = false;
@@ -890,6 +913,7 @@ impl CongestionControl for Bbr {
 
     fn on_spurious_congestion(&mut self, now: Instant) {
         // HandleSpuriousLossDetection (§5.5.11.2).
+        self.spurious_undos += 1;
         self.restore_cwnd();
         self.in_recovery = false;
         self.m.is_loss_in_round = false;
@@ -920,6 +944,20 @@ impl CongestionControl for Bbr {
 
     fn cwnd(&self) -> usize {
         self.cwnd
+    }
+
+    /// Startup stands for slow start: its end (by plateau or high loss) is the first slow
+    /// start's end.
+    fn stats(&self) -> CcStats {
+        CcStats {
+            slow_start_delay_exits: 0,
+            slow_start_loss_exits: u64::from(self.startup_loss_exit),
+            css_resumed_slow_start: 0,
+            first_slow_start_exit: self.startup_end.map(|(t, _)| t),
+            first_slow_start_exit_cwnd: self.startup_end.map(|(_, c)| c),
+            first_slow_start_end: self.startup_end.map(|(t, _)| t),
+            spurious_undos: self.spurious_undos,
+        }
     }
 
     fn ssthresh(&self) -> Option<usize> {

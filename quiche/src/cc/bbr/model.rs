@@ -306,7 +306,12 @@ impl Model {
 
 /// InflightAtLoss (§5.5.10.2): the in-flight volume at which the losses since `P` was sent
 /// crossed the loss threshold (`thresh_permille` thousandths).
-pub(crate) fn inflight_at_loss(size: u64, tx_in_flight: u64, lost: u64, thresh_permille: u64) -> u64 {
+pub(crate) fn inflight_at_loss(
+    size: u64,
+    tx_in_flight: u64,
+    lost: u64,
+    thresh_permille: u64,
+) -> u64 {
     let inflight_prev = tx_in_flight.saturating_sub(size) as i128;
     let lost_prev = lost.saturating_sub(size) as i128;
     let t = thresh_permille as i128;

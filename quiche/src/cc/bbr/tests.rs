@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use super::model::{inflight_at_loss, Model};
 use super::*;
-use crate::cc::{Controller, CongestionControlAlgorithm};
+use crate::cc::{CongestionControlAlgorithm, Controller};
 use crate::packet::Epoch;
 use crate::recovery::pacer::Pacer;
 use crate::recovery::{test_now, AckOutcome, Recovery, RecoveryConfig, SentPacket};
@@ -234,9 +234,15 @@ fn full_pipe_needs_three_rounds_without_25_percent_growth() {
     };
     assert!(!round(&mut m, 1_000_000));
     assert!(!round(&mut m, 2_000_000), "doubling resets the count");
-    assert!(!round(&mut m, 2_400_000), "+20 %: first round without growth");
+    assert!(
+        !round(&mut m, 2_400_000),
+        "+20 %: first round without growth"
+    );
     assert!(!round(&mut m, 2_400_000), "second");
-    assert!(round(&mut m, 2_480_000), "+24 % of 2 MB/s is no growth either: third, full");
+    assert!(
+        round(&mut m, 2_480_000),
+        "+24 % of 2 MB/s is no growth either: third, full"
+    );
 }
 
 #[test]
@@ -260,7 +266,14 @@ fn full_pipe_after_exactly_three_flat_rounds() {
     // A 25 % jump before the third flat round would have restarted the count.
     let mut m = Model::new();
     let mut delivered = 0;
-    for rate in [1_000_000u64, 1_100_000, 1_200_000, 1_250_000, 1_300_000, 1_400_000] {
+    for rate in [
+        1_000_000u64,
+        1_100_000,
+        1_200_000,
+        1_250_000,
+        1_300_000,
+        1_400_000,
+    ] {
         let rs = synthetic_sample(rate, delivered, delivered + 10_000);
         delivered += 10_000;
         m.update_round_and_max_bw(&rs, false, MAX_BW_FILTER_LEN);
@@ -293,16 +306,24 @@ fn inflight_at_loss_finds_where_the_loss_rate_crossed_two_percent() {
 fn startup_finds_the_bandwidth_and_exits_on_a_plateau() {
     // 10 Mbit/s, 40 ms, a queue of 2 BDP: no loss in Startup.
     let mut s = Sim::new(10, 40, 84, 0);
-    s.run(Duration::from_secs(3), |s| s.bbr().bbr_state() != BbrState::Startup);
+    s.run(Duration::from_secs(3), |s| {
+        s.bbr().bbr_state() != BbrState::Startup
+    });
     let b = s.bbr();
     assert_eq!(b.bbr_state(), BbrState::Drain, "{:?}", s.trace);
     assert!(b.full_bw_reached());
     assert!(!b.startup_exited_on_loss());
     assert_eq!(s.dropped, 0);
+    let stats = b.stats();
+    assert_eq!(stats.slow_start_loss_exits, 0);
+    assert_eq!(stats.first_slow_start_end, Some(s.start + s.trace[1].0));
     // The bandwidth estimate is the bottleneck's 1.25 MB/s, within a few percent.
     let bw = b.max_bandwidth();
     assert!((1_150_000..=1_300_000).contains(&bw), "{bw}");
-    assert!(b.inflight_longterm().is_none(), "no loss, no long-term bound");
+    assert!(
+        b.inflight_longterm().is_none(),
+        "no loss, no long-term bound"
+    );
     // Growth stops once the pipe is full: from 10 packets per round to ~42 (BDP), two or
     // three doubling rounds plus the three flat ones.
     let rounds = b.round_count();
@@ -319,11 +340,14 @@ fn startup_exits_on_high_loss_with_a_shallow_queue() {
     // 20 Mbit/s, 100 ms: a BDP of ~208 packets behind a 10-packet queue; Startup's 2.77x
     // pacing overflows it within a round and loses far more than 2 %.
     let mut s = Sim::new(20, 100, 10, 0);
-    s.run(Duration::from_secs(5), |s| s.bbr().bbr_state() != BbrState::Startup);
+    s.run(Duration::from_secs(5), |s| {
+        s.bbr().bbr_state() != BbrState::Startup
+    });
     let b = s.bbr();
     assert!(s.dropped > 6, "{}", s.dropped);
     assert_eq!(b.bbr_state(), BbrState::Drain, "{:?}", s.trace);
     assert!(b.startup_exited_on_loss(), "{:?}", s.trace);
+    assert_eq!(b.stats().slow_start_loss_exits, 1);
     let hi = b.inflight_longterm().expect("loss sets inflight_longterm");
     assert!(hi >= 4 * MSS as u64);
 }
@@ -359,9 +383,18 @@ fn drain_ends_once_inflight_is_down_to_the_bdp() {
         s.trace
     );
     // Drain takes about a round, not three.
-    let t_drain = s.trace.iter().find(|(_, st)| *st == BbrState::Drain).unwrap().0;
+    let t_drain = s
+        .trace
+        .iter()
+        .find(|(_, st)| *st == BbrState::Drain)
+        .unwrap()
+        .0;
     let t_down = s.trace[s.trace.len() - 1].0;
-    assert!(t_down - t_drain < Duration::from_millis(200), "{:?}", s.trace);
+    assert!(
+        t_down - t_drain < Duration::from_millis(200),
+        "{:?}",
+        s.trace
+    );
 }
 
 #[test]
@@ -382,7 +415,9 @@ fn probe_bw_cycles_through_its_four_phases() {
         .count();
     assert!(full_cycles >= 2, "{:?}", s.trace);
     assert_eq!(&states[..2], &[BbrState::Startup, BbrState::Drain]);
-    assert!(states[2..].iter().all(|st| cycle.contains(st) || *st == BbrState::ProbeRtt));
+    assert!(states[2..]
+        .iter()
+        .all(|st| cycle.contains(st) || *st == BbrState::ProbeRtt));
     // Probes are 2 to 3 s apart (or sooner, by the Reno-coexistence round bound).
     let ups: Vec<Duration> = s
         .trace
@@ -422,14 +457,27 @@ fn probe_rtt_after_the_min_rtt_expires_for_200_ms_and_a_round() {
     let (t_out, next) = trace[entry + 1];
     // The min RTT was last lowered in the first round trips; ProbeRTT comes 5 s later.
     assert!(t_in >= PROBE_RTT_INTERVAL, "{trace:?}");
-    assert!(t_in <= PROBE_RTT_INTERVAL + Duration::from_secs(1), "{trace:?}");
+    assert!(
+        t_in <= PROBE_RTT_INTERVAL + Duration::from_secs(1),
+        "{trace:?}"
+    );
     // It lasts 200 ms after the window came down (and a round, shorter here), no more than
     // a couple of rounds longer.
     assert!(t_out - t_in > PROBE_RTT_DURATION, "{trace:?}");
-    assert!(t_out - t_in <= PROBE_RTT_DURATION + Duration::from_millis(80), "{trace:?}");
-    assert_eq!(next, BbrState::ProbeBwCruise, "the pipe was full: back to ProbeBW");
+    assert!(
+        t_out - t_in <= PROBE_RTT_DURATION + Duration::from_millis(80),
+        "{trace:?}"
+    );
+    assert_eq!(
+        next,
+        BbrState::ProbeBwCruise,
+        "the pipe was full: back to ProbeBW"
+    );
     assert!(probe_cwnd_ok.get(), "ProbeRTT's window is BDP/2 at most");
-    assert_eq!(s.r.controller().state().as_str(), trace.last().unwrap().1.cc_state().as_str());
+    assert_eq!(
+        s.r.controller().state().as_str(),
+        trace.last().unwrap().1.cc_state().as_str()
+    );
 }
 
 #[test]
