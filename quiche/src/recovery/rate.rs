@@ -358,7 +358,7 @@ mod tests {
             let now = t0 + Duration::from_millis(50 + pn);
             r.on_ack_received(
                 Epoch::Application,
-                [pn..pn + 1],
+                std::iter::once(pn..pn + 1),
                 Duration::ZERO,
                 now,
                 true,

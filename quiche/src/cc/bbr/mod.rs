@@ -554,7 +554,8 @@ impl Bbr {
         if self.adapt_long_term_model(now, rs) {
             return;
         }
-        match self.state {
+        let state = self.state;
+        match state {
             BbrState::ProbeBwDown => {
                 if self.is_time_to_probe_bw(now) {
                     return;
@@ -566,17 +567,14 @@ impl Bbr {
             BbrState::ProbeBwCruise => {
                 self.is_time_to_probe_bw(now);
             }
-            BbrState::ProbeBwRefill => {
-                if self.m.round_start {
-                    self.is_bw_probe_sample = true;
-                    self.start_probe_bw_up(rs);
-                }
+            BbrState::ProbeBwRefill if self.m.round_start => {
+                // After one round of REFILL, probe.
+                self.is_bw_probe_sample = true;
+                self.start_probe_bw_up(rs);
             }
-            BbrState::ProbeBwUp => {
-                if self.is_time_to_go_down(inflight, rs) {
-                    self.prev_probe_too_high = false;
-                    self.start_probe_bw_down(now);
-                }
+            BbrState::ProbeBwUp if self.is_time_to_go_down(inflight, rs) => {
+                self.prev_probe_too_high = false;
+                self.start_probe_bw_down(now);
             }
             _ => {}
         }

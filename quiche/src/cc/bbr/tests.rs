@@ -14,6 +14,9 @@ use crate::recovery::{test_now, AckOutcome, Recovery, RecoveryConfig, SentPacket
 
 const MSS: usize = 1200;
 
+/// A per-event assertion hook of [`Sim`].
+type Check = Box<dyn FnMut(&Sim)>;
+
 /// The simulated path and sender.
 struct Sim {
     r: Recovery<()>,
@@ -38,7 +41,7 @@ struct Sim {
     /// (time offset, state) at every state change.
     trace: Vec<(Duration, BbrState)>,
     /// Called after every event, for assertions that need the instant.
-    check: Option<Box<dyn FnMut(&Sim)>>,
+    check: Option<Check>,
 }
 
 impl Sim {
@@ -173,7 +176,7 @@ impl Sim {
                 self.r
                     .on_ack_received(
                         Epoch::Application,
-                        [pn..pn + 1],
+                        std::iter::once(pn..pn + 1),
                         Duration::ZERO,
                         self.now,
                         true,
