@@ -63,7 +63,8 @@ Runs:
                            100 ms, 1% loss, 1-BDP queue: multiplexed on one connection vs one
                            request at a time on 1 and on 6 connections (--runs pages, 10;
                            --loss replaces the 1%)
-                           (both experiments fix the path and congestion control themselves)
+                           (both experiments fix the path themselves; --cc and the other
+                           congestion-control flags apply)
   --help                   this text
 ";
 
@@ -363,13 +364,16 @@ fn run_experiment(
     }
     match experiment {
         Experiment::Upload => {
-            let s = h3exp::upload_scenario(o.scenario.size);
+            let mut s = h3exp::upload_scenario(o.scenario.size);
+            // The congestion-control flags apply (their defaults are the experiment's own).
+            s.cc = o.scenario.cc;
             let c = h3exp::upload_experiment(&s, o.seed, o.threads)?;
             write!(out, "{}", h3exp::upload_report(&c))?;
             Ok(c.tuned.completed && c.fixed.completed && c.small.completed)
         }
         Experiment::Multiplex => {
             let mut s = h3exp::multiplex_scenario();
+            s.cc = o.scenario.cc;
             if let Some(loss) = o.loss {
                 (s.loss_up, s.loss_down) = (loss, loss);
             }
