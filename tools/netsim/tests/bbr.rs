@@ -26,7 +26,7 @@ fn cell(rows: &[MatrixRow], loss: f64, cc: Cc) -> &MatrixRow {
 }
 
 /// Completion at 0, 2 and 5 % loss behind a 32-BDP queue, and the target: at 2 % and
-/// 5 % BBR's median time is at most half of CUBIC's (14.6 s against 53.2 s at 2 %, 15.5 s
+/// 5 % BBR's median time is at most half of CUBIC's (14.6 s against 53.2 s at 2 %, 15.4 s
 /// against 92.3 s at 5 %). Without loss it is within 10 % of the ideal, as CUBIC is.
 #[test]
 fn bbr_completes_and_beats_cubic_by_half_under_random_loss() {

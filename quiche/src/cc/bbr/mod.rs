@@ -84,7 +84,7 @@ const HEADROOM: u64 = 150;
 /// documentation).
 pub const FILTER_RANDOM_LOSS: bool = true;
 /// A loss rate, in thousandths, that counts as congestion even without a queue in the RTT.
-pub const HIGH_LOSS_PERMILLE: u64 = 150;
+pub const HIGH_LOSS_PERMILLE: u64 = 250;
 /// The least queueing delay above the min RTT that counts as a queue.
 pub const QUEUE_DELAY_FLOOR: Duration = Duration::from_millis(2);
 /// ProbeBW cycles the bandwidth filter covers (BBR.MaxBwFilterLen).
