@@ -356,6 +356,17 @@ pub trait CongestionControl: Send {
         self.cwnd()
     }
 
+    /// The controller's bandwidth estimate in bytes per second, for qlog; `None` (the default)
+    /// for controllers without one.
+    fn bandwidth_estimate(&self) -> Option<u64> {
+        None
+    }
+
+    /// The controller's own min-RTT estimate (BBR's windowed min), for qlog; `None` by default.
+    fn min_rtt_estimate(&self) -> Option<Duration> {
+        None
+    }
+
     /// The controller's state, for qlog.
     fn state(&self) -> CcState;
 
@@ -550,6 +561,14 @@ impl CongestionControl for Controller {
 
     fn send_quantum(&self) -> usize {
         dispatch!(self, cc => cc.send_quantum())
+    }
+
+    fn bandwidth_estimate(&self) -> Option<u64> {
+        dispatch!(self, cc => cc.bandwidth_estimate())
+    }
+
+    fn min_rtt_estimate(&self) -> Option<Duration> {
+        dispatch!(self, cc => cc.min_rtt_estimate())
     }
 
     fn state(&self) -> CcState {

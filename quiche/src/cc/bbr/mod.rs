@@ -970,6 +970,14 @@ impl CongestionControl for Bbr {
         self.send_quantum
     }
 
+    fn bandwidth_estimate(&self) -> Option<u64> {
+        (self.m.bw > 0).then_some(self.m.bw)
+    }
+
+    fn min_rtt_estimate(&self) -> Option<Duration> {
+        self.m.min_rtt
+    }
+
     fn state(&self) -> CcState {
         self.state.cc_state()
     }
