@@ -10,9 +10,11 @@
 //! - [`CongestionControl::on_spurious_congestion`] when every loss behind the last reduction was
 //!   later acknowledged.
 //!
-//! The built-in algorithms are compositions [`Classic<S, G>`] of a slow-start strategy `S` and a
-//! window-growth law `G`, dispatched through the [`Controller`] enum; user-written algorithms plug
-//! in as [`Controller::Custom`] through a [`CcFactory`].
+//! The loss-based built-in algorithms are compositions [`Classic<S, G>`] of a slow-start
+//! strategy `S` and a window-growth law `G`; [`Bbr`] (draft-ietf-ccwg-bbr-06) is model-based and
+//! asks recovery for delivery-rate samples ([`CongestionControl::wants_rate_samples`]). All are
+//! dispatched through the [`Controller`] enum; user-written algorithms plug in as
+//! [`Controller::Custom`] through a [`CcFactory`].
 
 use std::fmt;
 use std::str::FromStr;

@@ -89,7 +89,6 @@ pub(crate) struct RateSampler {
 #[derive(Clone, Copy, Debug)]
 struct Pending {
     prior_delivered: u64,
-    prior_time: Instant,
     is_app_limited: bool,
     send_elapsed: Duration,
     ack_elapsed: Duration,
@@ -142,7 +141,6 @@ impl RateSampler {
         if newer {
             self.pending = Some(Pending {
                 prior_delivered: st.delivered,
-                prior_time: delivered_time,
                 is_app_limited: st.is_app_limited,
                 send_elapsed: time_sent.saturating_duration_since(first_sent),
                 ack_elapsed: now.saturating_duration_since(delivered_time),
@@ -177,7 +175,6 @@ impl RateSampler {
         if self.app_limited_until != 0 && self.delivered > self.app_limited_until {
             self.app_limited_until = 0;
         }
-        let _ = p.prior_time;
         let delivered = self.delivered.saturating_sub(p.prior_delivered);
         let interval = p.send_elapsed.max(p.ack_elapsed);
         // A sample shorter than the minimum RTT is compressed by ACK aggregation and would
