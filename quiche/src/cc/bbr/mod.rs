@@ -779,6 +779,7 @@ impl Bbr {
             && self.m.loss_round_start
             && self.m.is_loss_in_round
             && (!FILTER_RANDOM_LOSS
+                || self.m.ecn_in_round
                 || self.m.round_shows_queue()
                 || self.m.round_lost_bytes.saturating_mul(1_000)
                     > (self.m.round_lost_bytes + self.m.round_delivered_bytes)
@@ -789,6 +790,7 @@ impl Bbr {
         }
         if self.m.loss_round_start {
             self.m.is_loss_in_round = false;
+            self.m.ecn_in_round = false;
         }
         let extra_window = if self.m.full_bw_reached {
             EXTRA_ACKED_FILTER_LEN
@@ -888,6 +890,7 @@ impl CongestionControl for Bbr {
         if signal.kind == CongestionKind::EcnCe {
             // An ECN-CE mark is a congestion signal of one round, like a loss.
             self.m.note_loss(0);
+            self.m.ecn_in_round = true;
         }
         let new_period = self
             .recovery_start

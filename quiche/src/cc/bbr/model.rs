@@ -29,6 +29,9 @@ pub(crate) struct Model {
     pub loss_round_delivered: u64,
     pub loss_round_start: bool,
     pub is_loss_in_round: bool,
+    /// Whether an ECN-CE mark arrived in the current loss round: explicit congestion, which
+    /// the random-loss filter never discounts.
+    pub ecn_in_round: bool,
     /// Bytes and packets lost, and bytes delivered, in the current loss round (for Startup's
     /// high-loss exit).
     pub round_lost_bytes: u64,
@@ -72,6 +75,7 @@ impl Model {
             loss_round_delivered: 0,
             loss_round_start: false,
             is_loss_in_round: false,
+            ecn_in_round: false,
             round_lost_bytes: 0,
             round_lost_packets: 0,
             round_delivered_bytes: 0,
@@ -272,6 +276,7 @@ impl Model {
     /// ResetCongestionSignals.
     pub(crate) fn reset_congestion_signals(&mut self) {
         self.is_loss_in_round = false;
+        self.ecn_in_round = false;
         self.bw_latest = 0;
         self.inflight_latest = 0;
     }

@@ -42,6 +42,8 @@ struct Sim {
     trace: Vec<(Duration, BbrState)>,
     /// Called after every event, for assertions that need the instant.
     check: Option<Check>,
+    /// Whether every ACK reports an ECN-CE increase.
+    ecn_ce: bool,
 }
 
 impl Sim {
@@ -88,6 +90,7 @@ impl Sim {
             dropped: 0,
             trace: vec![(Duration::ZERO, BbrState::Startup)],
             check: None,
+            ecn_ce: false,
         }
     }
 
@@ -184,6 +187,9 @@ impl Sim {
                     )
                     .unwrap();
                 self.out = out;
+                if self.ecn_ce {
+                    self.r.on_ecn_ce_increase(Epoch::Application, self.now);
+                }
                 self.record_state();
                 if let Some(mut check) = self.check.take() {
                     check(self);
@@ -518,4 +524,20 @@ fn random_loss_costs_bbr_far_less_than_cubic() {
     let (bbr0, dropped) = goodput(CongestionControlAlgorithm::Bbr, 0);
     assert_eq!(dropped, 0, "BBR keeps the 2-BDP queue from overflowing");
     assert!(bbr0 > 1_100_000, "{bbr0}");
+}
+
+#[test]
+fn ecn_ce_sets_the_short_term_bounds_without_a_queue() {
+    let mut s = Sim::new(10, 40, 84, 0);
+    s.run(Duration::from_secs(3), |_| false);
+    assert_eq!(s.bbr().shortterm_bounds(), (None, None));
+    let cwnd_before = s.r.cwnd();
+    // Marks on every ACK for half a second: explicit congestion, counted although the RTT
+    // shows no queue (the random-loss filter only discounts losses).
+    s.ecn_ce = true;
+    s.run(Duration::from_millis(3_500), |_| false);
+    let (bw_lo, inflight_lo) = s.bbr().shortterm_bounds();
+    assert!(bw_lo.is_some() && inflight_lo.is_some(), "{:?}", s.trace);
+    assert!(s.r.cwnd() < cwnd_before, "{} vs {cwnd_before}", s.r.cwnd());
+    assert_eq!(s.dropped, 0);
 }
