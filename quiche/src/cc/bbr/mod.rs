@@ -24,7 +24,7 @@
 //!   after round: at 5 % random loss the unfiltered algorithm ends up slower than needed.
 //!   Drop-tail overflow comes with a full queue, so congestion losses still count; and a loss
 //!   rate above [`HIGH_LOSS_PERMILLE`] (15 %) always counts, so that a buffer too shallow to
-//!   show in the RTT is not overrun.
+//!   show in the RTT is not overrun. ECN-CE marks are explicit and always count.
 //! - `PickProbeWait`'s randomness comes from a small deterministic generator seeded per
 //!   controller: the library never reads the clock or the OS's entropy on this path, and
 //!   simulations stay reproducible.
