@@ -189,10 +189,14 @@ void quiche_config_set_disable_active_migration(quiche_config *config, bool v);
 /* The built-in congestion control algorithms. */
 enum quiche_cc_algorithm {
     QUICHE_CC_RENO = 0,
-    QUICHE_CC_CUBIC = 1
+    QUICHE_CC_CUBIC = 1,
+    /* BBR (draft-ietf-ccwg-bbr-06); quiche's name and value. */
+    QUICHE_CC_BBR2_GCONGESTION = 4,
+    /* The same, by a shorter name. */
+    QUICHE_CC_BBR2 = 4
 };
 
-/* Selects the congestion control algorithm by name: "reno" or "cubic". Returns 0 or an
+/* Selects the congestion control algorithm by name: "reno", "cubic" or "bbr" ("bbr2"). Returns 0 or an
  * error (QUICHE_ERR_CONGESTION_CONTROL for an unknown name). */
 int quiche_config_set_cc_algorithm_name(quiche_config *config, const char *algo);
 

@@ -42,8 +42,9 @@ from an earlier connection of the same run (sessions cannot be kept across runs,
 #[derive(Args, Debug, Clone, PartialEq, Eq)]
 #[command(next_help_heading = "Transport options (client and server)")]
 pub struct TransportArgs {
-    /// Congestion control [default: cubic]
-    #[arg(long, value_name = "NAME", value_parser = ["reno", "cubic"])]
+    /// Congestion control: reno, cubic or bbr (BBR, draft-ietf-ccwg-bbr-06; bbr2 is an alias)
+    /// [default: cubic]
+    #[arg(long, value_name = "NAME", value_parser = ["reno", "cubic", "bbr", "bbr2"])]
     pub cc_algorithm: Option<String>,
     /// Turn HyStart++ off (default: on)
     #[arg(long)]

@@ -214,7 +214,8 @@ impl Config {
         self.cc_factory = None;
     }
 
-    /// Selects a built-in congestion control algorithm by name ("reno", "cubic").
+    /// Selects a built-in congestion control algorithm by name ("reno", "cubic", "bbr"; "bbr2"
+    /// is an alias).
     pub fn set_cc_algorithm_name(&mut self, name: &str) -> Result<()> {
         self.set_cc_algorithm(name.parse()?);
         Ok(())

@@ -487,11 +487,13 @@ config_setter!(
         |c, v: bool| c.set_disable_active_migration(v)
 );
 config_setter!(
-    /// Selects Reno (0) or CUBIC (1); other values are ignored. Taken as an `int` because an
+    /// Selects Reno (0), CUBIC (1) or BBR (4, quiche's `QUICHE_CC_BBR2_GCONGESTION`); other
+    /// values are ignored. Taken as an `int` because an
     /// out-of-range C enum value must not become an invalid Rust enum.
     quiche_config_set_cc_algorithm => |c, algo: c_int| match algo {
         0 => c.set_cc_algorithm(CongestionControlAlgorithm::Reno),
         1 => c.set_cc_algorithm(CongestionControlAlgorithm::CUBIC),
+        4 => c.set_cc_algorithm(CongestionControlAlgorithm::Bbr),
         _ => {}
     }
 );
@@ -608,7 +610,7 @@ pub unsafe extern "C" fn quiche_config_set_application_protos(
     })
 }
 
-/// Selects the congestion control algorithm by name ("reno", "cubic").
+/// Selects the congestion control algorithm by name ("reno", "cubic", "bbr" or "bbr2").
 ///
 /// # Safety
 /// `config` is NULL or from `quiche_config_new`; `algo` is NULL or a C string.

@@ -119,8 +119,12 @@ fn cert_path(name: &str) -> String {
     format!("{}/tests/certs/{name}", env!("CARGO_MANIFEST_DIR"))
 }
 
-fn config(server: bool) -> Config {
+fn config(server: bool, bbr: bool) -> Config {
     let mut c = Config::new(quiche::PROTOCOL_VERSION).unwrap();
+    if bbr {
+        // BBR's delivery-rate sampling runs per packet too.
+        c.set_cc_algorithm_name("bbr").unwrap();
+    }
     c.set_application_protos(&[b"hq-interop"]).unwrap();
     c.set_max_idle_timeout(30_000);
     // Flow control caps what is in flight at one stream window, so that the windows stop
@@ -180,8 +184,8 @@ struct Report {
 
 /// Moves `TOTAL` bytes on stream 0 from the server to the client (`download`) or the other
 /// way, and counts the allocations after the warm-up.
-fn transfer(download: bool) -> Report {
-    let mut pipe = Pipe::new(&mut config(false), &mut config(true)).unwrap();
+fn transfer(download: bool, bbr: bool) -> Report {
+    let mut pipe = Pipe::new(&mut config(false, bbr), &mut config(true, bbr)).unwrap();
     // The pipe's own buffers are not the library's allocations: at most the whole transfer and
     // an ACK for every other packet can be in flight.
     pipe.reserve_datagrams(TOTAL / 1000 * 3 / 2);
@@ -268,8 +272,8 @@ fn transfer(download: bool) -> Report {
     }
 }
 
-fn check(download: bool) {
-    let r = transfer(download);
+fn check(download: bool, bbr: bool) {
+    let r = transfer(download, bbr);
     let per_packet = r.allocations as f64 / r.packets as f64;
     eprintln!(
         "{}: {} allocations ({} bytes) over {} packets after warm-up: {per_packet:.4} per packet",
@@ -308,10 +312,15 @@ fn counter_sees_allocations() {
 
 #[test]
 fn download_allocates_nothing_per_packet() {
-    check(true);
+    check(true, false);
+}
+
+#[test]
+fn bbr_download_allocates_nothing_per_packet() {
+    check(true, true);
 }
 
 #[test]
 fn upload_allocates_nothing_per_packet() {
-    check(false);
+    check(false, false);
 }

@@ -10,18 +10,21 @@
 //! - [`CongestionControl::on_spurious_congestion`] when every loss behind the last reduction was
 //!   later acknowledged.
 //!
-//! The built-in algorithms are compositions [`Classic<S, G>`] of a slow-start strategy `S` and a
-//! window-growth law `G`, dispatched through the [`Controller`] enum; user-written algorithms plug
-//! in as [`Controller::Custom`] through a [`CcFactory`].
+//! The loss-based built-in algorithms are compositions [`Classic<S, G>`] of a slow-start
+//! strategy `S` and a window-growth law `G`; [`Bbr`] (draft-ietf-ccwg-bbr-06) is model-based and
+//! asks recovery for delivery-rate samples ([`CongestionControl::wants_rate_samples`]). All are
+//! dispatched through the [`Controller`] enum; user-written algorithms plug in as
+//! [`Controller::Custom`] through a [`CcFactory`].
 
 use std::fmt;
 use std::str::FromStr;
 use std::time::{Duration, Instant};
 
 use crate::packet::Epoch;
-use crate::recovery::RttStats;
+use crate::recovery::{LostPacketRate, RateSample, RttStats};
 use crate::{Error, Result};
 
+mod bbr;
 mod classic;
 mod cubic;
 mod hystart;
@@ -31,6 +34,7 @@ mod slow_start;
 #[cfg(test)]
 mod test_sender;
 
+pub use self::bbr::{Bbr, BbrState};
 pub use self::classic::{Classic, SlowStart, Window, WindowGrowth};
 pub use self::cubic::{cubic_k, w_cubic, Cubic, ALPHA_CUBIC, BETA_CUBIC};
 pub use self::hystart::{
@@ -145,6 +149,20 @@ pub enum CcState {
     Recovery,
     /// The window is not growing because the sender is application-limited.
     ApplicationLimited,
+    /// BBR Startup: exponential search for the bandwidth.
+    Startup,
+    /// BBR Drain: draining the queue Startup built.
+    Drain,
+    /// BBR ProbeBW_DOWN: pacing below the estimated bandwidth.
+    ProbeBwDown,
+    /// BBR ProbeBW_CRUISE: pacing at the estimated bandwidth.
+    ProbeBwCruise,
+    /// BBR ProbeBW_REFILL: refilling the pipe before a probe.
+    ProbeBwRefill,
+    /// BBR ProbeBW_UP: probing for more bandwidth.
+    ProbeBwUp,
+    /// BBR ProbeRTT: draining the pipe to measure the propagation delay.
+    ProbeRtt,
 }
 
 impl CcState {
@@ -158,6 +176,13 @@ impl CcState {
             CcState::CongestionAvoidance => "congestion_avoidance",
             CcState::Recovery => "recovery",
             CcState::ApplicationLimited => "application_limited",
+            CcState::Startup => "startup",
+            CcState::Drain => "drain",
+            CcState::ProbeBwDown => "probe_bw_down",
+            CcState::ProbeBwCruise => "probe_bw_cruise",
+            CcState::ProbeBwRefill => "probe_bw_refill",
+            CcState::ProbeBwUp => "probe_bw_up",
+            CcState::ProbeRtt => "probe_rtt",
         }
     }
 }
@@ -316,6 +341,28 @@ pub trait CongestionControl: Send {
         let _ = now;
     }
 
+    /// Whether recovery should run delivery-rate sampling (draft-ietf-ccwg-bbr-06 §4.1) and
+    /// feed [`on_rate_sample`](CongestionControl::on_rate_sample) and
+    /// [`on_packet_lost_rate`](CongestionControl::on_packet_lost_rate). False by default, so
+    /// loss-based controllers pay nothing for it. Must not change over a controller's life.
+    fn wants_rate_samples(&self) -> bool {
+        false
+    }
+
+    /// The delivery-rate sample of an ACK frame, given before
+    /// [`on_ack`](CongestionControl::on_ack) for the same frame and after the frame's losses.
+    /// Only called when [`wants_rate_samples`](CongestionControl::wants_rate_samples) is true.
+    fn on_rate_sample(&mut self, now: Instant, sample: &RateSample) {
+        let _ = (now, sample);
+    }
+
+    /// One in-flight packet was declared lost, with its send-time delivery snapshot; called
+    /// before the batch's [`on_congestion_event`](CongestionControl::on_congestion_event). Only
+    /// called when [`wants_rate_samples`](CongestionControl::wants_rate_samples) is true.
+    fn on_packet_lost_rate(&mut self, now: Instant, lost: &LostPacketRate) {
+        let _ = (now, lost);
+    }
+
     /// The congestion window in bytes.
     fn cwnd(&self) -> usize;
 
@@ -333,6 +380,17 @@ pub trait CongestionControl: Send {
         self.cwnd()
     }
 
+    /// The controller's bandwidth estimate in bytes per second, for qlog; `None` (the default)
+    /// for controllers without one.
+    fn bandwidth_estimate(&self) -> Option<u64> {
+        None
+    }
+
+    /// The controller's own min-RTT estimate (BBR's windowed min), for qlog; `None` by default.
+    fn min_rtt_estimate(&self) -> Option<Duration> {
+        None
+    }
+
     /// The controller's state, for qlog.
     fn state(&self) -> CcState;
 
@@ -346,7 +404,7 @@ pub trait CongestionControl: Send {
 }
 
 /// The built-in congestion control algorithms. The values are those of quiche's C API
-/// (`QUICHE_CC_RENO`, `QUICHE_CC_CUBIC`).
+/// (`QUICHE_CC_RENO`, `QUICHE_CC_CUBIC`, `QUICHE_CC_BBR2_GCONGESTION`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[repr(C)]
 pub enum CongestionControlAlgorithm {
@@ -355,18 +413,33 @@ pub enum CongestionControlAlgorithm {
     Reno = 0,
     /// CUBIC (RFC 8312 with RFC 9438's corrections).
     CUBIC = 1,
+    /// BBR (draft-ietf-ccwg-bbr-06, BBRv3), quiche's `QUICHE_CC_BBR2_GCONGESTION` value.
+    Bbr = 4,
+}
+
+#[allow(non_upper_case_globals)]
+impl CongestionControlAlgorithm {
+    /// quiche's name for its BBRv2-family controller; here the same as
+    /// [`CongestionControlAlgorithm::Bbr`].
+    pub const Bbr2Gcongestion: CongestionControlAlgorithm = CongestionControlAlgorithm::Bbr;
 }
 
 impl FromStr for CongestionControlAlgorithm {
     type Err = Error;
 
-    /// Parses `"reno"` or `"cubic"` (ASCII case-insensitive); anything else is
+    /// Parses `"reno"`, `"cubic"` or `"bbr"` (also `"bbr2"` and quiche's
+    /// `"bbr2_gcongestion"`), ASCII case-insensitive; anything else is
     /// [`Error::CongestionControl`].
     fn from_str(name: &str) -> Result<Self> {
         if name.eq_ignore_ascii_case("reno") {
             Ok(CongestionControlAlgorithm::Reno)
         } else if name.eq_ignore_ascii_case("cubic") {
             Ok(CongestionControlAlgorithm::CUBIC)
+        } else if ["bbr", "bbr2", "bbr2_gcongestion"]
+            .iter()
+            .any(|n| name.eq_ignore_ascii_case(n))
+        {
+            Ok(CongestionControlAlgorithm::Bbr)
         } else {
             Err(Error::CongestionControl)
         }
@@ -446,6 +519,8 @@ pub enum Controller {
     RenoSearch(Classic<Search, Reno>),
     /// CUBIC with SEARCH.
     CubicSearch(Classic<Search, Cubic>),
+    /// BBR (HyStart++ does not apply: BBR has its own Startup).
+    Bbr(Box<Bbr>),
     /// A controller built by a [`CcFactory`].
     Custom(Box<dyn CongestionControl>),
 }
@@ -475,6 +550,7 @@ impl Controller {
             (A::CUBIC, S::Search) => {
                 Controller::CubicSearch(Classic::new(cfg, Search::new(), Cubic::default()))
             }
+            (A::Bbr, _) => Controller::Bbr(Box::new(Bbr::new(cfg))),
         }
     }
 
@@ -505,6 +581,7 @@ macro_rules! dispatch {
             Controller::CubicHystart($cc) => $call,
             Controller::RenoSearch($cc) => $call,
             Controller::CubicSearch($cc) => $call,
+            Controller::Bbr($cc) => $call,
             Controller::Custom($cc) => $call,
         }
     };
@@ -544,6 +621,18 @@ impl CongestionControl for Controller {
         dispatch!(self, cc => cc.on_app_limited(now))
     }
 
+    fn wants_rate_samples(&self) -> bool {
+        dispatch!(self, cc => cc.wants_rate_samples())
+    }
+
+    fn on_rate_sample(&mut self, now: Instant, sample: &RateSample) {
+        dispatch!(self, cc => cc.on_rate_sample(now, sample))
+    }
+
+    fn on_packet_lost_rate(&mut self, now: Instant, lost: &LostPacketRate) {
+        dispatch!(self, cc => cc.on_packet_lost_rate(now, lost))
+    }
+
     fn cwnd(&self) -> usize {
         dispatch!(self, cc => cc.cwnd())
     }
@@ -558,6 +647,14 @@ impl CongestionControl for Controller {
 
     fn send_quantum(&self) -> usize {
         dispatch!(self, cc => cc.send_quantum())
+    }
+
+    fn bandwidth_estimate(&self) -> Option<u64> {
+        dispatch!(self, cc => cc.bandwidth_estimate())
+    }
+
+    fn min_rtt_estimate(&self) -> Option<Duration> {
+        dispatch!(self, cc => cc.min_rtt_estimate())
     }
 
     fn state(&self) -> CcState {
@@ -633,10 +730,13 @@ mod tests {
         assert_eq!("reno".parse(), Ok(CongestionControlAlgorithm::Reno));
         assert_eq!("cubic".parse(), Ok(CongestionControlAlgorithm::CUBIC));
         assert_eq!("CUBIC".parse(), Ok(CongestionControlAlgorithm::CUBIC));
+        assert_eq!("bbr".parse(), Ok(CongestionControlAlgorithm::Bbr));
+        assert_eq!("BBR2".parse(), Ok(CongestionControlAlgorithm::Bbr));
         assert_eq!(
-            "bbr".parse::<CongestionControlAlgorithm>(),
+            "bbr3".parse::<CongestionControlAlgorithm>(),
             Err(Error::CongestionControl)
         );
+        assert_eq!(CongestionControlAlgorithm::Bbr as i32, 4);
         assert_eq!(
             "".parse::<CongestionControlAlgorithm>(),
             Err(Error::CongestionControl)
@@ -653,6 +753,8 @@ mod tests {
             (CongestionControlAlgorithm::Reno, true, "reno"),
             (CongestionControlAlgorithm::CUBIC, false, "cubic"),
             (CongestionControlAlgorithm::CUBIC, true, "cubic"),
+            (CongestionControlAlgorithm::Bbr, false, "bbr"),
+            (CongestionControlAlgorithm::Bbr, true, "bbr"),
         ] {
             cfg.hystart = hystart;
             let cc = Controller::new(algorithm, &cfg);
@@ -666,6 +768,7 @@ mod tests {
                 (CongestionControlAlgorithm::CUBIC, true) => {
                     matches!(cc, Controller::CubicHystart(_))
                 }
+                (CongestionControlAlgorithm::Bbr, _) => matches!(cc, Controller::Bbr(_)),
             };
             assert!(expected, "{algorithm:?} hystart={hystart}: {cc:?}");
             assert_eq!(cc.stats(), CcStats::default());
@@ -682,6 +785,13 @@ mod tests {
             (CcState::CongestionAvoidance, "congestion_avoidance"),
             (CcState::Recovery, "recovery"),
             (CcState::ApplicationLimited, "application_limited"),
+            (CcState::Startup, "startup"),
+            (CcState::Drain, "drain"),
+            (CcState::ProbeBwDown, "probe_bw_down"),
+            (CcState::ProbeBwCruise, "probe_bw_cruise"),
+            (CcState::ProbeBwRefill, "probe_bw_refill"),
+            (CcState::ProbeBwUp, "probe_bw_up"),
+            (CcState::ProbeRtt, "probe_rtt"),
         ];
         for (state, name) in all {
             assert_eq!(state.as_str(), name);

@@ -154,6 +154,8 @@ impl Connection {
                     rtt_variance: rtt.rttvar(),
                     ssthresh: cc.ssthresh().map(|s| s as u64),
                     pacing_rate: self.pacer.rate(),
+                    bandwidth_estimate: cc.bandwidth_estimate(),
+                    cc_min_rtt: cc.min_rtt_estimate(),
                 },
             );
             q.congestion_state_updated(now, cc.state().as_str(), None);

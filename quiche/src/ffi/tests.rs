@@ -209,3 +209,29 @@ fn c_api_knows_quic_v2_but_defaults_to_v1() {
     // SAFETY: the pointer was just returned by quiche_config_new and is freed once.
     unsafe { quiche_config_free(config) };
 }
+
+#[test]
+fn cc_algorithm_values_and_names_are_quiches() {
+    use crate::CongestionControlAlgorithm as A;
+    let config = quiche_config_new(crate::PROTOCOL_VERSION);
+    assert!(!config.is_null());
+    // SAFETY: `config` is live until freed at the end; the names are NUL-terminated.
+    unsafe {
+        quiche_config_set_cc_algorithm(config, 4);
+        assert_eq!((*config).cc_algorithm, A::Bbr, "QUICHE_CC_BBR2_GCONGESTION");
+        quiche_config_set_cc_algorithm(config, 77);
+        assert_eq!(
+            (*config).cc_algorithm,
+            A::Bbr,
+            "out-of-range values are ignored"
+        );
+        quiche_config_set_cc_algorithm(config, 1);
+        assert_eq!((*config).cc_algorithm, A::CUBIC);
+        assert_eq!(
+            quiche_config_set_cc_algorithm_name(config, c"bbr2".as_ptr()),
+            0
+        );
+        assert_eq!((*config).cc_algorithm, A::Bbr);
+        quiche_config_free(config);
+    }
+}

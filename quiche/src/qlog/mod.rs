@@ -241,6 +241,12 @@ pub struct Metrics {
     /// Pacing rate in bytes per second (written as bits per second, qlog's unit), `None` when
     /// the controller sets none.
     pub pacing_rate: Option<u64>,
+    /// The controller's bandwidth estimate in bytes per second (BBR), written as the custom
+    /// field `bandwidth_estimate` in bits per second.
+    pub bandwidth_estimate: Option<u64>,
+    /// The controller's own min-RTT estimate (BBR), written as the custom field
+    /// `cc_min_rtt` in milliseconds.
+    pub cc_min_rtt: Option<Duration>,
 }
 
 /// Streams one connection's qlog trace to a writer. See the module documentation.
@@ -500,8 +506,24 @@ impl QlogLogger {
             Some(p) if f(&p) == f(m) => None,
             _ => Some(duration_ms(f(m))),
         };
+        let mut ex_data = qlog::events::ExData::new();
+        if let Some(bw) = changed_u64(
+            prev.and_then(|p| p.bandwidth_estimate),
+            m.bandwidth_estimate,
+        ) {
+            ex_data.insert(
+                "bandwidth_estimate".to_string(),
+                bw.saturating_mul(8).into(),
+            );
+        }
+        if let Some(rtt) = m
+            .cc_min_rtt
+            .filter(|&r| prev.is_none_or(|p| p.cc_min_rtt != Some(r)))
+        {
+            ex_data.insert("cc_min_rtt".to_string(), duration_ms(rtt).into());
+        }
         let update = MetricsUpdated {
-            ex_data: Default::default(),
+            ex_data,
             min_rtt: changed(|m| m.min_rtt),
             smoothed_rtt: changed(|m| m.smoothed_rtt),
             latest_rtt: changed(|m| m.latest_rtt),

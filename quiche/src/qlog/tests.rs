@@ -446,6 +446,8 @@ fn event_sequence() {
         rtt_variance: ms(15),
         ssthresh: None,
         pacing_rate: None,
+        bandwidth_estimate: None,
+        cc_min_rtt: None,
     };
     q.metrics_updated(start + ms(30), &m);
     q.congestion_state_updated(start + ms(30), "slow_start", None);
@@ -561,6 +563,8 @@ fn metrics_carry_only_changes() {
         rtt_variance: Duration::from_micros(166_500),
         ssthresh: None,
         pacing_rate: Some(1000),
+        bandwidth_estimate: None,
+        cc_min_rtt: None,
     };
     q.metrics_updated(start, &m);
     q.metrics_updated(start + ms(1), &m);
@@ -604,6 +608,33 @@ fn metrics_carry_only_changes() {
         serde_json::json!({"latest_rtt": 25.0, "ssthresh": 8000})
     );
     assert_eq!(ev[3]["data"], serde_json::json!({"pacing_rate": 16_000}));
+}
+
+#[test]
+fn model_estimates_are_custom_metrics_fields() {
+    let start = virtual_epoch();
+    let (mut q, buf) = logger(Vantage::Server, start);
+    let mut m = Metrics {
+        cwnd: 14_720,
+        bandwidth_estimate: Some(625_000),
+        cc_min_rtt: Some(ms(60)),
+        ..Metrics::default()
+    };
+    q.metrics_updated(start, &m);
+    m.bandwidth_estimate = Some(600_000);
+    q.metrics_updated(start + ms(1), &m);
+    q.metrics_updated(start + ms(2), &m);
+    let ev = events(&buf);
+    assert_eq!(ev.len(), 2, "{ev:?}");
+    assert_eq!(
+        ev[0]["data"]["bandwidth_estimate"], 5_000_000,
+        "bits per second"
+    );
+    assert_eq!(ev[0]["data"]["cc_min_rtt"].as_f64(), Some(60.0));
+    assert_eq!(
+        ev[1]["data"],
+        serde_json::json!({"bandwidth_estimate": 4_800_000})
+    );
 }
 
 #[test]

@@ -26,6 +26,7 @@ use crate::{Error, Result};
 mod loss;
 pub mod pacer;
 mod pto;
+mod rate;
 mod rtt;
 mod sent;
 #[cfg(test)]
@@ -35,11 +36,13 @@ pub use self::loss::{
     loss_delay, persistent_congestion_duration, PACKET_THRESHOLD, PERSISTENT_CONGESTION_THRESHOLD,
 };
 pub use self::pto::{pto_period, MAX_PTO_PROBES};
+pub use self::rate::{LostPacketRate, PacketRateState, RateSample};
 pub use self::rtt::{RttEstimator, RttStats, DEFAULT_MAX_ACK_DELAY, GRANULARITY, INITIAL_RTT};
 pub use self::sent::{SentPacket, SentPackets};
 
 use self::loss::{LostHistory, SpuriousTally};
 use self::pto::{PtoDeadline, SpaceTimes};
+use self::rate::RateSampler;
 
 /// Configuration of a path's recovery.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -259,6 +262,8 @@ pub struct Recovery<P> {
     loss_event_seq: u64,
     undo: Option<UndoGroup>,
     stats: RecoveryStats,
+    /// Delivery-rate sampling, run only for controllers that want it.
+    rate: RateSampler,
 }
 
 impl<P> Recovery<P> {
@@ -274,7 +279,6 @@ impl<P> Recovery<P> {
             spaces: Default::default(),
             pto: pto_period(&rtt.stats(), 0, Epoch::Application),
             rtt,
-            cc,
             max_datagram_size: cfg.cc.max_datagram_size,
             timer: None,
             pto_count: 0,
@@ -286,6 +290,8 @@ impl<P> Recovery<P> {
             loss_event_seq: 0,
             undo: None,
             stats: RecoveryStats::default(),
+            rate: RateSampler::default(),
+            cc,
         }
     }
 
@@ -311,6 +317,11 @@ impl<P> Recovery<P> {
             return Err(Error::InvalidState);
         }
         pkt.time_sent = now;
+        if self.cc.wants_rate_samples() && pkt.in_flight {
+            pkt.rate = self
+                .rate
+                .on_packet_sent(now, self.bytes_in_flight(), pkt.size);
+        }
         let (pkt_num, size) = (pkt.pkt_num, pkt.size);
         let (ack_eliciting, in_flight) = (pkt.ack_eliciting, pkt.in_flight);
         self.space_mut(epoch).sent.push(pkt)?;
@@ -433,6 +444,15 @@ impl<P> Recovery<P> {
 
         self.detect_lost(epoch, now, out);
 
+        if self.cc.wants_rate_samples() {
+            for p in out.acked.iter().filter(|p| p.in_flight) {
+                self.rate.on_packet_acked(now, &p.rate, p.size, p.time_sent);
+            }
+            let min_rtt = self.rtt.stats().min_rtt;
+            if let Some(rs) = self.rate.generate(min_rtt, out.lost_bytes as u64) {
+                self.cc.on_rate_sample(now, &rs);
+            }
+        }
         if let Some((pn, time_sent)) = scan.largest_in_flight {
             let batch = AckBatch {
                 epoch,
@@ -507,6 +527,14 @@ impl<P> Recovery<P> {
             event,
         );
         space.loss_time = det.loss_time;
+        if self.cc.wants_rate_samples() {
+            for p in out.lost.get(already_lost..).unwrap_or_default() {
+                if p.in_flight {
+                    let lost = self.rate.on_packet_lost(&p.rate, p.size);
+                    self.cc.on_packet_lost_rate(now, &lost);
+                }
+            }
+        }
         if det.packets > 0 {
             let in_first = out.lost.get(already_lost..).unwrap_or_default().iter();
             let in_first = in_first
@@ -756,6 +784,9 @@ impl<P> Recovery<P> {
     pub fn set_app_limited(&mut self, limited: bool, now: Instant) {
         self.app_limited = limited;
         if limited {
+            if self.cc.wants_rate_samples() {
+                self.rate.on_app_limited(self.bytes_in_flight());
+            }
             self.cc.on_app_limited(now);
         }
     }

@@ -36,6 +36,9 @@ pub struct SentPacket<P> {
     /// What the connection needs to know about the packet's frames when it is acknowledged or
     /// lost. Recovery never looks inside.
     pub payload: P,
+    /// The delivery-rate snapshot taken when the packet was sent; left default unless the
+    /// controller wants rate samples.
+    pub rate: super::rate::PacketRateState,
 }
 
 impl<P> SentPacket<P> {
@@ -55,6 +58,7 @@ impl<P> SentPacket<P> {
             ack_eliciting,
             in_flight,
             payload,
+            rate: Default::default(),
         }
     }
 }

@@ -24,7 +24,7 @@ use crate::units::{parse_duration, parse_probability, parse_rate, parse_size, Qu
 
 /// The congestion-control algorithms `--cc` accepts, as `CongestionControlAlgorithm`'s
 /// `FromStr` names them: a new algorithm is one more name here.
-pub const CC_NAMES: &[&str] = &["reno", "cubic"];
+pub const CC_NAMES: &[&str] = &["reno", "cubic", "bbr"];
 
 /// The slow-start strategies `--slow-start` accepts (`SlowStartStrategy`'s `FromStr` names).
 pub const SLOW_START_NAMES: &[&str] = &["standard", "hystart", "search"];
@@ -193,7 +193,8 @@ struct RunArgs {
     /// Reno and CUBIC, one run each
     #[arg(long, value_name = "shallow")]
     matrix: Option<Option<MatrixKind>>,
-    /// One of the HTTP/3 experiments, which fix the path and congestion control themselves
+    /// One of the HTTP/3 experiments, which fix the path themselves (the congestion-control
+    /// flags apply)
     #[arg(long, value_name = "NAME")]
     experiment: Option<Experiment>,
 }
@@ -589,13 +590,16 @@ fn run_experiment(
 ) -> Result<bool, CliError> {
     match experiment {
         Experiment::Upload => {
-            let s = h3exp::upload_scenario(o.scenario.size);
+            let mut s = h3exp::upload_scenario(o.scenario.size);
+            // The congestion-control flags apply (their defaults are the experiment's own).
+            s.cc = o.scenario.cc;
             let c = h3exp::upload_experiment(&s, o.seed, o.threads)?;
             write!(out, "{}", h3exp::upload_report(&c))?;
             Ok(c.tuned.completed && c.fixed.completed && c.small.completed)
         }
         Experiment::Multiplex => {
             let mut s = h3exp::multiplex_scenario();
+            s.cc = o.scenario.cc;
             if let Some(loss) = o.loss {
                 (s.loss_up, s.loss_down) = (loss, loss);
             }

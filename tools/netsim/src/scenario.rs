@@ -106,8 +106,13 @@ impl fmt::Display for Cc {
         let name = match self.algorithm {
             CongestionControlAlgorithm::Reno => "reno",
             CongestionControlAlgorithm::CUBIC => "cubic",
+            CongestionControlAlgorithm::Bbr => "bbr",
         };
         f.write_str(name)?;
+        // BBR has its own Startup: no slow-start strategy applies to it.
+        if self.algorithm == CongestionControlAlgorithm::Bbr {
+            return Ok(());
+        }
         match self.strategy() {
             SlowStartStrategy::Standard => {}
             SlowStartStrategy::HyStartPlusPlus => {

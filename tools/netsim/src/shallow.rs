@@ -165,6 +165,7 @@ pub fn report(rows: &[Row]) -> String {
         let algorithm = match c.algorithm {
             CongestionControlAlgorithm::Reno => "reno",
             CongestionControlAlgorithm::CUBIC => "cubic",
+            CongestionControlAlgorithm::Bbr => "bbr",
         };
         let _ = write!(
             out,

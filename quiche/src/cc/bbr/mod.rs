@@ -1,0 +1,991 @@
+//! BBR (draft-ietf-ccwg-bbr-06, "BBRv3"): a model-based controller. It estimates the path's
+//! bottleneck bandwidth (a windowed max of delivery-rate samples) and round-trip propagation
+//! delay (a windowed min of RTT samples), paces at a gain times the bandwidth and bounds the
+//! data in flight to a gain times their product (the BDP), cycling through states that probe
+//! for more bandwidth, drain the queue it made and, now and then, probe for the minimum RTT.
+//! Loss and ECN-CE do not halve the window as in Reno or CUBIC: they bound the model
+//! (`inflight_longterm` when probing overshot, `bw_shortterm` / `inflight_shortterm` otherwise).
+//!
+//! Recovery feeds it delivery-rate samples (see [`crate::recovery::RateSample`]); the model
+//! lives in [`model`], the state machine here.
+//!
+//! Deviations from the draft, chosen for QUIC and this library's interfaces:
+//! - QUIC's ACK frames report every lost range, so `has_selective_acks` is always true; the
+//!   Startup high-loss exit counts lost *packets* (not discontiguous ranges) towards its six.
+//! - The draft's "fast recovery" is RFC 9002's recovery period: it starts with a congestion
+//!   event for a packet sent after the current period began and ends when a packet sent after
+//!   that is acknowledged. Persistent congestion plays the RTO's part (`cwnd = inflight + 1 MSS`).
+//! - Loss is taken as congestion only when the RTT shows a queue (when [`FILTER_RANDOM_LOSS`]
+//!   is on, the default): the once-per-round lower bounds (`bw_shortterm`,
+//!   `inflight_shortterm`) only tighten after a round whose every RTT sample exceeded the
+//!   min RTT by an eighth (at least 2 ms), and the "inflight too high" and Startup high-loss
+//!   responses need the latest sample to. Losses without a queue are random (a lossy link,
+//!   not an overflowing buffer) and the draft's responses to them ratchet the rate down round
+//!   after round: at 5 % random loss the unfiltered algorithm ends up slower than needed.
+//!   Drop-tail overflow comes with a full queue, so congestion losses still count; and a loss
+//!   rate above [`HIGH_LOSS_PERMILLE`] (15 %) always counts, so that a buffer too shallow to
+//!   show in the RTT is not overrun. ECN-CE marks are explicit and always count.
+//! - `PickProbeWait`'s randomness comes from a small deterministic generator seeded per
+//!   controller: the library never reads the clock or the OS's entropy on this path, and
+//!   simulations stay reproducible.
+
+use std::time::{Duration, Instant};
+
+use super::{
+    AckBatch, CcConfig, CcState, CcStats, CongestionControl, CongestionKind, CongestionSignal,
+    SentInfo,
+};
+use crate::recovery::{LostPacketRate, RateSample, RttStats};
+
+mod filter;
+mod model;
+#[cfg(test)]
+mod tests;
+
+use self::model::Model;
+
+/// The algorithm's name in logs and qlog.
+pub const NAME: &str = "bbr";
+
+/// Startup's pacing gain, 4 ln 2 ≈ 2.77 (§2.6), in thousandths.
+const STARTUP_PACING_GAIN: u64 = 2_770;
+/// Drain's pacing gain, 0.5 (§5.3.2), in thousandths.
+const DRAIN_PACING_GAIN: u64 = 500;
+/// The default cwnd gain, 2 (§2.6), in thousandths.
+const DEFAULT_CWND_GAIN: u64 = 2_000;
+/// ProbeRTT's cwnd gain, 0.5, in thousandths.
+const PROBE_RTT_CWND_GAIN: u64 = 500;
+/// ProbeBW_UP's pacing gain, 1.25, in thousandths.
+const PROBE_UP_PACING_GAIN: u64 = 1_250;
+/// ProbeBW_DOWN's pacing gain, 0.9, in thousandths.
+const PROBE_DOWN_PACING_GAIN: u64 = 900;
+/// ProbeBW_UP's cwnd gain, 2.25, in thousandths.
+const PROBE_UP_CWND_GAIN: u64 = 2_250;
+/// Pace 1 % below the bandwidth estimate (BBR.PacingMarginPercent).
+const PACING_MARGIN_PERCENT: u64 = 1;
+/// ProbeRTT is entered when the min-RTT sample is older than this (BBR.ProbeRTTInterval).
+pub const PROBE_RTT_INTERVAL: Duration = Duration::from_secs(5);
+/// The min-RTT filter's length (BBR.MinRTTFilterLen).
+pub const MIN_RTT_FILTER_LEN: Duration = Duration::from_secs(10);
+/// How long ProbeRTT holds the reduced window, at least (BBR.ProbeRTTDuration).
+pub const PROBE_RTT_DURATION: Duration = Duration::from_millis(200);
+/// Rounds without 25 % bandwidth growth that mean the pipe is full.
+pub const FULL_BW_COUNT: u32 = 3;
+/// Lost packets in a Startup round that, with a loss rate above [`LOSS_THRESH_PERMILLE`], end
+/// Startup (BBRStartupFullLossCnt).
+pub const STARTUP_FULL_LOSS_COUNT: u64 = 6;
+/// The tolerated loss rate, 2 % (BBR.LossThresh), in thousandths.
+pub const LOSS_THRESH_PERMILLE: u64 = 20;
+/// The multiplicative decrease of the short-term bounds, 0.7 (BBR.Beta), in thousandths.
+const BETA: u64 = 700;
+/// Headroom left below `inflight_longterm` in CRUISE, 15 % (BBR.Headroom), in thousandths.
+const HEADROOM: u64 = 150;
+/// Whether losses only count as congestion when the RTT shows a queue (see the module
+/// documentation).
+pub const FILTER_RANDOM_LOSS: bool = true;
+/// A loss rate, in thousandths, that counts as congestion even without a queue in the RTT.
+pub const HIGH_LOSS_PERMILLE: u64 = 250;
+/// The least queueing delay above the min RTT that counts as a queue.
+pub const QUEUE_DELAY_FLOOR: Duration = Duration::from_millis(2);
+/// ProbeBW cycles the bandwidth filter covers (BBR.MaxBwFilterLen).
+const MAX_BW_FILTER_LEN: u64 = 2;
+/// Rounds the ACK-aggregation filter covers (BBR.ExtraAckedFilterLen).
+const EXTRA_ACKED_FILTER_LEN: u64 = 10;
+
+/// BBR's states (§5.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BbrState {
+    /// Exponential search for the bandwidth.
+    Startup,
+    /// Draining the queue Startup built.
+    Drain,
+    /// ProbeBW: decelerating below the estimated bandwidth.
+    ProbeBwDown,
+    /// ProbeBW: cruising at the estimated bandwidth.
+    ProbeBwCruise,
+    /// ProbeBW: refilling the pipe before probing.
+    ProbeBwRefill,
+    /// ProbeBW: probing for more bandwidth.
+    ProbeBwUp,
+    /// Draining the pipe to measure the propagation delay.
+    ProbeRtt,
+}
+
+impl BbrState {
+    /// The qlog congestion state.
+    pub fn cc_state(self) -> CcState {
+        match self {
+            BbrState::Startup => CcState::Startup,
+            BbrState::Drain => CcState::Drain,
+            BbrState::ProbeBwDown => CcState::ProbeBwDown,
+            BbrState::ProbeBwCruise => CcState::ProbeBwCruise,
+            BbrState::ProbeBwRefill => CcState::ProbeBwRefill,
+            BbrState::ProbeBwUp => CcState::ProbeBwUp,
+            BbrState::ProbeRtt => CcState::ProbeRtt,
+        }
+    }
+
+    fn is_probe_bw(self) -> bool {
+        matches!(
+            self,
+            BbrState::ProbeBwDown
+                | BbrState::ProbeBwCruise
+                | BbrState::ProbeBwRefill
+                | BbrState::ProbeBwUp
+        )
+    }
+
+    fn is_probing_bw(self) -> bool {
+        matches!(
+            self,
+            BbrState::Startup | BbrState::ProbeBwRefill | BbrState::ProbeBwUp
+        )
+    }
+}
+
+/// Where the ACKs of a bandwidth probe stand (BBR.ack_phase).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum AckPhase {
+    Init,
+    ProbeStarting,
+    ProbeFeedback,
+    ProbeStopping,
+    Refilling,
+}
+
+/// The BBR controller.
+#[derive(Debug)]
+pub struct Bbr {
+    m: Model,
+    state: BbrState,
+    pacing_gain: u64,
+    cwnd_gain: u64,
+    cwnd: usize,
+    pacing_rate: u64,
+    send_quantum: usize,
+    mss: usize,
+    initial_cwnd: usize,
+    ack_phase: AckPhase,
+    cycle_stamp: Option<Instant>,
+    bw_probe_wait: Duration,
+    rounds_since_probe_up: u64,
+    bw_probe_up_rounds: u32,
+    bw_probe_up_acked: u64,
+    probe_up_acked_per_inc: u64,
+    prev_probe_too_high: bool,
+    prev_probe_precautionary: bool,
+    is_bw_probe_sample: bool,
+    drain_start_round: u64,
+    probe_rtt_done_stamp: Option<Instant>,
+    probe_rtt_round_done: bool,
+    prior_cwnd: usize,
+    idle_restart: bool,
+    app_limited: bool,
+    /// Whether the window limited sending this round or the last (C.is_cwnd_limited).
+    cwnd_limited: bool,
+    cwnd_limited_prev: bool,
+    /// The current recovery period: when it started, and whether in it.
+    recovery_start: Option<Instant>,
+    in_recovery: bool,
+    undo: Undo,
+    /// The sample of the ACK being processed, handed over by `on_rate_sample`.
+    sample: Option<RateSample>,
+    rng: u64,
+    /// Whether Startup ended on high loss rather than on a bandwidth plateau.
+    startup_loss_exit: bool,
+    /// When the first Startup ended, and the window then (for netsim and qlog).
+    startup_end: Option<(Instant, usize)>,
+    spurious_undos: u64,
+}
+
+/// What an undo of a spurious loss episode restores (§5.5.11).
+#[derive(Clone, Copy, Debug, Default)]
+struct Undo {
+    state: Option<BbrState>,
+    bw_shortterm: u64,
+    inflight_shortterm: u64,
+    inflight_longterm: u64,
+}
+
+impl Bbr {
+    /// A controller in Startup with the configured initial window.
+    pub fn new(cfg: &CcConfig) -> Self {
+        let mss = cfg.max_datagram_size;
+        let initial_cwnd = cfg.initial_window();
+        let mut bbr = Bbr {
+            m: Model::new(),
+            state: BbrState::Startup,
+            pacing_gain: STARTUP_PACING_GAIN,
+            cwnd_gain: DEFAULT_CWND_GAIN,
+            cwnd: initial_cwnd,
+            pacing_rate: 0,
+            send_quantum: 2 * mss,
+            mss,
+            initial_cwnd,
+            ack_phase: AckPhase::Init,
+            cycle_stamp: None,
+            bw_probe_wait: Duration::ZERO,
+            rounds_since_probe_up: 0,
+            bw_probe_up_rounds: 0,
+            bw_probe_up_acked: 0,
+            probe_up_acked_per_inc: u64::MAX,
+            prev_probe_too_high: false,
+            prev_probe_precautionary: false,
+            is_bw_probe_sample: false,
+            drain_start_round: 0,
+            probe_rtt_done_stamp: None,
+            probe_rtt_round_done: false,
+            prior_cwnd: 0,
+            idle_restart: false,
+            app_limited: false,
+            cwnd_limited: false,
+            cwnd_limited_prev: false,
+            recovery_start: None,
+            in_recovery: false,
+            undo: Undo::default(),
+            sample: None,
+            rng: 0x9e37_79b9_7f4a_7c15 ^ (initial_cwnd as u64),
+            startup_loss_exit: false,
+            startup_end: None,
+            spurious_undos: 0,
+        };
+        bbr.init_pacing_rate(None);
+        bbr.enter_startup();
+        bbr
+    }
+
+    /// The current state.
+    pub fn bbr_state(&self) -> BbrState {
+        self.state
+    }
+
+    /// The bandwidth estimate in bytes per second (BBR.bw), 0 before the first sample.
+    pub fn bandwidth(&self) -> u64 {
+        self.m.bw
+    }
+
+    /// The maximum-bandwidth filter's value in bytes per second (BBR.max_bw).
+    pub fn max_bandwidth(&self) -> u64 {
+        self.m.max_bw()
+    }
+
+    /// The min-RTT estimate (BBR.min_rtt), if any.
+    pub fn min_rtt(&self) -> Option<Duration> {
+        self.m.min_rtt
+    }
+
+    /// Whether Startup found the pipe full (BBR.full_bw_reached).
+    pub fn full_bw_reached(&self) -> bool {
+        self.m.full_bw_reached
+    }
+
+    /// The long-term in-flight bound (BBR.inflight_longterm), if set.
+    pub fn inflight_longterm(&self) -> Option<u64> {
+        (self.m.inflight_longterm != u64::MAX).then_some(self.m.inflight_longterm)
+    }
+
+    /// The short-term bounds (BBR.bw_shortterm, BBR.inflight_shortterm), if set.
+    pub fn shortterm_bounds(&self) -> (Option<u64>, Option<u64>) {
+        let bw = (self.m.bw_shortterm != u64::MAX).then_some(self.m.bw_shortterm);
+        let inflight = (self.m.inflight_shortterm != u64::MAX).then_some(self.m.inflight_shortterm);
+        (bw, inflight)
+    }
+
+    /// Whether Startup ended because of high loss (§5.3.1.3) rather than a bandwidth plateau.
+    pub fn startup_exited_on_loss(&self) -> bool {
+        self.startup_loss_exit
+    }
+
+    /// Packet-timed round trips counted so far (BBR.round_count).
+    pub fn round_count(&self) -> u64 {
+        self.m.round_count
+    }
+
+    /// The in-flight target Drain waits for and ProbeBW_DOWN aims at: the BDP, with the
+    /// quantization budget (Inflight(1.0), §5.6.4.2).
+    pub fn bdp_target(&self) -> u64 {
+        self.inflight(1_000)
+    }
+
+    /// ProbeRTT's window (ProbeRTTCwnd, §5.6.4.5).
+    pub fn probe_rtt_window(&self) -> u64 {
+        self.probe_rtt_cwnd()
+    }
+
+    /// The estimated bandwidth-delay product in bytes (BBR.bdp).
+    pub fn bdp(&self) -> u64 {
+        self.m.bdp_multiple(1_000, self.initial_cwnd as u64)
+    }
+
+    fn min_pipe_cwnd(&self) -> u64 {
+        4 * self.mss as u64
+    }
+
+    fn random(&mut self) -> u64 {
+        // xorshift64*: deterministic, allocation-free, good enough to spread probe times.
+        self.rng ^= self.rng >> 12;
+        self.rng ^= self.rng << 25;
+        self.rng ^= self.rng >> 27;
+        self.rng.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn init_pacing_rate(&mut self, srtt: Option<Duration>) {
+        let rtt = srtt
+            .filter(|d| !d.is_zero())
+            .unwrap_or(Duration::from_millis(1));
+        let nominal = (self.initial_cwnd as u128) * 1_000_000_000 / rtt.as_nanos();
+        let rate = nominal * STARTUP_PACING_GAIN as u128 / 1_000;
+        self.pacing_rate = u64::try_from(rate).unwrap_or(u64::MAX);
+    }
+
+    fn enter_startup(&mut self) {
+        self.state = BbrState::Startup;
+        self.pacing_gain = STARTUP_PACING_GAIN;
+        self.cwnd_gain = DEFAULT_CWND_GAIN;
+    }
+
+    fn enter_drain(&mut self) {
+        self.state = BbrState::Drain;
+        self.pacing_gain = DRAIN_PACING_GAIN;
+        self.cwnd_gain = DEFAULT_CWND_GAIN;
+        self.drain_start_round = self.m.round_count;
+    }
+
+    fn enter_probe_bw(&mut self, now: Instant) {
+        self.cwnd_gain = DEFAULT_CWND_GAIN;
+        self.start_probe_bw_down(now);
+    }
+
+    fn start_probe_bw_down(&mut self, now: Instant) {
+        self.m.reset_congestion_signals();
+        self.probe_up_acked_per_inc = u64::MAX;
+        self.pick_probe_wait();
+        self.cycle_stamp = Some(now);
+        self.ack_phase = AckPhase::ProbeStopping;
+        self.m.start_round();
+        self.state = BbrState::ProbeBwDown;
+        self.pacing_gain = PROBE_DOWN_PACING_GAIN;
+        self.cwnd_gain = DEFAULT_CWND_GAIN;
+    }
+
+    fn start_probe_bw_cruise(&mut self) {
+        self.state = BbrState::ProbeBwCruise;
+        self.pacing_gain = 1_000;
+        self.cwnd_gain = DEFAULT_CWND_GAIN;
+    }
+
+    fn start_probe_bw_refill(&mut self) {
+        self.m.reset_short_term_model();
+        self.bw_probe_up_rounds = 0;
+        self.bw_probe_up_acked = 0;
+        self.prev_probe_precautionary = false;
+        self.ack_phase = AckPhase::Refilling;
+        self.m.start_round();
+        self.state = BbrState::ProbeBwRefill;
+        self.pacing_gain = 1_000;
+        self.cwnd_gain = DEFAULT_CWND_GAIN;
+    }
+
+    fn start_probe_bw_up(&mut self, rs: &RateSample) {
+        self.ack_phase = AckPhase::ProbeStarting;
+        self.m.start_round();
+        self.m.reset_full_bw();
+        self.m.full_bw = rs.delivery_rate;
+        self.state = BbrState::ProbeBwUp;
+        self.pacing_gain = PROBE_UP_PACING_GAIN;
+        self.cwnd_gain = PROBE_UP_CWND_GAIN;
+        self.raise_inflight_longterm_slope();
+    }
+
+    fn pick_probe_wait(&mut self) {
+        self.rounds_since_probe_up = self.random() % 2;
+        // 2 s plus a uniform 0..1 s, in microseconds.
+        let jitter = self.random() % 1_000_000;
+        self.bw_probe_wait = Duration::from_secs(2) + Duration::from_micros(jitter);
+    }
+
+    fn target_inflight(&self) -> u64 {
+        self.bdp().min(self.cwnd as u64)
+    }
+
+    fn has_elapsed_in_phase(&self, now: Instant, interval: Duration) -> bool {
+        self.cycle_stamp.is_some_and(|s| now > s + interval)
+    }
+
+    fn is_reno_coexistence_probe_time(&self) -> bool {
+        let reno_rounds = self.target_inflight() / self.mss.max(1) as u64;
+        self.rounds_since_probe_up >= reno_rounds.min(63)
+    }
+
+    fn is_time_to_probe_bw(&mut self, now: Instant) -> bool {
+        if self.has_elapsed_in_phase(now, self.bw_probe_wait)
+            || self.is_reno_coexistence_probe_time()
+        {
+            self.start_probe_bw_refill();
+            return true;
+        }
+        false
+    }
+
+    fn inflight_with_headroom(&self) -> u64 {
+        let hi = self.m.inflight_longterm;
+        if hi == u64::MAX {
+            return u64::MAX;
+        }
+        let headroom = (self.mss as u64).max(HEADROOM * hi / 1_000);
+        hi.saturating_sub(headroom).max(self.min_pipe_cwnd())
+    }
+
+    fn is_time_to_cruise(&self, inflight: u64) -> bool {
+        inflight <= self.inflight_with_headroom() && inflight <= self.inflight(1_000)
+    }
+
+    fn is_cwnd_limited(&self) -> bool {
+        self.cwnd_limited || self.cwnd_limited_prev
+    }
+
+    fn is_time_to_go_down(&mut self, inflight: u64, rs: &RateSample) -> bool {
+        if self.prev_probe_too_high && inflight >= self.m.inflight_longterm {
+            self.prev_probe_precautionary = true;
+            return true;
+        }
+        if self.is_cwnd_limited() && self.cwnd as u64 >= self.m.inflight_longterm {
+            self.m.reset_full_bw();
+            self.m.full_bw = rs.delivery_rate;
+        } else if self.m.full_bw_now {
+            return true;
+        }
+        false
+    }
+
+    fn raise_inflight_longterm_slope(&mut self) {
+        let growth_this_round = 1u64 << self.bw_probe_up_rounds;
+        self.bw_probe_up_rounds = (self.bw_probe_up_rounds + 1).min(30);
+        self.probe_up_acked_per_inc = (self.cwnd as u64 / growth_this_round).max(self.mss as u64);
+    }
+
+    fn probe_inflight_longterm_upward(&mut self, rs: &RateSample) {
+        if !self.is_cwnd_limited() || (self.cwnd as u64) < self.m.inflight_longterm {
+            return;
+        }
+        self.bw_probe_up_acked += rs.newly_acked;
+        if self.bw_probe_up_acked >= self.probe_up_acked_per_inc {
+            let delta = self.bw_probe_up_acked / self.probe_up_acked_per_inc;
+            self.bw_probe_up_acked -= delta * self.probe_up_acked_per_inc;
+            self.m.inflight_longterm = self
+                .m
+                .inflight_longterm
+                .saturating_add(delta * self.mss as u64);
+        }
+        if self.m.round_start {
+            self.raise_inflight_longterm_slope();
+        }
+    }
+
+    /// Whether a loss now should count as congestion (see [`FILTER_RANDOM_LOSS`]).
+    /// `lost` bytes out of `of`: the loss rate that counts without a queue.
+    fn loss_is_congestion(&self, lost: u64, of: u64) -> bool {
+        !FILTER_RANDOM_LOSS
+            || self.m.latest_shows_queue()
+            || lost.saturating_mul(1_000) > of.saturating_mul(HIGH_LOSS_PERMILLE)
+    }
+
+    fn is_inflight_too_high(lost: u64, tx_in_flight: u64) -> bool {
+        lost.saturating_mul(1_000) > tx_in_flight.saturating_mul(LOSS_THRESH_PERMILLE)
+    }
+
+    fn handle_inflight_too_high(&mut self, now: Instant, tx_in_flight: u64, app_limited: bool) {
+        self.prev_probe_too_high = true;
+        self.is_bw_probe_sample = false;
+        if !app_limited {
+            let beta_target = self.target_inflight() * BETA / 1_000;
+            self.m.inflight_longterm = tx_in_flight.max(beta_target);
+        }
+        if self.state == BbrState::ProbeBwUp {
+            self.undo.state = Some(BbrState::ProbeBwUp);
+            self.start_probe_bw_down(now);
+        }
+    }
+
+    /// Returns true if it decided a state transition (AdaptLongTermModel).
+    fn adapt_long_term_model(&mut self, now: Instant, rs: &RateSample) -> bool {
+        if self.ack_phase == AckPhase::ProbeStarting && self.m.round_start {
+            self.ack_phase = AckPhase::ProbeFeedback;
+        }
+        if self.ack_phase == AckPhase::ProbeStopping && self.m.round_start {
+            self.is_bw_probe_sample = false;
+            self.ack_phase = AckPhase::Init;
+            if self.state.is_probe_bw() && !rs.is_app_limited {
+                self.m.advance_max_bw_filter();
+            }
+            if self.state.is_probe_bw()
+                && self.prev_probe_precautionary
+                && !self.prev_probe_too_high
+            {
+                self.start_probe_bw_refill();
+                return true;
+            }
+        }
+        if !self.is_bw_probe_sample {
+            return false;
+        }
+        if Self::is_inflight_too_high(rs.lost, rs.tx_in_flight)
+            && self.loss_is_congestion(rs.lost, rs.tx_in_flight)
+        {
+            self.handle_inflight_too_high(now, rs.tx_in_flight, rs.is_app_limited);
+            return true;
+        }
+        if self.m.inflight_longterm == u64::MAX {
+            return false;
+        }
+        if rs.tx_in_flight > self.m.inflight_longterm {
+            self.m.inflight_longterm = rs.tx_in_flight;
+        }
+        if self.state == BbrState::ProbeBwUp {
+            self.probe_inflight_longterm_upward(rs);
+        }
+        false
+    }
+
+    fn update_probe_bw_cycle_phase(&mut self, now: Instant, inflight: u64, rs: &RateSample) {
+        if !self.m.full_bw_reached {
+            return;
+        }
+        if self.adapt_long_term_model(now, rs) {
+            return;
+        }
+        let state = self.state;
+        match state {
+            BbrState::ProbeBwDown => {
+                if self.is_time_to_probe_bw(now) {
+                    return;
+                }
+                if self.is_time_to_cruise(inflight) {
+                    self.start_probe_bw_cruise();
+                }
+            }
+            BbrState::ProbeBwCruise => {
+                self.is_time_to_probe_bw(now);
+            }
+            BbrState::ProbeBwRefill if self.m.round_start => {
+                // After one round of REFILL, probe.
+                self.is_bw_probe_sample = true;
+                self.start_probe_bw_up(rs);
+            }
+            BbrState::ProbeBwUp if self.is_time_to_go_down(inflight, rs) => {
+                self.prev_probe_too_high = false;
+                self.start_probe_bw_down(now);
+            }
+            _ => {}
+        }
+    }
+
+    fn check_startup_done(&mut self) {
+        self.check_startup_high_loss();
+        if self.state == BbrState::Startup && self.m.full_bw_reached {
+            self.enter_drain();
+        }
+    }
+
+    /// Startup ends on sustained loss (§5.3.1.3): at the end of a round in recovery, with the
+    /// round's loss rate above 2 % and at least six losses in it.
+    fn check_startup_high_loss(&mut self) {
+        if self.state != BbrState::Startup || !self.m.loss_round_start || !self.in_recovery {
+            return;
+        }
+        let lost = self.m.round_lost_bytes;
+        let total = self.m.round_delivered_bytes.saturating_add(lost);
+        if self.m.round_lost_packets >= STARTUP_FULL_LOSS_COUNT
+            && Self::is_inflight_too_high(lost, total)
+            && self.loss_is_congestion(lost, total)
+        {
+            self.undo.state = Some(BbrState::Startup);
+            self.startup_loss_exit = true;
+            self.m.full_bw_reached = true;
+            self.m.inflight_longterm = self.bdp().max(self.m.inflight_latest);
+            self.enter_drain();
+        }
+    }
+
+    fn check_drain_done(&mut self, now: Instant, inflight: u64) {
+        if self.state == BbrState::Drain
+            && (inflight <= self.inflight(1_000) || self.m.round_count > self.drain_start_round + 3)
+        {
+            self.enter_probe_bw(now);
+        }
+    }
+
+    fn check_probe_rtt(&mut self, now: Instant, inflight: u64, rs: &RateSample) {
+        if self.state != BbrState::ProbeRtt && self.m.probe_rtt_expired && !self.idle_restart {
+            self.state = BbrState::ProbeRtt;
+            self.pacing_gain = 1_000;
+            self.cwnd_gain = PROBE_RTT_CWND_GAIN;
+            self.save_cwnd();
+            self.probe_rtt_done_stamp = None;
+            self.ack_phase = AckPhase::ProbeStopping;
+            self.m.start_round();
+        }
+        if self.state == BbrState::ProbeRtt {
+            self.handle_probe_rtt(now, inflight);
+        }
+        if rs.delivered > 0 {
+            self.idle_restart = false;
+        }
+    }
+
+    fn handle_probe_rtt(&mut self, now: Instant, inflight: u64) {
+        if self.probe_rtt_done_stamp.is_none() && inflight <= self.probe_rtt_cwnd() {
+            self.probe_rtt_done_stamp = Some(now + PROBE_RTT_DURATION);
+            self.probe_rtt_round_done = false;
+            self.m.start_round();
+        } else if let Some(done) = self.probe_rtt_done_stamp {
+            if self.m.round_start {
+                self.probe_rtt_round_done = true;
+            }
+            if self.probe_rtt_round_done && now > done {
+                self.m.probe_rtt_min_stamp = Some(now);
+                self.restore_cwnd();
+                self.exit_probe_rtt(now);
+            }
+        }
+    }
+
+    fn exit_probe_rtt(&mut self, now: Instant) {
+        self.m.reset_short_term_model();
+        if self.m.full_bw_reached {
+            self.start_probe_bw_down(now);
+            self.start_probe_bw_cruise();
+        } else {
+            self.enter_startup();
+        }
+    }
+
+    fn probe_rtt_cwnd(&self) -> u64 {
+        let cwnd = self
+            .m
+            .bdp_multiple(PROBE_RTT_CWND_GAIN, self.initial_cwnd as u64);
+        cwnd.max(self.min_pipe_cwnd())
+    }
+
+    fn save_cwnd(&mut self) {
+        if !self.in_recovery && self.state != BbrState::ProbeRtt {
+            self.prior_cwnd = self.cwnd;
+        } else {
+            self.prior_cwnd = self.prior_cwnd.max(self.cwnd);
+        }
+    }
+
+    fn restore_cwnd(&mut self) {
+        self.cwnd = self.cwnd.max(self.prior_cwnd);
+    }
+
+    fn save_state_upon_loss(&mut self) {
+        self.save_cwnd();
+        self.undo = Undo {
+            state: None,
+            bw_shortterm: self.m.bw_shortterm,
+            inflight_shortterm: self.m.inflight_shortterm,
+            inflight_longterm: self.m.inflight_longterm,
+        };
+    }
+
+    /// Inflight(gain): the BDP times `gain`, with the quantization budget (§5.6.4.2).
+    fn inflight(&self, gain: u64) -> u64 {
+        let cap = self.m.bdp_multiple(gain, self.initial_cwnd as u64);
+        self.quantization_budget(cap)
+    }
+
+    fn quantization_budget(&self, cap: u64) -> u64 {
+        let offload_budget = 3 * self.send_quantum as u64;
+        let mut cap = cap.max(offload_budget).max(self.min_pipe_cwnd());
+        if self.state == BbrState::ProbeBwUp {
+            cap += 2 * self.mss as u64;
+        }
+        cap
+    }
+
+    fn set_pacing_rate(&mut self) {
+        self.set_pacing_rate_with_gain(self.pacing_gain);
+    }
+
+    fn set_pacing_rate_with_gain(&mut self, gain: u64) {
+        let rate =
+            (self.m.bw as u128) * gain as u128 * (100 - PACING_MARGIN_PERCENT) as u128 / 100_000;
+        let rate = u64::try_from(rate).unwrap_or(u64::MAX);
+        if self.m.full_bw_reached || rate > self.pacing_rate {
+            self.pacing_rate = rate;
+        }
+    }
+
+    fn set_send_quantum(&mut self) {
+        let quantum = (self.pacing_rate / 1_000).min(64 * 1024) as usize;
+        self.send_quantum = quantum.max(2 * self.mss);
+    }
+
+    fn set_cwnd(&mut self, rs: &RateSample) {
+        let max_inflight = {
+            let cap = self
+                .m
+                .bdp_multiple(self.cwnd_gain, self.initial_cwnd as u64);
+            self.quantization_budget(cap.saturating_add(self.m.extra_acked()))
+        };
+        let newly_acked = rs.newly_acked as usize;
+        let max_inflight = usize::try_from(max_inflight).unwrap_or(usize::MAX);
+        if self.m.full_bw_reached {
+            self.cwnd = self.cwnd.saturating_add(newly_acked).min(max_inflight);
+        } else if self.cwnd < max_inflight || rs.total_delivered < self.initial_cwnd as u64 {
+            self.cwnd = self.cwnd.saturating_add(newly_acked);
+        }
+        let min_pipe = self.min_pipe_cwnd() as usize;
+        self.cwnd = self.cwnd.max(min_pipe);
+        if self.state == BbrState::ProbeRtt {
+            self.cwnd = self.cwnd.min(self.probe_rtt_cwnd() as usize);
+        }
+        self.bound_cwnd_for_model();
+    }
+
+    fn bound_cwnd_for_model(&mut self) {
+        let mut cap = u64::MAX;
+        if self.state.is_probe_bw() && self.state != BbrState::ProbeBwCruise {
+            cap = self.m.inflight_longterm;
+        } else if matches!(self.state, BbrState::ProbeRtt | BbrState::ProbeBwCruise) {
+            cap = self.inflight_with_headroom();
+        }
+        cap = cap.min(self.m.inflight_shortterm).max(self.min_pipe_cwnd());
+        self.cwnd = self.cwnd.min(usize::try_from(cap).unwrap_or(usize::MAX));
+    }
+
+    /// The per-ACK update (UpdateOnACK, §5.2.3), with the frame's rate sample.
+    fn update_on_ack(&mut self, now: Instant, ack: &AckBatch, rtt: &RttStats, rs: &RateSample) {
+        let inflight = ack.bytes_in_flight as u64;
+        if self.m.min_rtt.is_none() && rtt.smoothed_rtt > Duration::ZERO && self.m.bw == 0 {
+            self.init_pacing_rate(Some(rtt.smoothed_rtt));
+        }
+        // UpdateModelAndState.
+        self.m.update_latest_delivery_signals(rs);
+        // Samples taken while ProbeRTT cuts the window say nothing about the path's bandwidth
+        // (the draft marks the connection app-limited; the sampler lives in recovery, so the
+        // samples are discounted here instead).
+        let app_limited = rs.is_app_limited || self.state == BbrState::ProbeRtt;
+        let round_start = self
+            .m
+            .update_round_and_max_bw(rs, app_limited, MAX_BW_FILTER_LEN);
+        if round_start {
+            self.rounds_since_probe_up += 1;
+            self.cwnd_limited_prev = self.cwnd_limited;
+            self.cwnd_limited = false;
+        }
+        if !self.state.is_probing_bw()
+            && self.m.loss_round_start
+            && self.m.is_loss_in_round
+            && (!FILTER_RANDOM_LOSS
+                || self.m.ecn_in_round
+                || self.m.round_shows_queue()
+                || self.m.round_lost_bytes.saturating_mul(1_000)
+                    > (self.m.round_lost_bytes + self.m.round_delivered_bytes)
+                        .saturating_mul(HIGH_LOSS_PERMILLE))
+        {
+            self.m
+                .adapt_lower_bounds_from_congestion(self.cwnd as u64, BETA);
+        }
+        if self.m.loss_round_start {
+            self.m.is_loss_in_round = false;
+            self.m.ecn_in_round = false;
+        }
+        let extra_window = if self.m.full_bw_reached {
+            EXTRA_ACKED_FILTER_LEN
+        } else {
+            1
+        };
+        self.m
+            .update_ack_aggregation(now, rs.newly_acked, self.cwnd as u64, extra_window);
+        self.m.check_full_bw_reached(rs);
+        self.check_startup_done();
+        if self.state != BbrState::Startup && self.startup_end.is_none() {
+            self.startup_end = Some((now, self.cwnd));
+        }
+        self.check_drain_done(now, inflight);
+        self.update_probe_bw_cycle_phase(now, inflight, rs);
+        self.m
+            .update_min_rtt(now, rs.rtt, MIN_RTT_FILTER_LEN, PROBE_RTT_INTERVAL);
+        self.check_probe_rtt(now, inflight, rs);
+        self.m.advance_latest_delivery_signals(rs);
+        self.m.bound_bw_for_model();
+        // UpdateControlParameters.
+        self.set_pacing_rate();
+        self.set_send_quantum();
+        self.set_cwnd(rs);
+    }
+}
+
+impl CongestionControl for Bbr {
+    fn on_packet_sent(&mut self, _now: Instant, info: &SentInfo) {
+        let before = info.bytes_in_flight.saturating_sub(info.size);
+        if before == 0 && self.app_limited {
+            // HandleRestartFromIdle (§5.4).
+            self.idle_restart = true;
+            if self.state.is_probe_bw() {
+                self.set_pacing_rate_with_gain(1_000);
+            }
+        }
+        if info.bytes_in_flight.saturating_add(self.mss) > self.cwnd {
+            self.cwnd_limited = true;
+        }
+    }
+
+    fn wants_rate_samples(&self) -> bool {
+        true
+    }
+
+    fn on_rate_sample(&mut self, _now: Instant, sample: &RateSample) {
+        self.sample = Some(*sample);
+    }
+
+    fn on_packet_lost_rate(&mut self, now: Instant, lost: &LostPacketRate) {
+        // HandleLostPacket (§5.5.10.2).
+        if !self.m.is_loss_in_round {
+            self.m.loss_round_delivered = lost.total_delivered;
+        }
+        self.m.note_loss(lost.size);
+        if !self.is_bw_probe_sample {
+            return;
+        }
+        if Self::is_inflight_too_high(lost.lost_since_sent, lost.tx_in_flight)
+            && self.loss_is_congestion(lost.lost_since_sent, lost.tx_in_flight)
+        {
+            let tx = model::inflight_at_loss(
+                lost.size,
+                lost.tx_in_flight,
+                lost.lost_since_sent,
+                LOSS_THRESH_PERMILLE,
+            );
+            self.handle_inflight_too_high(now, tx, lost.is_app_limited);
+        }
+    }
+
+    fn on_ack(&mut self, now: Instant, ack: &AckBatch, rtt: &RttStats) {
+        if self.in_recovery
+            && self
+                .recovery_start
+                .is_some_and(|s| ack.largest_acked_sent_time > s)
+        {
+            // Recovery ends: back to the last known good window (§5.6.4.4).
+            self.in_recovery = false;
+            self.restore_cwnd();
+        }
+        if !ack.app_limited {
+            self.app_limited = false;
+        }
+        if let Some(rs) = self.sample.take() {
+            self.update_on_ack(now, ack, rtt, &rs);
+        }
+    }
+
+    fn on_congestion_event(
+        &mut self,
+        now: Instant,
+        signal: &CongestionSignal,
+        _rtt: &RttStats,
+    ) -> bool {
+        if signal.kind == CongestionKind::EcnCe {
+            // An ECN-CE mark is a congestion signal of one round, like a loss.
+            self.m.note_loss(0);
+            self.m.ecn_in_round = true;
+        }
+        let new_period = self
+            .recovery_start
+            .is_none_or(|s| signal.largest_sent_time > s);
+        if signal.persistent_congestion {
+            // The RTO case (§5.6.4.4): start over from what is in flight.
+            self.save_state_upon_loss();
+            self.cwnd = signal.bytes_in_flight.saturating_add(self.mss);
+            self.recovery_start = Some(now);
+            self.in_recovery = true;
+            return true;
+        }
+        if !new_period {
+            return false;
+        }
+        self.save_state_upon_loss();
+        self.recovery_start = Some(now);
+        self.in_recovery = true;
+        true
+    }
+
+    fn on_spurious_congestion(&mut self, now: Instant) {
+        // HandleSpuriousLossDetection (§5.5.11.2).
+        self.spurious_undos += 1;
+        self.restore_cwnd();
+        self.in_recovery = false;
+        self.m.is_loss_in_round = false;
+        self.m.reset_full_bw();
+        self.m.bw_shortterm = self.m.bw_shortterm.max(self.undo.bw_shortterm);
+        self.m.inflight_shortterm = self.m.inflight_shortterm.max(self.undo.inflight_shortterm);
+        self.m.inflight_longterm = self.m.inflight_longterm.max(self.undo.inflight_longterm);
+        match self.undo.state {
+            Some(BbrState::Startup) if self.state != BbrState::Startup => {
+                self.m.full_bw_reached = false;
+                self.enter_startup();
+            }
+            Some(BbrState::ProbeBwUp) if self.state.is_probe_bw() => {
+                self.start_probe_bw_refill();
+            }
+            _ => {}
+        }
+        let _ = now;
+    }
+
+    fn on_mtu_update(&mut self, max_datagram_size: usize) {
+        self.mss = max_datagram_size;
+    }
+
+    fn on_app_limited(&mut self, _now: Instant) {
+        self.app_limited = true;
+    }
+
+    fn cwnd(&self) -> usize {
+        self.cwnd
+    }
+
+    /// Startup stands for slow start: its end (by plateau or high loss) is the first slow
+    /// start's end.
+    fn stats(&self) -> CcStats {
+        CcStats {
+            slow_start_delay_exits: 0,
+            slow_start_loss_exits: u64::from(self.startup_loss_exit),
+            css_resumed_slow_start: 0,
+            first_slow_start_exit: self.startup_end.map(|(t, _)| t),
+            first_slow_start_exit_cwnd: self.startup_end.map(|(_, c)| c),
+            first_slow_start_end: self.startup_end.map(|(t, _)| t),
+            spurious_undos: self.spurious_undos,
+        }
+    }
+
+    fn ssthresh(&self) -> Option<usize> {
+        None
+    }
+
+    fn pacing_rate(&self) -> Option<u64> {
+        (self.pacing_rate > 0).then_some(self.pacing_rate)
+    }
+
+    fn send_quantum(&self) -> usize {
+        self.send_quantum
+    }
+
+    fn bandwidth_estimate(&self) -> Option<u64> {
+        (self.m.bw > 0).then_some(self.m.bw)
+    }
+
+    fn min_rtt_estimate(&self) -> Option<Duration> {
+        self.m.min_rtt
+    }
+
+    fn state(&self) -> CcState {
+        self.state.cc_state()
+    }
+
+    fn name(&self) -> &'static str {
+        NAME
+    }
+}
