@@ -334,7 +334,7 @@ fn usage_errors_exit_with_status_2_and_name_the_flag() {
         (&["--early-data"], "--resume"),
         (&["--frobnicate"], "--frobnicate"),
         (&["--max-data", "lots"], "--max-data"),
-        (&["--cc-algorithm", "bbr"], "--cc-algorithm"),
+        (&["--cc-algorithm", "vegas"], "--cc-algorithm"),
     ] {
         let mut args: Vec<String> = flag.iter().map(|s| s.to_string()).collect();
         args.push("https://127.0.0.1:9/x".into());
