@@ -347,38 +347,26 @@ impl Connection {
     ) -> Result<(usize, bool)> {
         let cap = payload.len();
         let mut b = OctetsMut::with_slice(payload);
-        let space = &mut self.spaces[epoch.index()];
 
+        let probing = self.is_probing(epoch);
+        let can_send_data = probing || self.recovery.cwnd_available() > 0;
         // ACK first: it is never limited by the congestion window. 0-RTT packets cannot carry
-        // one (RFC 9000 §12.4).
-        if ty != Type::ZeroRTT && space.acks.can_piggyback() {
-            let exponent = if epoch == Epoch::Application {
-                self.local_tp.ack_delay_exponent
-            } else {
-                HANDSHAKE_ACK_DELAY_EXPONENT
-            };
-            let delay = space.acks.ack_delay(now).as_micros() as u64 >> exponent;
-            let ecn = space.acks.ecn_counts().map(|c| frame::EcnCounts {
-                ect0: c.ect0,
-                ect1: c.ect1,
-                ecn_ce: c.ce,
-            });
-            let max_len = b.cap();
-            if let Ok(n) =
-                frame::encode_ack(space.acks.ranges(), delay, ecn.as_ref(), max_len, &mut b)
-            {
-                if n > 0 {
-                    qlog!(self, q => q.sent_frames().push_ack(
-                        space.acks.ranges(),
-                        space.acks.ack_delay(now),
-                        ecn
-                    ));
-                    if let Some(largest) = space.acks.largest_received() {
-                        frames.push(SentFrame::Ack { largest });
-                    }
-                    space.acks.on_ack_sent();
-                }
-            }
+        // one (RFC 9000 §12.4). An ACK that is only riding along (no ack-eliciting packet is
+        // waiting for it, RFC 9000 §13.2.1) goes last when the packet repairs lost stream data:
+        // the lost range then fits whole in one frame, as it did in the packet that lost it,
+        // instead of leaving a sliver that costs a second repair packet.
+        let ack_owed = ty != Type::ZeroRTT && self.spaces[epoch.index()].acks.can_piggyback();
+        let ack_last = ack_owed
+            && !self.spaces[epoch.index()].acks.should_send_ack(now)
+            && can_send_data
+            && !self.lifecycle.close_pending()
+            && epoch == Epoch::Application
+            && self
+                .streams
+                .next_stream_to_send()
+                .is_some_and(|id| self.streams.next_emit_is_repair(id));
+        if ack_owed && !ack_last {
+            self.write_ack(epoch, &mut b, frames, now);
         }
 
         if self.lifecycle.close_pending() {
@@ -386,8 +374,7 @@ impl Connection {
             return Ok((b.off(), false));
         }
 
-        let probing = self.is_probing(epoch);
-        if !probing && self.recovery.cwnd_available() == 0 {
+        if !can_send_data {
             return Ok((b.off(), false));
         }
         // The congestion window bounds ack-eliciting bytes (probes may exceed it, RFC 9002
@@ -421,7 +408,47 @@ impl Connection {
             qlog!(self, q => q.sent_frames().push_ping());
             eliciting = true;
         }
+        if ack_last {
+            // In what room is left; if none, a later packet carries it.
+            self.write_ack(epoch, &mut b, frames, now);
+        }
         Ok((b.off(), eliciting))
+    }
+
+    /// Writes the ACK frame of `epoch` if it fits (dropping the oldest ranges if needed).
+    fn write_ack(
+        &mut self,
+        epoch: Epoch,
+        b: &mut OctetsMut,
+        frames: &mut SentFrames,
+        now: Instant,
+    ) {
+        let space = &mut self.spaces[epoch.index()];
+        let exponent = if epoch == Epoch::Application {
+            self.local_tp.ack_delay_exponent
+        } else {
+            HANDSHAKE_ACK_DELAY_EXPONENT
+        };
+        let delay = space.acks.ack_delay(now).as_micros() as u64 >> exponent;
+        let ecn = space.acks.ecn_counts().map(|c| frame::EcnCounts {
+            ect0: c.ect0,
+            ect1: c.ect1,
+            ecn_ce: c.ce,
+        });
+        let max_len = b.cap();
+        if let Ok(n) = frame::encode_ack(space.acks.ranges(), delay, ecn.as_ref(), max_len, b) {
+            if n > 0 {
+                qlog!(self, q => q.sent_frames().push_ack(
+                    space.acks.ranges(),
+                    space.acks.ack_delay(now),
+                    ecn
+                ));
+                if let Some(largest) = space.acks.largest_received() {
+                    frames.push(SentFrame::Ack { largest });
+                }
+                space.acks.on_ack_sent();
+            }
+        }
     }
 
     /// CONNECTION_CLOSE. In Initial and Handshake packets an application close becomes a
