@@ -296,6 +296,12 @@ impl Connection {
         let in_flight = ack_eliciting || padded;
         if frames.retransmission {
             self.stats.retrans += 1;
+            // Probes are counted before recovery hears of the packet and takes one off.
+            if self.recovery.pending_probes(epoch) > 0 {
+                self.stats.retrans_in_probes += 1;
+            } else {
+                self.stats.retrans_after_loss += 1;
+            }
         }
         self.recovery.on_packet_sent(
             SentPacket::new(pn, now, len, ack_eliciting, in_flight, frames),
