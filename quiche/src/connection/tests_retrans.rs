@@ -160,12 +160,11 @@ fn lossy_low_rtt_download(size: usize, cc: &str, seed: u64) -> (crate::Stats, Du
     (pipe.server.stats(), pipe.now - start)
 }
 
-/// Each lost packet is repaired by about one packet (an ACK riding along no longer splits the
-/// lost range; what remains is a repair split across the sub-datagram room of a window below
-/// four datagrams, a few per cent) --
-/// lost range, RFC 9000 §13.3), and Reno keeps up with CUBIC at a sub-millisecond RTT: a loss
-/// sends its repair at once (RFC 9002 §7.3.2) instead of waiting out the peer's delayed ACK.
-/// 2 MB per run here (debug builds); the report gives the 20 MB release figures.
+/// Each lost packet is repaired by about one packet: an ACK riding along no longer splits the
+/// lost range (RFC 9000 §13.3); what remains is a repair split across the sub-datagram room of
+/// a window below four datagrams, a few per cent. Reno keeps up with CUBIC at a
+/// sub-millisecond RTT: a loss sends its repair at once (RFC 9002 §7.3.2) instead of waiting
+/// out the peer's delayed ACK. 2 MB per run (debug builds; RETRANS_TEST_BYTES overrides).
 #[test]
 fn low_rtt_random_loss_repairs_once() {
     let size = std::env::var("RETRANS_TEST_BYTES")
