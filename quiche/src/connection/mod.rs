@@ -135,6 +135,9 @@ pub struct Connection {
     ack_outcome: AckOutcome<SentFrames>,
     /// Records of sent packets reused to avoid an allocation per packet.
     frames_pool: Vec<SentFrames>,
+    /// The last packet left out an optional ACK to keep a repair whole: the next one carries it
+    /// first, so a run of repairs cannot starve the peer of acknowledgments.
+    ack_deferred: bool,
 
     streams: StreamMap,
     /// Connection-level receive window (MAX_DATA we advertise).
@@ -353,6 +356,7 @@ impl Connection {
             cc_factory: config.cc_factory.clone(),
             ack_outcome: AckOutcome::new(),
             frames_pool: Vec::new(),
+            ack_deferred: false,
             streams,
             rx_fc,
             rx_data: 0,

@@ -300,6 +300,12 @@ impl Connection {
         let in_flight = ack_eliciting || padded;
         if frames.retransmission {
             self.stats.retrans += 1;
+            // Probes are counted before recovery hears of the packet and takes one off.
+            if self.recovery.pending_probes(epoch) > 0 {
+                self.stats.retrans_in_probes += 1;
+            } else {
+                self.stats.retrans_after_loss += 1;
+            }
         }
         self.recovery.on_packet_sent(
             SentPacket::new(pn, now, len, ack_eliciting, in_flight, frames),
@@ -351,37 +357,29 @@ impl Connection {
     ) -> Result<(usize, bool)> {
         let cap = payload.len();
         let mut b = OctetsMut::with_slice(payload);
-        let space = &mut self.spaces[epoch.index()];
 
+        let probing = self.is_probing(epoch);
+        let can_send_data = probing || self.recovery.cwnd_available() > 0;
         // ACK first: it is never limited by the congestion window. 0-RTT packets cannot carry
-        // one (RFC 9000 §12.4).
-        if ty != Type::ZeroRTT && space.acks.can_piggyback() {
-            let exponent = if epoch == Epoch::Application {
-                self.local_tp.ack_delay_exponent
-            } else {
-                HANDSHAKE_ACK_DELAY_EXPONENT
-            };
-            let delay = space.acks.ack_delay(now).as_micros() as u64 >> exponent;
-            let ecn = space.acks.ecn_counts().map(|c| frame::EcnCounts {
-                ect0: c.ect0,
-                ect1: c.ect1,
-                ecn_ce: c.ce,
-            });
-            let max_len = b.cap();
-            if let Ok(n) =
-                frame::encode_ack(space.acks.ranges(), delay, ecn.as_ref(), max_len, &mut b)
+        // one (RFC 9000 §12.4). An ACK that is only riding along (no ack-eliciting packet is
+        // waiting for it, RFC 9000 §13.2.1) goes last instead when its bytes are all that keeps
+        // the lost stream range this packet repairs from fitting whole: the range then goes in
+        // one frame, as it did in the packet that lost it, rather than leaving a sliver that
+        // costs a second repair packet.
+        let ack_owed = ty != Type::ZeroRTT && self.spaces[epoch.index()].acks.can_piggyback();
+        let mut ack_last = None;
+        if ack_owed {
+            let ack_len = self.encode_ack(epoch, &mut b, now);
+            if ack_len > 0
+                && can_send_data
+                && !self.ack_deferred
+                && self.ack_splits_repair(epoch, now, cap, ack_len)
             {
-                if n > 0 {
-                    qlog!(self, q => q.sent_frames().push_ack(
-                        space.acks.ranges(),
-                        space.acks.ack_delay(now),
-                        ecn
-                    ));
-                    if let Some(largest) = space.acks.largest_received() {
-                        frames.push(SentFrame::Ack { largest });
-                    }
-                    space.acks.on_ack_sent();
-                }
+                // Nothing else was written yet: start the payload over without the ACK.
+                b = OctetsMut::with_slice(payload);
+                ack_last = Some(ack_len);
+            } else if ack_len > 0 {
+                self.on_ack_written(epoch, frames, now);
             }
         }
 
@@ -390,8 +388,7 @@ impl Connection {
             return Ok((b.off(), false));
         }
 
-        let probing = self.is_probing(epoch);
-        if !probing && self.recovery.cwnd_available() == 0 {
+        if !can_send_data {
             return Ok((b.off(), false));
         }
         // The congestion window bounds ack-eliciting bytes (probes may exceed it, RFC 9002
@@ -425,7 +422,77 @@ impl Connection {
             qlog!(self, q => q.sent_frames().push_ping());
             eliciting = true;
         }
+        // Only whole: a truncated ACK would drop ranges the peer never heard of once this
+        // packet is acknowledged. If it does not fit, a later packet carries it.
+        if let Some(len) = ack_last {
+            self.ack_deferred = true;
+            if len <= b.cap() && self.encode_ack(epoch, &mut b, now) > 0 {
+                self.on_ack_written(epoch, frames, now);
+            }
+        }
         Ok((b.off(), eliciting))
+    }
+
+    /// Whether an optional ACK of `ack_len` bytes at the front of a packet with `cap` payload
+    /// bytes would split the lost stream range the packet is about to repair, which would fit
+    /// whole without it.
+    fn ack_splits_repair(&self, epoch: Epoch, now: Instant, cap: usize, ack_len: usize) -> bool {
+        if epoch != Epoch::Application
+            || self.lifecycle.close_pending()
+            || self.spaces[epoch.index()].acks.should_send_ack(now)
+        {
+            return false;
+        }
+        let Some(id) = self.streams.next_stream_to_send() else {
+            return false;
+        };
+        if !self.streams.next_emit_is_repair(id) {
+            return false;
+        }
+        let Some((offset, ready)) = self.streams.peek_emit(id) else {
+            return false;
+        };
+        let ready = usize::try_from(ready).unwrap_or(usize::MAX);
+        let frame_len = frame::stream_header_len(id, offset, ready).saturating_add(ready);
+        frame_len <= cap && frame_len > cap.saturating_sub(ack_len)
+    }
+
+    /// Encodes the ACK frame of `epoch` if it fits (dropping the oldest ranges if needed);
+    /// returns its length, 0 if none was written. [`Connection::on_ack_written`] commits it.
+    fn encode_ack(&self, epoch: Epoch, b: &mut OctetsMut, now: Instant) -> usize {
+        let acks = &self.spaces[epoch.index()].acks;
+        let exponent = if epoch == Epoch::Application {
+            self.local_tp.ack_delay_exponent
+        } else {
+            HANDSHAKE_ACK_DELAY_EXPONENT
+        };
+        let delay = acks.ack_delay(now).as_micros() as u64 >> exponent;
+        let ecn = Self::ack_ecn(acks);
+        let max_len = b.cap();
+        frame::encode_ack(acks.ranges(), delay, ecn.as_ref(), max_len, b).unwrap_or(0)
+    }
+
+    fn ack_ecn(acks: &crate::ack_tracker::AckTracker) -> Option<frame::EcnCounts> {
+        acks.ecn_counts().map(|c| frame::EcnCounts {
+            ect0: c.ect0,
+            ect1: c.ect1,
+            ecn_ce: c.ce,
+        })
+    }
+
+    /// The ACK frame just encoded goes out: record it in the packet and in qlog.
+    fn on_ack_written(&mut self, epoch: Epoch, frames: &mut SentFrames, now: Instant) {
+        let space = &mut self.spaces[epoch.index()];
+        qlog!(self, q => q.sent_frames().push_ack(
+            space.acks.ranges(),
+            space.acks.ack_delay(now),
+            Self::ack_ecn(&space.acks)
+        ));
+        if let Some(largest) = space.acks.largest_received() {
+            frames.push(SentFrame::Ack { largest });
+        }
+        space.acks.on_ack_sent();
+        self.ack_deferred = false;
     }
 
     /// CONNECTION_CLOSE. In Initial and Handshake packets an application close becomes a

@@ -49,6 +49,12 @@ pub struct Stats {
     ///
     /// [`Connection::cc_stats`]: crate::Connection::cc_stats
     pub lost_in_first_slow_start: usize,
+    /// Of the `retrans` packets, those sent under the congestion window to repair a declared
+    /// loss (not beyond quiche's fields: Rust only, not in `quiche_stats`).
+    pub retrans_after_loss: usize,
+    /// Of the `retrans` packets, those sent as PTO probes (RFC 9002 §6.2.4): they resend
+    /// unacknowledged data that was not declared lost.
+    pub retrans_in_probes: usize,
 }
 
 /// Statistics about the path of a connection.

@@ -44,6 +44,10 @@ use self::loss::{LostHistory, SpuriousTally};
 use self::pto::{PtoDeadline, SpaceTimes};
 use self::rate::RateSampler;
 
+/// Below this many full datagrams of window, [`Recovery::cwnd_available`] offers whatever room
+/// there is, even less than a datagram.
+const SMALL_WINDOW_PACKETS: usize = 4;
+
 /// Configuration of a path's recovery.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RecoveryConfig {
@@ -258,6 +262,9 @@ pub struct Recovery<P> {
     amplification_limited: bool,
     app_limited: bool,
     anti_deadlock_probe: bool,
+    /// Bytes that may be sent beyond the congestion window: one datagram on entering a recovery
+    /// period because of loss (RFC 9002 §7.3.2), for the repair of what was lost.
+    recovery_allowance: usize,
     /// Numbers the loss detection passes, to attribute later spurious acknowledgments.
     loss_event_seq: u64,
     undo: Option<UndoGroup>,
@@ -287,6 +294,7 @@ impl<P> Recovery<P> {
             amplification_limited: false,
             app_limited: false,
             anti_deadlock_probe: false,
+            recovery_allowance: 0,
             loss_event_seq: 0,
             undo: None,
             stats: RecoveryStats::default(),
@@ -337,6 +345,10 @@ impl<P> Recovery<P> {
             self.space_mut(epoch).last_ack_eliciting = Some(now);
         }
         let bytes_in_flight = self.bytes_in_flight();
+        if bytes_in_flight > self.cc.cwnd() {
+            // This packet needed the recovery allowance: it is spent.
+            self.recovery_allowance = 0;
+        }
         let info = SentInfo {
             epoch,
             pkt_num,
@@ -397,6 +409,8 @@ impl<P> Recovery<P> {
             return Ok(());
         }
         let bytes_in_flight_before = self.bytes_in_flight();
+        // An allowance not used before the next acknowledgment has served its purpose.
+        self.recovery_allowance = 0;
         let mut tally = SpuriousTally {
             since_event: self.undo.map(|g| g.first_event),
             ..Default::default()
@@ -562,6 +576,11 @@ impl<P> Recovery<P> {
             bytes_in_flight: self.bytes_in_flight(),
         };
         if self.cc.on_congestion_event(now, &signal, &rtt) {
+            // The window was cut at once rather than gradually: one more packet may go out
+            // before the reduction takes hold (RFC 9002 §7.3.2), so the lost data is repaired
+            // now instead of after the next acknowledgment. On a path of a few packets' window
+            // that acknowledgment may be the peer's delayed one, a max_ack_delay away.
+            self.recovery_allowance = self.max_datagram_size;
             self.undo = Some(UndoGroup {
                 first_event: event,
                 lost: det.in_flight_packets,
@@ -809,9 +828,11 @@ impl<P> Recovery<P> {
     }
 
     /// Whether a packet of `bytes` in-flight bytes fits in the congestion window (RFC 9002 §7).
-    /// Probes (see [`Recovery::pending_probes`]) may be sent regardless.
+    /// Probes (see [`Recovery::pending_probes`]) may be sent regardless, and so may one packet
+    /// just after a loss reduced the window (§7.3.2).
     pub fn can_send(&self, bytes: usize) -> bool {
         self.bytes_in_flight().saturating_add(bytes) <= self.cc.cwnd()
+            || bytes <= self.recovery_allowance
     }
 
     /// How many more in-flight bytes the congestion window allows now: 0 while less than a
@@ -823,13 +844,19 @@ impl<P> Recovery<P> {
     /// the next ACK to free a full datagram respects the window just the same (RFC 9002 §7).
     /// With nothing in flight the whole window (at least two datagrams) is available, so this
     /// never stalls the sender.
+    ///
+    /// Just after a loss reduced the window, one datagram is allowed beyond it (RFC 9002
+    /// §7.3.2).
     pub fn cwnd_available(&self) -> usize {
         let available = self.cc.cwnd().saturating_sub(self.bytes_in_flight());
-        if available < self.max_datagram_size && self.bytes_in_flight() > 0 {
-            0
-        } else {
-            available
-        }
+        let small_window = self.cc.cwnd() < SMALL_WINDOW_PACKETS * self.max_datagram_size;
+        let available =
+            if available < self.max_datagram_size && self.bytes_in_flight() > 0 && !small_window {
+                0
+            } else {
+                available
+            };
+        available.max(self.recovery_allowance)
     }
 
     /// Ack-eliciting packets still owed to the last PTO in `epoch` (including the anti-deadlock

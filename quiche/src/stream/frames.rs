@@ -129,6 +129,15 @@ impl StreamMap {
         self.streams.get(&id)?.send.as_ref()?.peek()
     }
 
+    /// Whether the next [`StreamMap::emit`] on stream `id` sends bytes again (repairs a loss),
+    /// so the caller can keep room for the whole range in one frame.
+    pub fn next_emit_is_repair(&self, id: u64) -> bool {
+        self.streams
+            .get(&id)
+            .and_then(|s| s.send.as_ref())
+            .is_some_and(|s| s.next_is_repair())
+    }
+
     /// Writes the next STREAM frame's data for stream `id` straight into `out` (the payload
     /// area of the packet being built): lost data first, then new data, with the FIN on the
     /// frame that reaches the final size. An incremental stream passes its turn to the next one

@@ -163,6 +163,11 @@ impl SendBuf {
         })
     }
 
+    /// Whether the next [`SendBuf::emit`] sends bytes again (a range declared lost).
+    pub(crate) fn next_is_repair(&self) -> bool {
+        self.reset.is_none() && !self.lost.is_empty()
+    }
+
     /// Whether something (data or a lone FIN) is waiting to be emitted.
     pub(crate) fn has_pending(&self) -> bool {
         self.reset.is_none()
