@@ -127,7 +127,8 @@ int quiche_config_load_priv_key_from_pem_file(quiche_config *config, const char 
 /* Loads the CA certificates that the peer's chain must lead to. Returns 0 or an error. */
 int quiche_config_load_verify_locations_from_file(quiche_config *config, const char *path);
 
-/* Whether to verify the peer's certificate (on by default for clients). */
+/* Whether to verify the peer's certificate. Off by default on both sides, as in quiche: a
+ * client calls it with true (and loads CA certificates) to authenticate the server. */
 void quiche_config_verify_peer(quiche_config *config, bool v);
 
 /* Whether to send reserved values that keep peers tolerant of extensions (on by default). */

@@ -150,7 +150,9 @@ pub fn parse_request(line: &[u8]) -> Option<&str> {
 
 /// The file under `root` (a canonical directory path) that `path` names, if it exists, is a
 /// regular file and lies inside `root`. `.` and `..` segments are refused outright, and the
-/// canonical path must stay under `root`, so neither `..` nor a symbolic link leaves it.
+/// canonical path must stay under `root`, so neither `..` nor a symbolic link leaves it. A path
+/// that names a directory serves the directory's `index.html`, as web servers do (quiche's
+/// example HTTP/3 client asks for `/`).
 pub fn resolve(root: &Path, path: &str) -> Option<PathBuf> {
     let path = path.split(['?', '#']).next()?;
     let mut full = root.to_path_buf();
@@ -159,6 +161,9 @@ pub fn resolve(root: &Path, path: &str) -> Option<PathBuf> {
             return None;
         }
         full.push(segment);
+    }
+    if full.is_dir() {
+        full.push("index.html");
     }
     let canonical = full.canonicalize().ok()?;
     (canonical.starts_with(root) && canonical.is_file()).then_some(canonical)
@@ -488,8 +493,11 @@ mod tests {
             Some(root.join("sub/b.txt"))
         );
         assert_eq!(resolve(&root, "/missing"), None);
-        assert_eq!(resolve(&root, "/sub"), None, "directories are not served");
-        assert_eq!(resolve(&root, "/"), None);
+        assert_eq!(resolve(&root, "/sub"), None, "no index.html in sub");
+        assert_eq!(resolve(&root, "/"), None, "no index.html in the root yet");
+        std::fs::write(root.join("index.html"), b"i").unwrap();
+        assert_eq!(resolve(&root, "/"), Some(root.join("index.html")));
+        assert_eq!(resolve(&root, "/sub/"), None);
         assert_eq!(resolve(&root, "/../secret"), None);
         assert_eq!(resolve(&root, "/sub/../a.txt"), None);
         assert_eq!(resolve(&root, "/./a.txt"), None);

@@ -110,7 +110,9 @@ impl Config {
         self.tls.load_verify_locations_from_file(file)
     }
 
-    /// Whether to verify the peer's certificate (on by default for clients).
+    /// Whether to verify the peer's certificate. Off by default on both sides, as in quiche:
+    /// a client should call `verify_peer(true)` (with `load_verify_locations_from_file`, or
+    /// the system's CA bundle) to authenticate the server.
     pub fn verify_peer(&mut self, verify: bool) {
         self.tls.verify_peer(verify);
     }

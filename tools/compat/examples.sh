@@ -142,5 +142,66 @@ for f in client server http3-client http3-server; do
     fi
 done
 
+# The C programs over loopback: against each other, and against our apps. Their servers answer
+# every request with "byez\n"; their clients print the body on stdout with printf("%.*s"), so
+# the file our server serves them is text.
+CROOT="$WORK/c-root"
+mkdir -p "$CROOT" "$WORK/c-out"
+head -c 30000 /dev/urandom | base64 -w 76 >"$CROOT/index.html"
+ctext="$(sha256sum <"$CROOT/index.html" | cut -d' ' -f1)"
+start_c_server() { # PROGRAM: started from the folder with quiche's example certificate
+    (cd "$EX/examples" && exec timeout 60 "$WORK/c-$1" 127.0.0.1 4433) >"$WORK/c-$1.out" 2>&1 &
+    PIDS+=($!)
+    for _ in $(seq 50); do
+        grep -q ':1151 ' /proc/net/udp 2>/dev/null && return 0
+        sleep 0.1
+    done
+    return 1
+}
+c_pair() { # SERVER CLIENT
+    if ! [ -x "$WORK/c-$1" ] || ! [ -x "$WORK/c-$2" ]; then
+        fail "$2.c <-> $1.c (not built)"
+        return
+    fi
+    start_c_server "$1" || fail "$1.c did not start"
+    timeout 30 "$WORK/c-$2" 127.0.0.1 4433 >"$WORK/c-$2.body" 2>"$WORK/c-$2.log" || true
+    stop_servers
+    if grep -q '^byez$' "$WORK/c-$2.body"; then pass "quiche's $2.c <-> $1.c"; else fail "quiche's $2.c <-> $1.c"; fi
+}
+c_pair server client
+c_pair http3-server http3-client
+
+# Our quiche-client against the C servers (ALPN hq-interop with --http09, h3 otherwise).
+for pair in "server --http09" "http3-server"; do
+    set -- $pair
+    [ -x "$WORK/c-$1" ] || { fail "our quiche-client -> $1.c (not built)"; continue; }
+    start_c_server "$1" || fail "$1.c did not start"
+    rm -rf "$WORK/c-out" && mkdir -p "$WORK/c-out"
+    timeout 30 "$APPS/quiche-client" --no-verify ${2:-} --dump-responses "$WORK/c-out" \
+        "$URL" >/dev/null 2>"$WORK/ours-to-c-$1.log" || true
+    stop_servers
+    if [ "$(cat "$WORK/c-out/index.html" 2>/dev/null)" = "byez" ]; then
+        pass "our quiche-client -> quiche's $1.c"
+    else
+        fail "our quiche-client -> quiche's $1.c"
+    fi
+done
+
+# The C clients against our quiche-server (it serves HTTP/0.9 and HTTP/3 on one port).
+"$APPS/quiche-server" --listen 127.0.0.1:4433 --cert quiche/tests/certs/cert.crt \
+    --key quiche/tests/certs/cert.key --root "$CROOT" --no-retry >"$WORK/ours-c.out" 2>&1 &
+PIDS+=($!)
+sleep 0.5
+for prog in client http3-client; do
+    [ -x "$WORK/c-$prog" ] || { fail "quiche's $prog.c -> our quiche-server (not built)"; continue; }
+    timeout 30 "$WORK/c-$prog" 127.0.0.1 4433 >"$WORK/c-$prog-ours.body" 2>/dev/null || true
+    if [ "$(sha256sum <"$WORK/c-$prog-ours.body" | cut -d' ' -f1)" = "$ctext" ]; then
+        pass "quiche's $prog.c -> our quiche-server"
+    else
+        fail "quiche's $prog.c -> our quiche-server"
+    fi
+done
+stop_servers
+
 say "$npass passed, $nfail failed"
 [ "$nfail" = 0 ]

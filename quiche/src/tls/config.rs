@@ -311,9 +311,11 @@ impl TlsConfig {
         let verifier = match &self.verifier {
             Some(verifier) => verifier.clone(),
             None => {
+                // As in quiche, a client verifies the server only when asked to
+                // (`verify_peer(true)`): its documented default is no verification.
                 let roots = match self.verify_peer {
-                    Some(false) => None,
-                    _ => Some(Arc::new(self.client_roots())),
+                    Some(true) => Some(Arc::new(self.client_roots())),
+                    _ => None,
                 };
                 let algs = provider.signature_verification_algorithms;
                 let verifier: Arc<dyn ServerCertVerifier> =

@@ -25,6 +25,7 @@ fn server_cfg() -> TlsConfig {
 
 fn client_cfg() -> TlsConfig {
     let mut cfg = TlsConfig::new();
+    cfg.verify_peer(true);
     cfg.load_verify_locations_from_file(&cert_path("rootca.crt"))
         .unwrap();
     cfg.set_application_protos(&[b"h3"]).unwrap();
@@ -276,9 +277,33 @@ fn verify_peer_false_accepts_any_server_certificate() {
     assert_all_keys_match(&mut client, &mut server);
 }
 
+/// As in quiche, a client that never called `verify_peer` does not verify: a certificate from
+/// an unknown CA for another name is accepted, and `verify_peer(true)` turns the check on.
+#[test]
+fn a_client_verifies_only_when_asked_as_in_quiche() {
+    let mut ccfg = TlsConfig::new();
+    ccfg.load_verify_locations_from_file(&cert_path("other-rootca.crt"))
+        .unwrap();
+    ccfg.set_application_protos(&[b"h3"]).unwrap();
+    let mut scfg = server_cfg();
+    let mut client = Endpoint::client(&mut ccfg, Some("example.org"));
+    let mut server = Endpoint::server(&mut scfg);
+    run(&mut client, &mut server).unwrap();
+    assert!(!client.hs.is_handshaking());
+
+    ccfg.verify_peer(true);
+    let mut client = Endpoint::client(&mut ccfg, Some("example.org"));
+    let mut server = Endpoint::server(&mut scfg);
+    assert_eq!(
+        run(&mut client, &mut server),
+        Err(Failure::Client(Error::TlsAlert(48)))
+    );
+}
+
 #[test]
 fn unknown_ca_fails_with_alert() {
     let mut ccfg = TlsConfig::new();
+    ccfg.verify_peer(true);
     ccfg.load_verify_locations_from_file(&cert_path("other-rootca.crt"))
         .unwrap();
     ccfg.set_application_protos(&[b"h3"]).unwrap();
@@ -346,6 +371,7 @@ fn no_server_name_checks_the_chain_only() {
     assert_eq!(server.hs.server_name(), None);
 
     let mut ccfg = TlsConfig::new();
+    ccfg.verify_peer(true);
     ccfg.load_verify_locations_from_file(&cert_path("other-rootca.crt"))
         .unwrap();
     ccfg.set_application_protos(&[b"h3"]).unwrap();
