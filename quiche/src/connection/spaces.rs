@@ -24,23 +24,29 @@ pub struct CryptoSend {
     sent: u64,
     /// Ranges to send again after a loss.
     lost: Vec<(u64, u64)>,
-    acked: RangeSetOrEmpty,
+    acked: AckedRanges,
 }
 
-/// Acknowledged ranges of the crypto stream (only ever a few).
-#[derive(Debug, Default)]
-struct RangeSetOrEmpty(Option<RangeSet>);
+/// Acknowledged ranges of the crypto stream: only ever a few, kept inline by [`RangeSet`] (no
+/// allocation until more than a handful).
+#[derive(Debug)]
+struct AckedRanges(RangeSet);
 
-impl RangeSetOrEmpty {
+impl Default for AckedRanges {
+    fn default() -> Self {
+        AckedRanges(RangeSet::new(64))
+    }
+}
+
+impl AckedRanges {
     fn insert(&mut self, r: std::ops::Range<u64>) {
-        self.0.get_or_insert_with(|| RangeSet::new(64)).insert(r);
+        self.0.insert(r);
     }
 
     fn covers(&self, start: u64, end: u64) -> bool {
-        self.0.as_ref().is_some_and(|s| {
-            s.iter()
-                .any(|range| range.start <= start && range.end >= end)
-        })
+        self.0
+            .iter()
+            .any(|range| range.start <= start && range.end >= end)
     }
 }
 
