@@ -1,9 +1,11 @@
 //! Test support: an in-memory pipe joining a client and a server on a virtual clock through a
-//! modelled link, a pcap writer for dissecting what they exchanged, and a seeded PRNG.
+//! modelled link (whose pieces, in [`link`], simulators reuse), a pcap writer for dissecting what they exchanged, and a seeded PRNG.
 
+pub mod link;
 pub mod pcap;
 pub mod pipe;
 
+pub use self::link::{Bottleneck, InFlight};
 pub use self::pipe::{Direction, LinkConfig, LinkStats, Pipe, Verdict};
 
 use std::time::Instant;

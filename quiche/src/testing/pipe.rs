@@ -4,10 +4,9 @@
 //! Everything here is deterministic: the clock only moves when the pipe moves it, and random
 //! loss, reordering and duplication come from a seeded generator.
 
+use super::link::{Bottleneck, InFlight};
 use super::{pcap, virtual_epoch, Rng};
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
@@ -100,34 +99,9 @@ pub struct LinkStats {
     pub bytes: u64,
 }
 
-struct InFlight {
-    arrival: Instant,
-    seq: u64,
-    direction: Direction,
-    data: Vec<u8>,
-}
-
-impl PartialEq for InFlight {
-    fn eq(&self, other: &Self) -> bool {
-        (self.arrival, self.seq) == (other.arrival, other.seq)
-    }
-}
-impl Eq for InFlight {}
-impl PartialOrd for InFlight {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for InFlight {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        (self.arrival, self.seq).cmp(&(other.arrival, other.seq))
-    }
-}
-
 struct Link {
     config: LinkConfig,
-    /// When the bottleneck finishes serialising what it has accepted so far.
-    busy_until: Option<Instant>,
+    bottleneck: Bottleneck,
     sent_index: u64,
     stats: LinkStats,
 }
@@ -136,7 +110,7 @@ impl Link {
     fn new(config: LinkConfig) -> Self {
         Link {
             config,
-            busy_until: None,
+            bottleneck: Bottleneck::default(),
             sent_index: 0,
             stats: LinkStats::default(),
         }
@@ -145,20 +119,9 @@ impl Link {
     /// When a datagram of `len` bytes offered at `now` reaches the far end, or `None` when the
     /// drop-tail queue is full.
     fn schedule(&mut self, now: Instant, len: usize) -> Option<Instant> {
-        let Some(rate) = self.config.rate_bps else {
-            return Some(now + self.config.delay);
-        };
-        let start = self.busy_until.map_or(now, |b| b.max(now));
-        if let Some(limit) = self.config.queue_bytes {
-            let backlog = start.saturating_duration_since(now).as_secs_f64() * rate as f64 / 8.0;
-            if backlog + len as f64 > limit as f64 {
-                return None;
-            }
-        }
-        let serialisation = Duration::from_secs_f64(len as f64 * 8.0 / rate as f64);
-        let done = start + serialisation;
-        self.busy_until = Some(done);
-        Some(done + self.config.delay)
+        let c = &self.config;
+        self.bottleneck
+            .schedule(now, len, c.rate_bps, c.queue_bytes, c.delay)
     }
 }
 
@@ -184,11 +147,10 @@ pub struct Pipe {
     pub pcap: Option<pcap::PcapWriter<Box<dyn std::io::Write>>>,
     start: Instant,
     links: [Link; 2],
-    in_flight: BinaryHeap<Reverse<InFlight>>,
+    in_flight: InFlight<(Direction, Vec<u8>)>,
     /// Per direction, the release time of the last paced datagram: like an application that
     /// holds a paced datagram until its time, the pipe asks that side for more only then.
     paced_until: [Option<Instant>; 2],
-    seq: u64,
     rng: Rng,
     buf: Vec<u8>,
     /// Buffers of delivered datagrams, reused for new ones (no allocation per datagram once
@@ -251,9 +213,8 @@ impl Pipe {
             pcap: None,
             start: now,
             links: [Link::new(to_server), Link::new(to_client)],
-            in_flight: BinaryHeap::new(),
+            in_flight: InFlight::default(),
             paced_until: [None; 2],
-            seq: 0,
             rng,
             buf: vec![0; 65535],
             spare: Vec::new(),
@@ -284,9 +245,9 @@ impl Pipe {
     /// How long a datagram entering the link in one direction now would wait in the
     /// bottleneck's queue before its serialisation starts (the queueing delay).
     pub fn queue_delay(&self, direction: Direction) -> Duration {
-        let link = &self.links[direction as usize];
-        link.busy_until
-            .map_or(Duration::ZERO, |b| b.saturating_duration_since(self.now))
+        self.links[direction as usize]
+            .bottleneck
+            .queue_delay(self.now)
     }
 
     /// Lets both sides send everything they can now, putting the datagrams on the link.
@@ -368,36 +329,18 @@ impl Pipe {
             arrival += link.config.reorder_delay;
         }
         if verdict == Verdict::Duplicate || self.rng.chance(link.config.duplicate) {
-            self.seq += 1;
-            self.in_flight.push(Reverse(InFlight {
-                arrival,
-                seq: self.seq,
-                direction,
-                data: data.clone(),
-            }));
+            self.in_flight.push(arrival, (direction, data.clone()));
         }
-        self.seq += 1;
-        self.in_flight.push(Reverse(InFlight {
-            arrival,
-            seq: self.seq,
-            direction,
-            data,
-        }));
+        self.in_flight.push(arrival, (direction, data));
     }
 
     /// Delivers every datagram that has arrived by now. Errors from `recv` of a single datagram
     /// are the receiver's business (it drops the datagram or closes); they are not returned.
     pub fn deliver(&mut self) {
-        while let Some(Reverse(head)) = self.in_flight.peek() {
-            if head.arrival > self.now {
-                break;
-            }
-            let Some(Reverse(mut dgram)) = self.in_flight.pop() else {
-                break;
-            };
-            let link = &mut self.links[dgram.direction as usize];
+        while let Some((direction, mut data)) = self.in_flight.pop_arrived(self.now) {
+            let link = &mut self.links[direction as usize];
             link.stats.delivered += 1;
-            let (conn, info) = match dgram.direction {
+            let (conn, info) = match direction {
                 Direction::ToServer => (
                     &mut self.server,
                     RecvInfo {
@@ -413,16 +356,16 @@ impl Pipe {
                     },
                 ),
             };
-            let _ = conn.recv_at(&mut dgram.data, info, self.now);
+            let _ = conn.recv_at(&mut data, info, self.now);
             // Bounded by the datagrams ever in flight at once.
-            self.spare.push(dgram.data);
+            self.spare.push(data);
         }
     }
 
     /// The next moment something happens: a datagram arrives or a timer fires.
     /// When the next thing happens: an arrival, a timer or the end of a pacing delay.
     pub fn next_event(&self) -> Option<Instant> {
-        let arrival = self.in_flight.peek().map(|Reverse(d)| d.arrival);
+        let arrival = self.in_flight.next_arrival();
         let timers = [self.client.timeout_instant(), self.server.timeout_instant()];
         let paced = self
             .paced_until

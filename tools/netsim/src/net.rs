@@ -3,17 +3,16 @@
 //! The library's [`quiche::testing::Pipe`] joins exactly one client and one server. A browser
 //! fetching a page over HTTP/1.1 opens up to six connections to the same server, and they
 //! compete for the same access link: their datagrams wait in the same drop-tail queue. [`Net`]
-//! models that with the link model of `Pipe` (per direction: a bottleneck of a given rate that
+//! models that with the link model of `Pipe`, built from the same pieces
+//! ([`quiche::testing::link`]: per direction: a bottleneck of a given rate that
 //! serialises datagrams one after the other, a drop-tail queue in bytes in front of it, a
 //! one-way delay and random loss from a seeded PRNG), but one link per direction for every pair,
 //! and pairs that can join while the others run.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
-use quiche::testing::{virtual_epoch, Direction, Rng};
+use quiche::testing::{virtual_epoch, Bottleneck, Direction, InFlight, Rng};
 use quiche::{Config, Connection, ConnectionId, Error, RecvInfo};
 
 /// One direction of the shared path.
@@ -44,8 +43,7 @@ pub struct LinkCounters {
 
 struct Link {
     model: LinkModel,
-    /// When the bottleneck finishes serialising what it has accepted so far.
-    busy_until: Option<Instant>,
+    bottleneck: Bottleneck,
     counters: LinkCounters,
 }
 
@@ -53,17 +51,12 @@ impl Link {
     /// When a datagram of `len` bytes offered at `now` reaches the far end, or `None` when the
     /// queue has no room for it.
     fn schedule(&mut self, now: Instant, len: usize) -> Option<Instant> {
-        let rate = self.model.rate_bps.max(1) as f64;
-        let start = self.busy_until.map_or(now, |b| b.max(now));
-        if let Some(limit) = self.model.queue_bytes {
-            let backlog = start.saturating_duration_since(now).as_secs_f64() * rate / 8.0;
-            if backlog + len as f64 > limit as f64 {
-                return None;
-            }
-        }
-        let done = start + Duration::from_secs_f64(len as f64 * 8.0 / rate);
-        self.busy_until = Some(done);
-        Some(done + self.model.delay)
+        let m = &self.model;
+        let queue = m
+            .queue_bytes
+            .map(|q| usize::try_from(q).unwrap_or(usize::MAX));
+        self.bottleneck
+            .schedule(now, len, Some(m.rate_bps), queue, m.delay)
     }
 }
 
@@ -89,31 +82,6 @@ impl Pair {
     }
 }
 
-struct InFlight {
-    arrival: Instant,
-    seq: u64,
-    pair: usize,
-    direction: Direction,
-    data: Vec<u8>,
-}
-
-impl PartialEq for InFlight {
-    fn eq(&self, other: &Self) -> bool {
-        (self.arrival, self.seq) == (other.arrival, other.seq)
-    }
-}
-impl Eq for InFlight {}
-impl PartialOrd for InFlight {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for InFlight {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        (self.arrival, self.seq).cmp(&(other.arrival, other.seq))
-    }
-}
-
 const DIRECTIONS: [Direction; 2] = [Direction::ToServer, Direction::ToClient];
 
 /// Connection pairs sharing one link per direction, on a virtual clock.
@@ -124,8 +92,7 @@ pub struct Net {
     pub pairs: Vec<Pair>,
     start: Instant,
     links: [Link; 2],
-    in_flight: BinaryHeap<Reverse<InFlight>>,
-    seq: u64,
+    in_flight: InFlight<(usize, Direction, Vec<u8>)>,
     rng: Rng,
     buf: Vec<u8>,
     /// Buffers of delivered datagrams, reused for new ones.
@@ -141,7 +108,7 @@ impl Net {
     pub fn new(to_server: LinkModel, to_client: LinkModel, seed: u64) -> Net {
         let link = |model| Link {
             model,
-            busy_until: None,
+            bottleneck: Bottleneck::default(),
             counters: LinkCounters::default(),
         };
         let now = virtual_epoch();
@@ -150,8 +117,7 @@ impl Net {
             pairs: Vec::new(),
             start: now,
             links: [link(to_server), link(to_client)],
-            in_flight: BinaryHeap::new(),
-            seq: 0,
+            in_flight: InFlight::default(),
             rng: Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1),
             buf: vec![0; 65535],
             spare: Vec::new(),
@@ -264,29 +230,15 @@ impl Net {
             self.spare.push(data);
             return;
         };
-        self.seq += 1;
-        self.in_flight.push(Reverse(InFlight {
-            arrival,
-            seq: self.seq,
-            pair,
-            direction,
-            data,
-        }));
+        self.in_flight.push(arrival, (pair, direction, data));
     }
 
     /// Delivers every datagram that has arrived by now. A receiver's error on one datagram is
     /// its own business (it drops the datagram or closes the connection).
     fn deliver(&mut self) {
-        while self
-            .in_flight
-            .peek()
-            .is_some_and(|Reverse(d)| d.arrival <= self.now)
-        {
-            let Some(Reverse(mut dgram)) = self.in_flight.pop() else {
-                break;
-            };
-            let pair = &mut self.pairs[dgram.pair];
-            let (conn, info) = match dgram.direction {
+        while let Some((pair, direction, mut data)) = self.in_flight.pop_arrived(self.now) {
+            let pair = &mut self.pairs[pair];
+            let (conn, info) = match direction {
                 Direction::ToServer => (
                     &mut pair.server,
                     RecvInfo {
@@ -302,14 +254,14 @@ impl Net {
                     },
                 ),
             };
-            let _ = conn.recv_at(&mut dgram.data, info, self.now);
-            self.spare.push(dgram.data);
+            let _ = conn.recv_at(&mut data, info, self.now);
+            self.spare.push(data);
         }
     }
 
     /// When the next thing happens: an arrival, a timer, or the end of a pacing delay.
     pub fn next_event(&self) -> Option<Instant> {
-        let arrival = self.in_flight.peek().map(|Reverse(d)| d.arrival);
+        let arrival = self.in_flight.next_arrival();
         let pairs = self.pairs.iter().flat_map(|p| {
             let paced = p
                 .paced_until

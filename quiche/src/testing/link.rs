@@ -1,0 +1,171 @@
+//! The parts of the link model that simulators share: a bottleneck that serialises datagrams
+//! behind a drop-tail queue, and the datagrams in flight in order of arrival. [`super::Pipe`]
+//! joins one client and one server with them; simulators of several connections on one path
+//! (tools/netsim) build on the same pieces, so every simulator models a link the same way.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::time::{Duration, Instant};
+
+/// A bottleneck of a given rate with a drop-tail queue in front of it and a propagation delay
+/// behind it. It only remembers when it finishes serialising what it has accepted; the rate,
+/// queue and delay are passed in, so a link whose model changes mid-run stays consistent.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Bottleneck {
+    busy_until: Option<Instant>,
+}
+
+impl Bottleneck {
+    /// When a datagram of `len` bytes offered at `now` reaches the far end, or `None` when the
+    /// queue (`queue_bytes`; `None` is unbounded) has no room for it. `rate_bps` is in bits per
+    /// second of the bytes given; `None` is infinitely fast (no queue either).
+    pub fn schedule(
+        &mut self,
+        now: Instant,
+        len: usize,
+        rate_bps: Option<u64>,
+        queue_bytes: Option<usize>,
+        delay: Duration,
+    ) -> Option<Instant> {
+        let Some(rate) = rate_bps else {
+            return Some(now + delay);
+        };
+        let rate = rate.max(1) as f64;
+        let start = self.busy_until.map_or(now, |b| b.max(now));
+        if let Some(limit) = queue_bytes {
+            let backlog = start.saturating_duration_since(now).as_secs_f64() * rate / 8.0;
+            if backlog + len as f64 > limit as f64 {
+                return None;
+            }
+        }
+        let done = start + Duration::from_secs_f64(len as f64 * 8.0 / rate);
+        self.busy_until = Some(done);
+        Some(done + delay)
+    }
+
+    /// How long a datagram offered at `now` would wait before its serialisation starts.
+    pub fn queue_delay(&self, now: Instant) -> Duration {
+        self.busy_until
+            .map_or(Duration::ZERO, |b| b.saturating_duration_since(now))
+    }
+}
+
+/// Items in flight, taken out in order of arrival; items arriving at the same moment come out
+/// in the order they were put in.
+#[derive(Debug)]
+pub struct InFlight<T> {
+    heap: BinaryHeap<Reverse<Entry<T>>>,
+    seq: u64,
+}
+
+#[derive(Debug)]
+struct Entry<T> {
+    arrival: Instant,
+    seq: u64,
+    item: T,
+}
+
+impl<T> PartialEq for Entry<T> {
+    fn eq(&self, other: &Self) -> bool {
+        (self.arrival, self.seq) == (other.arrival, other.seq)
+    }
+}
+
+impl<T> Eq for Entry<T> {}
+
+impl<T> PartialOrd for Entry<T> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl<T> Ord for Entry<T> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (self.arrival, self.seq).cmp(&(other.arrival, other.seq))
+    }
+}
+
+impl<T> Default for InFlight<T> {
+    fn default() -> Self {
+        InFlight {
+            heap: BinaryHeap::new(),
+            seq: 0,
+        }
+    }
+}
+
+impl<T> InFlight<T> {
+    /// Puts `item` in flight, to arrive at `arrival`.
+    pub fn push(&mut self, arrival: Instant, item: T) {
+        self.seq += 1;
+        self.heap.push(Reverse(Entry {
+            arrival,
+            seq: self.seq,
+            item,
+        }));
+    }
+
+    /// When the next item arrives.
+    pub fn next_arrival(&self) -> Option<Instant> {
+        self.heap.peek().map(|Reverse(e)| e.arrival)
+    }
+
+    /// The next item that has arrived by `now`, if any.
+    pub fn pop_arrived(&mut self, now: Instant) -> Option<T> {
+        if self.next_arrival()? > now {
+            return None;
+        }
+        self.heap.pop().map(|Reverse(e)| e.item)
+    }
+
+    /// Makes room for `additional` more items without reallocating.
+    pub fn reserve(&mut self, additional: usize) {
+        self.heap.reserve(additional);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn items_come_out_by_arrival_then_by_order_sent() {
+        let t0 = super::super::virtual_epoch();
+        let mut q = InFlight::default();
+        q.push(t0 + Duration::from_millis(5), "late");
+        q.push(t0 + Duration::from_millis(1), "first");
+        q.push(t0 + Duration::from_millis(1), "second");
+        assert_eq!(q.next_arrival(), Some(t0 + Duration::from_millis(1)));
+        assert_eq!(q.pop_arrived(t0), None);
+        assert_eq!(q.pop_arrived(t0 + Duration::from_millis(1)), Some("first"));
+        assert_eq!(q.pop_arrived(t0 + Duration::from_millis(1)), Some("second"));
+        assert_eq!(q.pop_arrived(t0 + Duration::from_millis(4)), None);
+        assert_eq!(q.pop_arrived(t0 + Duration::from_millis(9)), Some("late"));
+        assert_eq!(q.next_arrival(), None);
+    }
+
+    #[test]
+    fn the_bottleneck_serialises_and_drops_when_the_queue_is_full() {
+        let t0 = super::super::virtual_epoch();
+        let delay = Duration::from_millis(10);
+        let mut b = Bottleneck::default();
+        // 8 kbit/s: 1,000 bytes take one second; the queue holds 1,500 bytes.
+        let sched = |b: &mut Bottleneck, len| b.schedule(t0, len, Some(8_000), Some(1_500), delay);
+        assert_eq!(
+            sched(&mut b, 1_000),
+            Some(t0 + Duration::from_secs(1) + delay)
+        );
+        assert_eq!(b.queue_delay(t0), Duration::from_secs(1));
+        assert_eq!(
+            sched(&mut b, 500),
+            Some(t0 + Duration::from_millis(1_500) + delay)
+        );
+        assert_eq!(sched(&mut b, 100), None, "1,500 bytes queued already");
+        // Infinitely fast: only the delay.
+        let mut fast = Bottleneck::default();
+        assert_eq!(
+            fast.schedule(t0, 1_000, None, Some(1), delay),
+            Some(t0 + delay)
+        );
+    }
+}
