@@ -89,7 +89,12 @@ pub(super) const SERVER_CID: &str = "f067a5502a4262b5";
 
 /// Builds a protected packet: `hdr` (with its packet number fields set), then `payload`
 /// padded with zeros (PADDING frames) to `padded_len`.
-fn seal(hdr: &Header, payload: &[u8], padded_len: usize, keys: &DirectionalKeys) -> Vec<u8> {
+pub(super) fn seal(
+    hdr: &Header,
+    payload: &[u8],
+    padded_len: usize,
+    keys: &DirectionalKeys,
+) -> Vec<u8> {
     let mut buf = vec![0; 1500];
     let mut out = octets::OctetsMut::with_slice(&mut buf);
     let pn_offset = hdr.to_bytes(&mut out).unwrap();

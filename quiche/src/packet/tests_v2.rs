@@ -65,25 +65,7 @@ const V2_RETRY: &str = "
 /// The protected short header packet of RFC 9369 Appendix A.5.
 const V2_SHORT: &str = "5558b1c60ae7b6b932bc27d786f4bc2bb20f2162ba";
 
-fn seal(hdr: &Header, payload: &[u8], padded_len: usize, keys: &DirectionalKeys) -> Vec<u8> {
-    let mut buf = vec![0; 1500];
-    let mut out = octets::OctetsMut::with_slice(&mut buf);
-    let pn_offset = hdr.to_bytes(&mut out).unwrap();
-    let hdr_len = out.off();
-    buf[hdr_len..hdr_len + payload.len()].copy_from_slice(payload);
-    let len = encrypt_pkt(
-        &mut buf,
-        hdr.pkt_num,
-        pn_offset,
-        hdr.pkt_num_len,
-        padded_len.max(payload.len()),
-        &*keys.header,
-        &*keys.packet,
-    )
-    .unwrap();
-    buf.truncate(len);
-    buf
-}
+use super::tests::seal;
 
 fn open(buf: &mut [u8], keys: &DirectionalKeys, largest: u64) -> (HeaderLayout, Vec<u8>) {
     let mut hdr = HeaderLayout::parse(buf, 0).unwrap();
