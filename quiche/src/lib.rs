@@ -22,6 +22,7 @@ pub mod flow_control;
 pub mod frame;
 pub mod h3;
 pub mod packet;
+pub mod pmtud;
 #[cfg(feature = "qlog")]
 pub mod qlog;
 pub mod ranges;
