@@ -44,6 +44,8 @@ pub struct Config {
     pub(crate) max_stream_window: u64,
     pub(crate) max_unsent_stream_data: u64,
     pub(crate) max_send_udp_payload_size: usize,
+    /// Path MTU discovery (see [`Config::discover_pmtu`]).
+    pub(crate) pmtud: crate::pmtud::PmtudConfig,
     pub(crate) dgram_recv_queue_len: usize,
     pub(crate) dgram_send_queue_len: usize,
     pub(crate) grease: bool,
@@ -88,6 +90,7 @@ impl Config {
             max_stream_window: DEFAULT_MAX_STREAM_WINDOW,
             max_unsent_stream_data: DEFAULT_MAX_UNSENT_STREAM_DATA,
             max_send_udp_payload_size: MIN_UDP_PAYLOAD_SIZE,
+            pmtud: crate::pmtud::PmtudConfig::default(),
             dgram_recv_queue_len: 0,
             dgram_send_queue_len: 0,
             grease: true,
@@ -254,6 +257,31 @@ impl Config {
     /// earlier drafts' Limited Slow Start.
     pub fn set_hystart_variant(&mut self, variant: HystartVariant) {
         self.hystart_variant = variant;
+    }
+
+    /// Enables or disables path MTU discovery (DPLPMTUD, RFC 8899 and RFC 9000 §14.3; on by
+    /// default, unlike quiche). With it, a connection sends 1200-byte datagrams until the
+    /// handshake is confirmed, then probes with PING + PADDING packets up to
+    /// [`Config::set_max_send_udp_payload_size`] (and the peer's `max_udp_payload_size`), uses
+    /// the largest size that gets through, falls back to 1200 bytes when full-size packets stop
+    /// getting through (a black hole), and searches again every
+    /// [`Config::set_pmtud_raise_interval`]. Without it the connection sends datagrams of the
+    /// configured size from the start. The socket should set the Don't Fragment bit (Linux:
+    /// `IP_PMTUDISC_PROBE`), or probes are fragmented and prove nothing.
+    pub fn discover_pmtu(&mut self, discover: bool) {
+        self.pmtud.enabled = discover;
+    }
+
+    /// How long a completed path MTU search stands before the next one tries larger sizes
+    /// again (RFC 8899's PMTU_RAISE_TIMER; default 600 seconds).
+    pub fn set_pmtud_raise_interval(&mut self, interval: std::time::Duration) {
+        self.pmtud.raise_interval = interval;
+    }
+
+    /// How many probes of one size must be lost in a row before the path MTU search gives
+    /// that size up (RFC 8899's MAX_PROBES; default 3, at least 1).
+    pub fn set_pmtud_max_probes(&mut self, max_probes: u8) {
+        self.pmtud.max_probes = max_probes.max(1);
     }
 
     /// Enables or disables pacing (on by default).

@@ -177,6 +177,7 @@ impl Connection {
             &mut outcome,
         );
         self.log_lost(epoch, &outcome, now, LOSS_BY_ACK);
+        self.pmtud_on_outcome(epoch, &outcome, now);
         self.settle(epoch, &mut outcome);
         self.ack_outcome = outcome;
         self.qlog_metrics(now);
@@ -293,10 +294,12 @@ impl Connection {
             TimeoutAction::None => {}
             TimeoutAction::Lost { epoch } => {
                 self.log_lost(epoch, &outcome, now, LOSS_BY_TIMER);
+                self.pmtud_on_outcome(epoch, &outcome, now);
                 self.settle(epoch, &mut outcome);
             }
             TimeoutAction::Probe { epoch, .. } => {
                 self.log_lost(epoch, &outcome, now, LOSS_BY_TIMER);
+                self.pmtud_on_outcome(epoch, &outcome, now);
                 self.settle(epoch, &mut outcome);
                 // A probe should carry data the peer has not acknowledged (RFC 9002 §6.2.4):
                 // in the handshake spaces, the unacknowledged CRYPTO data.

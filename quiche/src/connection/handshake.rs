@@ -115,7 +115,7 @@ impl Connection {
         self.recovery
             .set_max_ack_delay(Duration::from_millis(tp.max_ack_delay));
         let peer_max = usize::try_from(tp.max_udp_payload_size).unwrap_or(usize::MAX);
-        self.max_send_udp_payload_size = self.max_send_udp_payload_size.min(peer_max);
+        self.pmtud_set_peer_max(peer_max);
         #[cfg(feature = "qlog")]
         if let Some(q) = self.qlog.as_deref_mut() {
             let now = self.last_now.unwrap_or_else(Self::wall_now);
@@ -206,6 +206,7 @@ impl Connection {
         }
         self.handshake_confirmed = true;
         self.recovery.on_handshake_confirmed(now);
+        self.pmtud_start(now);
         #[cfg(feature = "qlog")]
         self.qlog_state(now, crate::qlog::ConnectionState::HandshakeConfirmed);
         self.discard_epoch(Epoch::Handshake, now);

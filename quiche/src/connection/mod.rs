@@ -10,6 +10,7 @@ mod datagram;
 mod frames;
 mod handshake;
 mod ids;
+mod pmtud;
 mod qlog;
 mod recv;
 mod send;
@@ -180,7 +181,13 @@ pub struct Connection {
     /// DATAGRAM payloads received and not yet read.
     dgram_recv: DatagramQueue,
 
+    /// The largest datagram to send: the PLPMTU while path MTU discovery runs, otherwise the
+    /// configured size (both capped by the peer's `max_udp_payload_size`).
     max_send_udp_payload_size: usize,
+    /// The path MTU search (held by the connection until paths own one each).
+    pmtud: crate::pmtud::Pmtud,
+    /// The packet being written is a PMTU probe: PING + PADDING only.
+    pmtu_probe_building: bool,
     /// The peer's ACK delay exponent, for decoding its ACK frames.
     peer_ack_delay_exponent: u64,
     last_now: Option<Instant>,
@@ -299,7 +306,16 @@ impl Connection {
             &config.compatible_versions,
         )?;
 
-        let max_datagram = config.max_send_udp_payload_size;
+        let pmtud = crate::pmtud::Pmtud::new(crate::pmtud::PmtudConfig {
+            max: config.max_send_udp_payload_size,
+            ..config.pmtud
+        });
+        // With path MTU discovery, BASE_PLPMTU until probes prove more (RFC 8899 §5.1.2).
+        let max_datagram = if pmtud.is_enabled() {
+            pmtud.current()
+        } else {
+            config.max_send_udp_payload_size
+        };
         let recovery_config = RecoveryConfig {
             max_ack_delay: Duration::from_millis(25),
             initial_rtt: crate::recovery::INITIAL_RTT,
@@ -383,6 +399,8 @@ impl Connection {
             dgram_send: DatagramQueue::new(config.dgram_send_queue_len),
             dgram_recv: DatagramQueue::new(config.dgram_recv_queue_len),
             max_send_udp_payload_size: max_datagram,
+            pmtud,
+            pmtu_probe_building: false,
             peer_ack_delay_exponent: 3,
             last_now: None,
             stats: Stats {
@@ -809,7 +827,8 @@ impl Connection {
         let _ = self.tls.set_keylog(writer);
     }
 
-    /// The largest UDP payload this connection sends.
+    /// The largest UDP payload this connection sends now: with path MTU discovery, the
+    /// largest size found to get through.
     pub fn max_send_udp_payload_size(&self) -> usize {
         self.max_send_udp_payload_size
     }

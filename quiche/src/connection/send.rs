@@ -20,8 +20,8 @@ use crate::tls::{HeaderProtectionKey, PacketKey};
 const MIN_PACKET_ROOM: usize = 64;
 
 /// What `write_packet` produced.
-struct Written {
-    len: usize,
+pub(super) struct Written {
+    pub(super) len: usize,
     ack_eliciting: bool,
 }
 
@@ -41,7 +41,12 @@ impl Connection {
             self.drive_handshake()?;
         }
 
-        let mut limit = out.len().min(self.max_send_udp_payload_size);
+        // A due PMTU probe goes out alone, in a datagram of the probed size.
+        let pmtu_probe = self.pmtu_probe_due(out.len(), now);
+        let mut limit = match pmtu_probe {
+            Some(size) => size,
+            None => out.len().min(self.pmtud_datagram_limit()),
+        };
         if !self.address_validated {
             // Anti-amplification: at most three times what the client sent (RFC 9000 §8.1).
             let allowance =
@@ -59,7 +64,12 @@ impl Connection {
         let mut eliciting = false;
         let mut has_initial = false;
         let mut has_eliciting_initial = false;
-        let epochs = [Epoch::Initial, Epoch::Handshake, Epoch::Application];
+        let mut epochs: &[Epoch] = &[Epoch::Initial, Epoch::Handshake, Epoch::Application];
+        if pmtu_probe.is_some() {
+            written = self.write_pmtu_probe(&mut out[..limit], now)?;
+            eliciting = true;
+            epochs = &[];
+        }
         for (i, &epoch) in epochs.iter().enumerate() {
             if !self.has_pending(epoch, now) {
                 continue;
@@ -159,7 +169,7 @@ impl Connection {
         }
     }
 
-    fn is_probing(&self, epoch: Epoch) -> bool {
+    pub(super) fn is_probing(&self, epoch: Epoch) -> bool {
         self.recovery.pending_probes(epoch) > 0
             || (self.anti_deadlock_probe && epoch == self.anti_deadlock_epoch())
     }
@@ -214,7 +224,7 @@ impl Connection {
 
     /// Builds and seals one packet of `epoch` in `buf`. `datagram_off` is how much of the
     /// datagram precedes it; the packet is padded so the datagram reaches `pad_to` bytes.
-    fn write_packet(
+    pub(super) fn write_packet(
         &mut self,
         epoch: Epoch,
         buf: &mut [u8],
@@ -307,11 +317,9 @@ impl Connection {
                 self.stats.retrans_after_loss += 1;
             }
         }
-        self.recovery.on_packet_sent(
-            SentPacket::new(pn, now, len, ack_eliciting, in_flight, frames),
-            epoch,
-            now,
-        )?;
+        let mut pkt = SentPacket::new(pn, now, len, ack_eliciting, in_flight, frames);
+        pkt.pmtu_probe = self.pmtu_probe_building;
+        self.recovery.on_packet_sent(pkt, epoch, now)?;
         if ack_eliciting {
             self.lifecycle
                 .on_ack_eliciting_sent(now, self.recovery.pto());
@@ -355,6 +363,9 @@ impl Connection {
         frames: &mut SentFrames,
         now: Instant,
     ) -> Result<(usize, bool)> {
+        if self.pmtu_probe_building {
+            return self.write_probe_ping(payload, frames);
+        }
         let cap = payload.len();
         let mut b = OctetsMut::with_slice(payload);
 

@@ -630,6 +630,21 @@ impl QlogLogger {
         self.write_event(now, data);
     }
 
+    /// `connectivity:mtu_updated`: the path MTU search changed the datagram size (`done` once
+    /// the search is over for now).
+    pub fn mtu_updated(&mut self, now: Instant, old: usize, new: usize, done: bool) {
+        if !self.is_enabled() {
+            return;
+        }
+        let size = |v: usize| u16::try_from(v).unwrap_or(u16::MAX);
+        let data = EventData::MtuUpdated(connectivity::MtuUpdated {
+            old: Some(size(old)),
+            new: size(new),
+            done: Some(done),
+        });
+        self.write_event(now, data);
+    }
+
     fn fill_scratch<'f, 'a: 'f>(
         &mut self,
         ack_delay_exponent: u64,

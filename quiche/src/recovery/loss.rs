@@ -55,6 +55,8 @@ pub(crate) struct Detected {
     pub loss_time: Option<Instant>,
     /// Whether the losses establish persistent congestion.
     pub persistent_congestion: bool,
+    /// Path MTU probes declared lost (counted in `packets`, not in the in-flight figures).
+    pub probes: usize,
 }
 
 /// Declares lost the packets of a space that the acknowledgment of `largest_acked` shows to be
@@ -103,6 +105,12 @@ pub(crate) fn detect_lost<P>(
             det.by_packet_threshold += 1;
         } else {
             det.by_time_threshold += 1;
+        }
+        if pkt.pmtu_probe {
+            // Out of flight all the same (the store removes it), but not a congestion signal
+            // and no part of a persistent-congestion run.
+            det.probes += 1;
+            return Verdict::Lose;
         }
         if pkt.in_flight {
             det.in_flight_packets += 1;

@@ -543,7 +543,7 @@ impl<P> Recovery<P> {
         space.loss_time = det.loss_time;
         if self.cc.wants_rate_samples() {
             for p in out.lost.get(already_lost..).unwrap_or_default() {
-                if p.in_flight {
+                if p.in_flight && !p.pmtu_probe {
                     let lost = self.rate.on_packet_lost(&p.rate, p.size);
                     self.cc.on_packet_lost_rate(now, &lost);
                 }
@@ -556,7 +556,8 @@ impl<P> Recovery<P> {
                 .count();
             self.stats.lost_in_first_slow_start += in_first as u64;
         }
-        self.stats.lost_packets += det.packets as u64;
+        // Lost PMTU probes are the search's business, not the path's loss rate.
+        self.stats.lost_packets += (det.packets - det.probes) as u64;
         self.stats.lost_by_packet_threshold += det.by_packet_threshold as u64;
         self.stats.lost_by_time_threshold += det.by_time_threshold as u64;
         self.stats.lost_bytes = self

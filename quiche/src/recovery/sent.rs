@@ -39,6 +39,10 @@ pub struct SentPacket<P> {
     /// The delivery-rate snapshot taken when the packet was sent; left default unless the
     /// controller wants rate samples.
     pub rate: super::rate::PacketRateState,
+    /// Whether the packet is a path MTU probe (RFC 9000 §14.4): it takes congestion window
+    /// like any packet, but its loss says nothing about congestion (RFC 8899 §3 item 7), so
+    /// loss detection keeps it out of congestion signals and persistent congestion.
+    pub pmtu_probe: bool,
 }
 
 impl<P> SentPacket<P> {
@@ -59,6 +63,7 @@ impl<P> SentPacket<P> {
             in_flight,
             payload,
             rate: Default::default(),
+            pmtu_probe: false,
         }
     }
 }

@@ -1,0 +1,141 @@
+//! The connection's side of path MTU discovery: when a probe goes out, how it is built (PING +
+//! PADDING in a datagram of the probed size, RFC 9000 §14.4), and what acknowledgments and
+//! losses tell the search. The search itself is [`crate::pmtud`].
+
+use std::time::Instant;
+
+use octets::OctetsMut;
+
+use super::qlog::qlog;
+use super::sent::{SentFrame, SentFrames};
+use super::Connection;
+use crate::error::Result;
+use crate::packet::Epoch;
+use crate::pmtud::BASE_PLPMTU;
+use crate::recovery::AckOutcome;
+
+impl Connection {
+    /// The size of the PMTU probe to send now, if one is due and the congestion window and a
+    /// buffer of `buf_len` bytes allow it. Probes wait for the handshake to be confirmed
+    /// (RFC 9000 §14.3.1) and give way to loss-recovery probes and to closing.
+    pub(super) fn pmtu_probe_due(&mut self, buf_len: usize, now: Instant) -> Option<usize> {
+        if !self.pmtud.is_enabled()
+            || !self.handshake_confirmed
+            || self.one_rtt.is_none()
+            || self.lifecycle.close_pending()
+            || self.lifecycle.is_closing_or_draining()
+            || self.is_probing(Epoch::Application)
+        {
+            return None;
+        }
+        let size = self.pmtud.probe_size(now)?;
+        // Probes take congestion window like any packet (RFC 9000 §14.4); they wait for room
+        // rather than overshoot it.
+        (size <= buf_len && self.recovery.cwnd_available() >= size).then_some(size)
+    }
+
+    /// The largest datagram to send now: PTO probes stay at BASE_PLPMTU while the PLPMTU is
+    /// larger, so that after a drop of the path MTU they get through and their acknowledgment
+    /// reveals the black hole (a path that only lost full-size packets).
+    pub(super) fn pmtud_datagram_limit(&self) -> usize {
+        if self.pmtud.is_enabled()
+            && self.handshake_confirmed
+            && self.is_probing(Epoch::Application)
+        {
+            self.max_send_udp_payload_size.min(BASE_PLPMTU)
+        } else {
+            self.max_send_udp_payload_size
+        }
+    }
+
+    /// Writes a PMTU probe of exactly `out.len()` bytes; returns its length.
+    pub(super) fn write_pmtu_probe(&mut self, out: &mut [u8], now: Instant) -> Result<usize> {
+        let pn = self.spaces[Epoch::Application.index()].next_pn;
+        let size = out.len();
+        self.pmtu_probe_building = true;
+        let written = self.write_packet(Epoch::Application, out, 0, size, now);
+        self.pmtu_probe_building = false;
+        let written = written?;
+        self.pmtud.on_probe_sent(pn, written.len);
+        Ok(written.len)
+    }
+
+    /// The payload of a probe: one PING, padded by the caller to the probed size.
+    pub(super) fn write_probe_ping(
+        &mut self,
+        payload: &mut [u8],
+        frames: &mut SentFrames,
+    ) -> Result<(usize, bool)> {
+        let mut b = OctetsMut::with_slice(payload);
+        b.put_u8(0x01)?; // PING
+        frames.push(SentFrame::Other);
+        qlog!(self, q => q.sent_frames().push_ping());
+        Ok((b.off(), true))
+    }
+
+    /// Tells the search what an ACK frame or the loss timer resolved in `epoch`, and applies a
+    /// new PLPMTU.
+    pub(super) fn pmtud_on_outcome(
+        &mut self,
+        epoch: Epoch,
+        outcome: &AckOutcome<SentFrames>,
+        now: Instant,
+    ) {
+        if epoch != Epoch::Application || !self.pmtud.is_enabled() {
+            return;
+        }
+        for pkt in &outcome.acked {
+            if pkt.pmtu_probe {
+                self.pmtud.on_probe_acked(pkt.pkt_num, now);
+            } else {
+                self.pmtud.on_packet_acked(pkt.pkt_num, pkt.size);
+            }
+        }
+        for pkt in &outcome.lost {
+            if pkt.pmtu_probe {
+                self.pmtud.on_probe_lost(pkt.pkt_num, now);
+            } else if pkt.in_flight {
+                self.pmtud.on_packet_lost(pkt.pkt_num, pkt.size, now);
+            }
+        }
+        self.apply_pmtu_update(now);
+    }
+
+    /// The handshake is confirmed: the search may start.
+    pub(super) fn pmtud_start(&mut self, now: Instant) {
+        self.pmtud.start(now);
+        self.apply_pmtu_update(now);
+    }
+
+    /// The peer's `max_udp_payload_size` caps the search.
+    pub(super) fn pmtud_set_peer_max(&mut self, peer_max: usize) {
+        if self.pmtud.is_enabled() {
+            self.pmtud.set_max(peer_max);
+            self.max_send_udp_payload_size = self.pmtud.current();
+            let _ = self.pmtud.take_update();
+        } else {
+            self.max_send_udp_payload_size = self.max_send_udp_payload_size.min(peer_max);
+        }
+    }
+
+    /// Applies a PLPMTU the search changed: datagram size, congestion controller, pacer, qlog.
+    fn apply_pmtu_update(&mut self, now: Instant) {
+        let Some(size) = self.pmtud.take_update() else {
+            return;
+        };
+        let old = self.max_send_udp_payload_size;
+        self.max_send_udp_payload_size = size;
+        self.recovery.on_mtu_update(size);
+        self.pacer.set_max_datagram_size(size);
+        let done = self.pmtud.is_search_complete();
+        qlog!(self, q => q.mtu_updated(now, old, size, done));
+        #[cfg(not(feature = "qlog"))]
+        let _ = (now, old, done);
+        log::debug!("{} path MTU {old} -> {size}", self.trace_id());
+    }
+
+    /// Counters of the path MTU search.
+    pub fn pmtud_stats(&self) -> crate::pmtud::PmtudStats {
+        self.pmtud.stats()
+    }
+}
