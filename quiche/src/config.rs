@@ -279,7 +279,7 @@ impl Config {
     }
 
     /// How many probes of one size must be lost in a row before the path MTU search gives
-    /// that size up (RFC 8899's MAX_PROBES; default 3, at least 1).
+    /// that size up (RFC 8899's MAX_PROBES; default 2, see [`crate::pmtud::DEFAULT_MAX_PROBES`]; at least 1).
     pub fn set_pmtud_max_probes(&mut self, max_probes: u8) {
         self.pmtud.max_probes = max_probes.max(1);
     }

@@ -24,7 +24,13 @@ use std::time::{Duration, Instant};
 pub const BASE_PLPMTU: usize = 1200;
 
 /// MAX_PROBES (RFC 8899 §5.1.2): consecutive losses after which a probed size has failed.
-pub const DEFAULT_MAX_PROBES: u8 = 3;
+///
+/// RFC 8899 suggests 3; 2 is used here. Each failed size costs MAX_PROBES round trips, and a
+/// binary search meets two or three of them, so 3 would stretch a search over 15 round trips
+/// where 2 needs about 10. A probe is only declared lost once later packets were acknowledged
+/// (the path was up), so two losses in a row at a random loss rate `p` fail a good size with
+/// probability `p²` (1e-4 at 1 %), and the raise timer corrects even that later.
+pub const DEFAULT_MAX_PROBES: u8 = 2;
 
 /// PMTU_RAISE_TIMER (RFC 8899 §5.1.1): how long a completed search stands before the next.
 pub const DEFAULT_RAISE_INTERVAL: Duration = Duration::from_secs(600);
@@ -406,8 +412,8 @@ mod tests {
                 "{path_max}: settled at {}",
                 p.current()
             );
-            // Three tries of the maximum, then a handful of halvings.
-            assert!(probed.len() <= 3 * 6 + 3, "{path_max}: {probed:?}");
+            // Two tries of each failed size, one of each good one: a handful of halvings.
+            assert!(probed.len() <= 14, "{path_max}: {probed:?}");
             assert!(probed.iter().all(|&s| s > BASE_PLPMTU && s <= 1452));
         }
     }
@@ -533,7 +539,7 @@ mod tests {
         run(&mut q, now, 1300, &mut pn);
         let before = q.current();
         let probed = run(&mut q, now + DEFAULT_RAISE_INTERVAL, 1300, &mut pn);
-        assert_eq!(probed[..3], [1452; 3]);
+        assert_eq!(probed[..2], [1452; 2]);
         assert!((before..=1300).contains(&q.current()), "{}", q.current());
     }
 }

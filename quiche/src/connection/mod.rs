@@ -23,6 +23,8 @@ mod tests;
 #[cfg(all(test, feature = "qlog"))]
 mod tests_qlog;
 #[cfg(test)]
+mod tests_pmtud;
+#[cfg(test)]
 mod tests_retrans;
 #[cfg(test)]
 mod tests_streams;

@@ -50,6 +50,52 @@ impl Bottleneck {
     }
 }
 
+/// IPv4 and UDP header bytes in front of a UDP payload: a link MTU of 1500 carries 1472-byte
+/// payloads. The simulators' addresses are IPv4.
+pub const IPV4_UDP_OVERHEAD: usize = 28;
+
+/// The MTU of a link, which may change during a run. Datagrams too large for it vanish
+/// silently: no ICMP Packet Too Big comes back, so a drop of the MTU is a black hole for the
+/// sizes in between, as on paths that filter ICMP (RFC 8899 §1.1).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PathMtu {
+    /// The IP MTU from the start; `None` carries any datagram.
+    pub mtu: Option<usize>,
+    /// Changes, in time order: from this much time into the run on, the MTU is this.
+    pub changes: Vec<(Duration, Option<usize>)>,
+}
+
+impl PathMtu {
+    /// A link whose MTU is `mtu` IP bytes for the whole run.
+    pub fn fixed(mtu: usize) -> Self {
+        PathMtu {
+            mtu: Some(mtu),
+            changes: Vec::new(),
+        }
+    }
+
+    /// The same link with the MTU changed to `mtu` from `after` into the run on.
+    pub fn then(mut self, after: Duration, mtu: Option<usize>) -> Self {
+        self.changes.push((after, mtu));
+        self
+    }
+
+    /// The IP MTU `elapsed` into the run.
+    pub fn at(&self, elapsed: Duration) -> Option<usize> {
+        self.changes
+            .iter()
+            .rev()
+            .find(|(t, _)| elapsed >= *t)
+            .map_or(self.mtu, |&(_, m)| m)
+    }
+
+    /// Whether a datagram with a UDP payload of `len` bytes, sent `elapsed` into the run, fits.
+    pub fn carries(&self, elapsed: Duration, len: usize) -> bool {
+        self.at(elapsed)
+            .is_none_or(|mtu| len.saturating_add(IPV4_UDP_OVERHEAD) <= mtu)
+    }
+}
+
 /// Items in flight, taken out in order of arrival; items arriving at the same moment come out
 /// in the order they were put in.
 #[derive(Debug)]
@@ -142,6 +188,20 @@ mod tests {
         assert_eq!(q.pop_arrived(t0 + Duration::from_millis(4)), None);
         assert_eq!(q.pop_arrived(t0 + Duration::from_millis(9)), Some("late"));
         assert_eq!(q.next_arrival(), None);
+    }
+
+    #[test]
+    fn the_path_mtu_drops_large_datagrams_and_changes_on_schedule() {
+        let mtu = PathMtu::fixed(1500)
+            .then(Duration::from_secs(2), Some(1280))
+            .then(Duration::from_secs(5), None);
+        let s = Duration::from_secs;
+        assert!(mtu.carries(s(0), 1472));
+        assert!(!mtu.carries(s(0), 1473));
+        assert!(!mtu.carries(s(2), 1253));
+        assert!(mtu.carries(s(3), 1252));
+        assert!(mtu.carries(s(5), 60_000));
+        assert!(PathMtu::default().carries(s(0), 65_507));
     }
 
     #[test]

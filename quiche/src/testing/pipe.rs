@@ -4,7 +4,7 @@
 //! Everything here is deterministic: the clock only moves when the pipe moves it, and random
 //! loss, reordering and duplication come from a seeded generator.
 
-use super::link::{Bottleneck, InFlight};
+use super::link::{Bottleneck, InFlight, PathMtu};
 use super::{pcap, virtual_epoch, Rng};
 
 use std::net::SocketAddr;
@@ -68,6 +68,8 @@ pub struct LinkConfig {
     pub reorder_delay: Duration,
     /// Probability that a datagram is delivered twice.
     pub duplicate: f64,
+    /// The link MTU: larger datagrams are dropped without notice.
+    pub mtu: PathMtu,
 }
 
 impl Default for LinkConfig {
@@ -80,6 +82,7 @@ impl Default for LinkConfig {
             reorder: 0.0,
             reorder_delay: Duration::from_millis(5),
             duplicate: 0.0,
+            mtu: PathMtu::default(),
         }
     }
 }
@@ -95,6 +98,8 @@ pub struct LinkStats {
     pub dropped_random: u64,
     /// Datagrams dropped because the bottleneck queue was full.
     pub dropped_queue: u64,
+    /// Datagrams dropped because they were larger than the link MTU.
+    pub dropped_mtu: u64,
     /// Bytes offered to the link.
     pub bytes: u64,
 }
@@ -313,6 +318,11 @@ impl Pipe {
             None => Verdict::Deliver,
         };
         let link = &mut self.links[direction as usize];
+        if !link.config.mtu.carries(at - self.start, data.len()) {
+            link.stats.dropped_mtu += 1;
+            self.spare.push(data);
+            return;
+        }
         if verdict == Verdict::Drop || self.rng.chance(link.config.loss) {
             link.stats.dropped_random += 1;
             self.spare.push(data);
