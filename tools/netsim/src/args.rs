@@ -113,6 +113,22 @@ struct PathArgs {
     /// How long a reordered datagram is held back [default: 5ms]
     #[arg(long, value_name = "TIME", value_parser = parse_duration)]
     reorder_delay: Option<Duration>,
+    /// Link MTU in IP bytes, both directions; larger datagrams vanish [default: unlimited]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1228..))]
+    mtu: Option<u16>,
+    /// Black hole: the link MTU drops to --blackhole-mtu at this time into the run
+    #[arg(long, value_name = "TIME", value_parser = parse_duration, requires = "blackhole_mtu")]
+    blackhole_at: Option<Duration>,
+    /// The link MTU after --blackhole-at, in IP bytes
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1228..), requires = "blackhole_at")]
+    blackhole_mtu: Option<u16>,
+    /// Largest UDP payload the endpoints send, what path MTU discovery searches up to
+    /// [default: 1200]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1200..))]
+    max_payload: Option<u16>,
+    /// Turn path MTU discovery off (datagrams of --max-payload from the start)
+    #[arg(long)]
+    no_pmtud: bool,
 }
 
 /// The transfer and the receiver's flow control.
@@ -338,6 +354,12 @@ pub fn parse(args: &[String]) -> Result<Options, clap::Error> {
     s.loss_down = path.loss_down.or(path.loss).unwrap_or(s.loss_down);
     s.reorder = path.reorder.unwrap_or(s.reorder);
     s.reorder_delay = path.reorder_delay.unwrap_or(s.reorder_delay);
+    s.mtu = path.mtu.map(usize::from).or(s.mtu);
+    if let (Some(at), Some(mtu)) = (path.blackhole_at, path.blackhole_mtu) {
+        s.mtu_drop = Some((at, usize::from(mtu)));
+    }
+    s.max_payload = path.max_payload.map_or(s.max_payload, usize::from);
+    s.pmtud &= !path.no_pmtud;
 
     s.upload |= transfer.upload;
     s.windows.max_data = transfer.max_data.unwrap_or(s.windows.max_data);

@@ -42,6 +42,14 @@ pub fn run(r: &RunResult, s: &Scenario) -> String {
         r.dropped_queue,
         r.dropped_random
     );
+    if s.max_payload > 1200 || s.mtu.is_some() || s.mtu_drop.is_some() {
+        let _ = writeln!(
+            out,
+            "  path MTU: payload {} at the end, probes {} ({} lost), black holes {}, \
+             MTU drops {}",
+            r.pmtu, r.pmtu_probes.0, r.pmtu_probes.1, r.black_holes, r.dropped_mtu
+        );
+    }
     let exit = match (r.first_slow_start_exit, r.first_slow_start_exit_cwnd) {
         (Some(t), Some(cwnd)) => format!(
             "first exit at {} with cwnd {}",

@@ -157,6 +157,15 @@ pub struct Scenario {
     pub reorder: f64,
     /// How long a reordered datagram is held back.
     pub reorder_delay: Duration,
+    /// The link MTU in IP bytes (both directions); `None` carries any datagram.
+    pub mtu: Option<usize>,
+    /// A black hole: from this time into the run on, the link MTU drops to this (no ICMP).
+    pub mtu_drop: Option<(Duration, usize)>,
+    /// The largest UDP payload the endpoints may send (`set_max_send_udp_payload_size`):
+    /// what path MTU discovery searches up to.
+    pub max_payload: usize,
+    /// Whether the endpoints run path MTU discovery.
+    pub pmtud: bool,
     /// The sender's congestion control.
     pub cc: Cc,
     /// Flow-control windows.
@@ -181,6 +190,10 @@ impl Default for Scenario {
             loss_down: 0.0,
             reorder: 0.0,
             reorder_delay: Duration::from_millis(5),
+            mtu: None,
+            mtu_drop: None,
+            max_payload: 1200,
+            pmtud: true,
             cc: Cc::default(),
             windows: Windows::default(),
             time_limit: Duration::from_secs(600),
@@ -197,6 +210,18 @@ impl Scenario {
     /// The bandwidth-delay product in bytes.
     pub fn bdp_bytes(&self) -> f64 {
         bdp_bytes(self.rate_bps, self.rtt())
+    }
+
+    /// The link MTU model of both directions.
+    pub fn path_mtu(&self) -> quiche::testing::PathMtu {
+        let mut mtu = quiche::testing::PathMtu {
+            mtu: self.mtu,
+            changes: Vec::new(),
+        };
+        if let Some((at, to)) = self.mtu_drop {
+            mtu = mtu.then(at, Some(to));
+        }
+        mtu
     }
 
     /// The queue size in bytes (`None`: unlimited).
@@ -239,6 +264,17 @@ impl Scenario {
         } else {
             String::new()
         };
+        let mut reorder = reorder;
+        if self.max_payload > 1200 {
+            let pmtud = if self.pmtud { "PMTUD" } else { "no PMTUD" };
+            reorder += &format!(", payload <= {} ({pmtud})", self.max_payload);
+        }
+        if let Some(mtu) = self.mtu {
+            reorder += &format!(", MTU {mtu}");
+        }
+        if let Some((at, to)) = self.mtu_drop {
+            reorder += &format!(", MTU -> {to} at {}", fmt_duration(at));
+        }
         format!(
             "{} {} over {}, RTT {} ({} up + {} down), {queue}, {loss}{reorder}; {}, iw {}, {}",
             if self.upload { "upload" } else { "download" },

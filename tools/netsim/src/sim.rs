@@ -71,6 +71,14 @@ pub struct RunResult {
     /// one base RTT (what the slow start's overshoot filled), or over the whole run if it never
     /// ended.
     pub queue_full_first_slow_start: Duration,
+    /// Datagrams the data direction dropped for being larger than the link MTU.
+    pub dropped_mtu: u64,
+    /// The sender's datagram size at the end (the path MTU it found).
+    pub pmtu: usize,
+    /// The sender's path MTU probes, sent and lost.
+    pub pmtu_probes: (u64, u64),
+    /// Black holes the sender detected.
+    pub black_holes: u64,
 }
 
 impl RunResult {
@@ -121,6 +129,8 @@ fn config(s: &Scenario) -> Result<Config, String> {
     if let Some(w) = s.windows.max_stream_window {
         c.set_max_stream_window(w);
     }
+    c.set_max_send_udp_payload_size(s.max_payload);
+    c.discover_pmtu(s.pmtud);
     c.set_cc_algorithm(s.cc.algorithm);
     c.set_slow_start(s.cc.slow_start);
     c.enable_hystart(s.cc.hystart);
@@ -532,5 +542,12 @@ fn result(
         dropped_random: link.dropped_random,
         queue_full: Duration::ZERO,
         queue_full_first_slow_start: Duration::ZERO,
+        dropped_mtu: link.dropped_mtu,
+        pmtu: sender.max_send_udp_payload_size(),
+        pmtu_probes: (
+            sender.pmtud_stats().probes_sent,
+            sender.pmtud_stats().probes_lost,
+        ),
+        black_holes: sender.pmtud_stats().black_holes,
     }
 }
