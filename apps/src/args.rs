@@ -22,9 +22,10 @@ pub const DEFAULT_MAX_DATA: u64 = 10_000_000;
 pub const DEFAULT_MAX_STREAM_DATA: u64 = 1_000_000;
 /// Default idle timeout in milliseconds (`--idle-timeout`).
 pub const DEFAULT_IDLE_TIMEOUT_MS: u64 = 30_000;
-/// Default largest UDP payload sent (`--max-udp-payload`): fits common 1500-byte MTUs with
-/// room for tunnels, like quiche's apps.
-pub const DEFAULT_MAX_UDP_PAYLOAD: usize = 1350;
+/// Default largest UDP payload sent (`--max-udp-payload`): what a 1500-byte MTU carries over
+/// IPv6 (and over IPv4 with 20 bytes to spare). Path MTU discovery starts at 1200 bytes and
+/// probes up to it, so paths with a smaller MTU (tunnels, IPv6's 1280 minimum) still work.
+pub const DEFAULT_MAX_UDP_PAYLOAD: usize = 1452;
 
 /// Why `--session-file` is refused (the library cannot keep a session across processes).
 pub const SESSION_FILE_UNSUPPORTED: &str = "--session-file: a session cannot be kept in a file: \
@@ -81,6 +82,10 @@ pub struct TransportArgs {
     /// and later): batches of datagrams go through sendmmsg/recvmmsg instead
     #[arg(long)]
     pub disable_gso: bool,
+    /// Turn path MTU discovery off: datagrams of --max-udp-payload from the first one
+    /// (default: start at 1200 bytes and probe up to it)
+    #[arg(long)]
+    pub disable_pmtud: bool,
     /// QUIC version a client starts in: 1, or 0x6b3343cf for QUIC v2 (RFC 9369) [default: 1].
     /// A server takes clients in either whatever this says
     #[arg(long, value_name = "VERSION", value_parser = parse_quic_version)]
@@ -107,6 +112,7 @@ impl Default for TransportArgs {
             idle_timeout_ms: DEFAULT_IDLE_TIMEOUT_MS,
             max_udp_payload: DEFAULT_MAX_UDP_PAYLOAD,
             disable_gso: false,
+            disable_pmtud: false,
             quic_version: None,
             compatible_versions: Vec::new(),
         }

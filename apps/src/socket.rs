@@ -1,4 +1,5 @@
-//! UDP sockets for the event loops: bound, non-blocking, with large kernel buffers.
+//! UDP sockets for the event loops: bound, non-blocking, with large kernel buffers and the
+//! Don't Fragment bit set.
 //!
 //! The default buffers (about 200 KiB on Linux) overflow in a fraction of a millisecond at
 //! gigabit rates, and every datagram the kernel drops there is a loss the congestion controller
@@ -18,6 +19,9 @@ pub const SOCKET_BUFFER_SIZE: usize = 4 << 20;
 pub fn bind(addr: SocketAddr) -> io::Result<mio::net::UdpSocket> {
     let socket = mio::net::UdpSocket::bind(addr)?;
     let (rcv, snd) = set_buffer_sizes(&socket, SOCKET_BUFFER_SIZE);
+    if let Err(e) = set_dont_fragment(&socket, addr) {
+        log::info!("socket {addr}: cannot set Don't Fragment ({e}): PMTU probes may be fragmented");
+    }
     log::debug!("socket {addr}: receive buffer {rcv} bytes, send buffer {snd} bytes");
     if rcv < SOCKET_BUFFER_SIZE || snd < SOCKET_BUFFER_SIZE {
         log::info!(
@@ -55,6 +59,68 @@ pub fn set_buffer_sizes(socket: &impl AsRawFd, size: usize) -> (usize, usize) {
     (read(libc::SO_RCVBUF) / scale, read(libc::SO_SNDBUF) / scale)
 }
 
+/// Sets the Don't Fragment bit on every datagram the socket sends, so that a path MTU probe
+/// that is too large for the path is dropped rather than fragmented (which would make it
+/// "succeed" and the connection then send datagrams that only arrive in pieces; RFC 8899 §3).
+///
+/// On Linux `IP_PMTUDISC_PROBE` (and its IPv6 twin) sets DF but ignores the kernel's own path
+/// MTU estimate: a probe larger than a cached (possibly stale or forged) value still goes out
+/// instead of failing with `EMSGSIZE`, and QUIC's own search decides. An IPv6 socket bound to
+/// the unspecified address also carries IPv4 (mapped addresses): both levels are set, and a
+/// refusal of the IPv4 one is not an error there.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+pub fn set_dont_fragment(socket: &impl AsRawFd, addr: SocketAddr) -> io::Result<()> {
+    let fd = socket.as_raw_fd();
+    if addr.is_ipv4() {
+        return setsockopt_at(
+            fd,
+            libc::IPPROTO_IP,
+            libc::IP_MTU_DISCOVER,
+            libc::IP_PMTUDISC_PROBE,
+        );
+    }
+    setsockopt_at(
+        fd,
+        libc::IPPROTO_IPV6,
+        libc::IPV6_MTU_DISCOVER,
+        libc::IPV6_PMTUDISC_PROBE,
+    )?;
+    // IPv4-mapped traffic of a dual-stack socket.
+    let _ = setsockopt_at(
+        fd,
+        libc::IPPROTO_IP,
+        libc::IP_MTU_DISCOVER,
+        libc::IP_PMTUDISC_PROBE,
+    );
+    Ok(())
+}
+
+/// Sets the Don't Fragment bit where the system has a portable option for it (IPv6's
+/// `IPV6_DONTFRAG`); IPv4 sockets keep the system's default.
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+pub fn set_dont_fragment(socket: &impl AsRawFd, addr: SocketAddr) -> io::Result<()> {
+    if addr.is_ipv4() {
+        return Ok(());
+    }
+    setsockopt_at(
+        socket.as_raw_fd(),
+        libc::IPPROTO_IPV6,
+        libc::IPV6_DONTFRAG,
+        1,
+    )
+}
+
+/// The socket's `IP_MTU_DISCOVER` (or `IPV6_MTU_DISCOVER`) mode, for tests and diagnostics.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+pub fn mtu_discover_mode(socket: &impl AsRawFd, addr: SocketAddr) -> io::Result<libc::c_int> {
+    let (level, opt) = if addr.is_ipv4() {
+        (libc::IPPROTO_IP, libc::IP_MTU_DISCOVER)
+    } else {
+        (libc::IPPROTO_IPV6, libc::IPV6_MTU_DISCOVER)
+    };
+    getsockopt_at(socket.as_raw_fd(), level, opt)
+}
+
 #[cfg(any(target_os = "linux", target_os = "android"))]
 const FORCE_RCVBUF: Option<libc::c_int> = Some(libc::SO_RCVBUFFORCE);
 #[cfg(any(target_os = "linux", target_os = "android"))]
@@ -65,19 +131,21 @@ const FORCE_RCVBUF: Option<libc::c_int> = None;
 const FORCE_SNDBUF: Option<libc::c_int> = None;
 
 fn setsockopt_int(fd: libc::c_int, opt: libc::c_int, value: libc::c_int) -> io::Result<()> {
+    setsockopt_at(fd, libc::SOL_SOCKET, opt, value)
+}
+
+fn setsockopt_at(
+    fd: libc::c_int,
+    level: libc::c_int,
+    opt: libc::c_int,
+    value: libc::c_int,
+) -> io::Result<()> {
     let len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
     // SAFETY: `fd` is an open socket borrowed from a live socket object for the duration of the
     // call; the option value points to a c_int on our stack whose size is passed as its length,
     // and the kernel only reads it.
-    let rc = unsafe {
-        libc::setsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            opt,
-            (&value as *const libc::c_int).cast(),
-            len,
-        )
-    };
+    let rc =
+        unsafe { libc::setsockopt(fd, level, opt, (&value as *const libc::c_int).cast(), len) };
     if rc == 0 {
         Ok(())
     } else {
@@ -86,6 +154,10 @@ fn setsockopt_int(fd: libc::c_int, opt: libc::c_int, value: libc::c_int) -> io::
 }
 
 fn getsockopt_int(fd: libc::c_int, opt: libc::c_int) -> io::Result<libc::c_int> {
+    getsockopt_at(fd, libc::SOL_SOCKET, opt)
+}
+
+fn getsockopt_at(fd: libc::c_int, level: libc::c_int, opt: libc::c_int) -> io::Result<libc::c_int> {
     let mut value: libc::c_int = 0;
     let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
     // SAFETY: `fd` is an open socket borrowed from a live socket object; `value` and `len` are
@@ -93,7 +165,7 @@ fn getsockopt_int(fd: libc::c_int, opt: libc::c_int) -> io::Result<libc::c_int> 
     let rc = unsafe {
         libc::getsockopt(
             fd,
-            libc::SOL_SOCKET,
+            level,
             opt,
             (&mut value as *mut libc::c_int).cast(),
             &mut len,
@@ -117,6 +189,26 @@ mod tests {
             .trim()
             .parse()
             .ok()
+    }
+
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    #[test]
+    fn sockets_set_dont_fragment_in_probe_mode() {
+        for addr in ["127.0.0.1:0", "[::1]:0"] {
+            let addr: SocketAddr = addr.parse().unwrap();
+            let Ok(socket) = bind(addr) else {
+                // No IPv6 loopback on this machine.
+                assert!(addr.is_ipv6());
+                continue;
+            };
+            let mode = mtu_discover_mode(&socket, addr).unwrap();
+            assert_eq!(mode, 3, "{addr}: IP(V6)_PMTUDISC_PROBE");
+            // A datagram larger than a 1500-byte MTU is refused only by a real interface's
+            // MTU, never fragmented; loopback's 64 KiB carries a 1452-byte one.
+            let big = [0u8; 1452];
+            let target = socket.local_addr().unwrap();
+            socket.send_to(&big, target).unwrap();
+        }
     }
 
     #[test]

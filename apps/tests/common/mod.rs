@@ -71,6 +71,11 @@ impl Server {
     /// Starts a server on a free port of 127.0.0.1 serving `dir.root()`, and reads the
     /// address it reports.
     pub fn start(dir: &TempDir, extra: &[&str]) -> Server {
+        Self::start_with_env(dir, extra, &[])
+    }
+
+    /// [`Server::start`] with extra environment variables (e.g. `QLOGDIR`).
+    pub fn start_with_env(dir: &TempDir, extra: &[&str], env: &[(&str, &Path)]) -> Server {
         let log = dir.0.join("server.log");
         let mut child = Command::new(SERVER)
             .args(["--listen", "127.0.0.1:0", "--cert", &cert("cert.crt")])
@@ -78,6 +83,7 @@ impl Server {
             .arg(dir.root())
             .args(extra)
             .env("RUST_LOG", "debug")
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(fs::File::create(&log).unwrap())
             .spawn()

@@ -82,7 +82,11 @@ fn an_unlimited_path_settles_on_the_maximum_one_round_trip_after_confirmation() 
     })
     .unwrap();
     // A 20 ms round trip: the first probe, of the maximum size, gets through.
-    assert!(pipe.now - confirmed <= Duration::from_millis(60), "{:?}", pipe.now - confirmed);
+    assert!(
+        pipe.now - confirmed <= Duration::from_millis(60),
+        "{:?}",
+        pipe.now - confirmed
+    );
     assert_eq!(pipe.server.pmtud.state(), PmtudState::SearchComplete);
     assert_eq!(pipe.server.path_stats().pmtu, MAX);
     assert_eq!(pipe.server.pmtud_stats().probes_lost, 0);
