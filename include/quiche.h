@@ -157,6 +157,10 @@ void quiche_config_set_max_recv_udp_payload_size(quiche_config *config, size_t v
 /* Sets the largest UDP payload we send (at least 1200). */
 void quiche_config_set_max_send_udp_payload_size(quiche_config *config, size_t v);
 
+/* Path MTU discovery (DPLPMTUD, RFC 8899), on by default: datagrams start at 1200 bytes and
+ * probes raise them up to the size above; the socket should set Don't Fragment. */
+void quiche_config_discover_pmtu(quiche_config *config, bool discover);
+
 /* Sets initial_max_data: the connection's initial receive window, in bytes. */
 void quiche_config_set_initial_max_data(quiche_config *config, uint64_t v);
 

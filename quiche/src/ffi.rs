@@ -442,6 +442,10 @@ config_setter!(
     quiche_config_set_max_send_udp_payload_size => |c, v: size_t| c.set_max_send_udp_payload_size(v)
 );
 config_setter!(
+    /// Whether to run path MTU discovery (on by default).
+    quiche_config_discover_pmtu => |c, v: bool| c.discover_pmtu(v)
+);
+config_setter!(
     /// Sets `initial_max_data`.
     quiche_config_set_initial_max_data => |c, v: u64| c.set_initial_max_data(v)
 );
