@@ -842,3 +842,37 @@ fn run_random_acks(seed: u64) {
     }
     assert!(h.r.stats().lost_packets > 0 && h.r.stats().acked_packets > 0);
 }
+
+#[test]
+fn a_lost_pmtu_probe_leaves_the_window_alone_but_leaves_flight() {
+    let mut h = Harness::confirmed();
+    let app = Epoch::Application;
+    h.send(app);
+    h.at(ms(100));
+    h.ack(app, &[0..1], Duration::ZERO).unwrap();
+    let cwnd = h.r.cwnd();
+    // A probe, then ordinary packets that get through.
+    let pn = h.next_pn[app.index()];
+    h.next_pn[app.index()] += 1;
+    let mut probe = SentPacket::new(pn, h.now, 1452, true, true, pn);
+    probe.pmtu_probe = true;
+    h.r.on_packet_sent(probe, app, h.now).unwrap();
+    assert_eq!(h.r.bytes_in_flight(), 1452, "probes take window like any packet");
+    let later: Vec<u64> = (0..4).map(|_| h.send(app)).collect();
+    h.at(ms(200));
+    h.ack(app, &[later[0]..later[3] + 1], Duration::ZERO).unwrap();
+    assert_eq!(h.out.lost.len(), 1);
+    assert!(h.out.lost[0].pmtu_probe);
+    assert!(!h.out.congestion_event, "a probe loss is no congestion signal");
+    assert_eq!(h.r.stats().congestion_events, 0);
+    assert_eq!(h.r.stats().lost_packets, 0, "nor a path loss");
+    assert!(h.r.cwnd() >= cwnd);
+    assert_eq!(h.r.bytes_in_flight(), 0, "the probe left the flight");
+    // The same loss of an ordinary packet reduces the window.
+    let lost = h.send(app);
+    let after: Vec<u64> = (0..4).map(|_| h.send(app)).collect();
+    h.at(ms(300));
+    h.ack(app, &[after[0]..after[3] + 1], Duration::ZERO).unwrap();
+    assert_eq!(h.out.lost[0].pkt_num, lost);
+    assert!(h.out.congestion_event);
+}
