@@ -116,6 +116,7 @@ fn a_link_mtu_of_1400_is_found_within_a_few_round_trips_and_probe_losses_cost_no
     let took = settled_at.expect("the search completes") - start;
     // 20 ms round trips: two lost tries of 1452, then a handful of halvings.
     assert!(took < Duration::from_millis(400), "{took:?}");
+    println!("MTU 1400: settled on {size} in {took:?} (20 ms round trips)");
     let probes = server.pmtud_stats();
     assert!(probes.probes_lost >= 2, "{probes:?}");
     // Only probes were too large, and their loss is no congestion signal: the window never
@@ -133,12 +134,21 @@ fn a_drop_to_1280_mid_transfer_is_a_black_hole_the_download_survives() {
     let mut pipe = pipe_with(&mut c, &mut s, mtu, Some(50_000_000));
     pipe.handshake().unwrap();
     let mut before_drop = 0;
-    download(&mut pipe, 16 << 20, |p| {
+    let mut detected = None;
+    let took = download(&mut pipe, 16 << 20, |p| {
         if p.elapsed() < Duration::from_secs(1) {
             before_drop = p.server.max_send_udp_payload_size();
         }
+        if detected.is_none() && p.server.pmtud_stats().black_holes > 0 {
+            detected = Some(p.elapsed());
+        }
     });
     assert_eq!(before_drop, MAX, "the full size was in use before the drop");
+    // A few PTOs after the drop (one at full size, then PTO probes of 1200 bytes whose
+    // acknowledgment shows the full-size losses to be a black hole).
+    let detected = detected.expect("black hole detected") - Duration::from_secs(1);
+    assert!(detected < Duration::from_millis(500), "{detected:?}");
+    println!("black hole detected {detected:?} after the drop; 16 MiB in {took:?}");
     let server = &pipe.server;
     let stats = server.pmtud_stats();
     assert!(stats.black_holes >= 1, "{stats:?}");

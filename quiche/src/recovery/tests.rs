@@ -857,13 +857,21 @@ fn a_lost_pmtu_probe_leaves_the_window_alone_but_leaves_flight() {
     let mut probe = SentPacket::new(pn, h.now, 1452, true, true, pn);
     probe.pmtu_probe = true;
     h.r.on_packet_sent(probe, app, h.now).unwrap();
-    assert_eq!(h.r.bytes_in_flight(), 1452, "probes take window like any packet");
+    assert_eq!(
+        h.r.bytes_in_flight(),
+        1452,
+        "probes take window like any packet"
+    );
     let later: Vec<u64> = (0..4).map(|_| h.send(app)).collect();
     h.at(ms(200));
-    h.ack(app, &[later[0]..later[3] + 1], Duration::ZERO).unwrap();
+    h.ack(app, &[later[0]..later[3] + 1], Duration::ZERO)
+        .unwrap();
     assert_eq!(h.out.lost.len(), 1);
     assert!(h.out.lost[0].pmtu_probe);
-    assert!(!h.out.congestion_event, "a probe loss is no congestion signal");
+    assert!(
+        !h.out.congestion_event,
+        "a probe loss is no congestion signal"
+    );
     assert_eq!(h.r.stats().congestion_events, 0);
     assert_eq!(h.r.stats().lost_packets, 0, "nor a path loss");
     assert!(h.r.cwnd() >= cwnd);
@@ -872,7 +880,8 @@ fn a_lost_pmtu_probe_leaves_the_window_alone_but_leaves_flight() {
     let lost = h.send(app);
     let after: Vec<u64> = (0..4).map(|_| h.send(app)).collect();
     h.at(ms(300));
-    h.ack(app, &[after[0]..after[3] + 1], Duration::ZERO).unwrap();
+    h.ack(app, &[after[0]..after[3] + 1], Duration::ZERO)
+        .unwrap();
     assert_eq!(h.out.lost[0].pkt_num, lost);
     assert!(h.out.congestion_event);
 }
