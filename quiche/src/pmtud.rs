@@ -115,7 +115,8 @@ pub struct Pmtud {
     largest_acked_full: Option<u64>,
     /// Full-size losses since then (see [`BLACK_HOLE_THRESHOLD`]).
     suspect_losses: u32,
-    /// The PLPMTU changed since [`Pmtud::take_update`] was last called.
+    /// The PLPMTU changed, or the search completed, since [`Pmtud::take_update`] was last
+    /// called.
     updated: bool,
     stats: PmtudStats,
 }
@@ -332,6 +333,8 @@ impl Pmtud {
             return;
         }
         self.state = PmtudState::SearchComplete;
+        // Reported even without a new size: qlog's `done` says the search ended.
+        self.updated = true;
         self.in_flight = None;
         self.losses = 0;
         if let Some(now) = now {
@@ -346,7 +349,7 @@ impl Pmtud {
         }
     }
 
-    /// The new PLPMTU if it changed since the last call.
+    /// The PLPMTU if it changed, or the search completed, since the last call.
     pub fn take_update(&mut self) -> Option<usize> {
         std::mem::take(&mut self.updated).then_some(self.current)
     }

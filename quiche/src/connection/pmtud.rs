@@ -124,9 +124,11 @@ impl Connection {
             return;
         };
         let old = self.max_send_udp_payload_size;
-        self.max_send_udp_payload_size = size;
-        self.recovery.on_mtu_update(size);
-        self.pacer.set_max_datagram_size(size);
+        if size != old {
+            self.max_send_udp_payload_size = size;
+            self.recovery.on_mtu_update(size);
+            self.pacer.set_max_datagram_size(size);
+        }
         let done = self.pmtud.is_search_complete();
         qlog!(self, q => q.mtu_updated(now, old, size, done));
         #[cfg(not(feature = "qlog"))]

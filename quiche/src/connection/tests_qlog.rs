@@ -264,3 +264,40 @@ fn server_trace_set_before_the_first_packet_has_the_group_id() {
     assert_eq!(first_received["data"]["header"]["packet_type"], "initial");
     assert_eq!(first_received["data"]["header"]["packet_number"], 0);
 }
+
+#[test]
+fn the_path_mtu_search_is_logged_as_mtu_updated() {
+    let mut client = client_config();
+    let mut server = server_config();
+    for c in [&mut client, &mut server] {
+        c.set_max_send_udp_payload_size(1452);
+    }
+    let link = LinkConfig {
+        mtu: crate::testing::PathMtu::fixed(1400),
+        ..LinkConfig::default()
+    };
+    let mut pipe = Pipe::with_links(&mut client, &mut server, link.clone(), link, 3).unwrap();
+    let log = SharedBuf::default();
+    pipe.server
+        .set_qlog(Box::new(log.clone()), "server".into(), "test".into());
+    pipe.handshake().unwrap();
+    pipe.run_until(Duration::from_secs(10), |p| {
+        p.server.pmtud.is_search_complete()
+    })
+    .unwrap();
+    let updates: Vec<_> = records(&log)
+        .into_iter()
+        .filter(|r| r["name"] == "connectivity:mtu_updated")
+        .collect();
+    assert!(!updates.is_empty());
+    // Each event continues from the previous one and the last is the size in use, flagged done.
+    let mut old = 1200;
+    for u in &updates {
+        assert_eq!(u["data"]["old"], old, "{updates:?}");
+        old = u["data"]["new"].as_u64().unwrap();
+    }
+    let last = &updates.last().unwrap()["data"];
+    assert_eq!(last["new"], pipe.server.max_send_udp_payload_size() as u64);
+    assert_eq!(last["done"], true);
+    assert!(old <= 1400 - 28 && old > 1200, "{old}");
+}
