@@ -659,6 +659,26 @@ mod tests {
     }
 
     #[test]
+    fn path_mtu_flags_reach_the_scenario() {
+        let o = parse(&args(
+            "--mtu 1400 --blackhole-at 2s --blackhole-mtu 1280 --max-payload 1452 --no-pmtud",
+        ))
+        .unwrap();
+        let s = &o.scenario;
+        assert_eq!(s.mtu, Some(1400));
+        assert_eq!(s.mtu_drop, Some((Duration::from_secs(2), 1280)));
+        assert_eq!((s.max_payload, s.pmtud), (1452, false));
+        let mtu = s.path_mtu();
+        assert_eq!(mtu.at(Duration::from_secs(1)), Some(1400));
+        assert_eq!(mtu.at(Duration::from_secs(3)), Some(1280));
+        // A black hole needs both its time and its MTU; an MTU below 1228 (1200 + headers)
+        // could not carry QUIC at all.
+        assert!(parse(&args("--blackhole-at 2s")).is_err());
+        assert!(parse(&args("--mtu 1227")).is_err());
+        assert!(parse(&args("--max-payload 1199")).is_err());
+    }
+
+    #[test]
     fn every_flag_reaches_the_scenario() {
         let o = parse(&args(
             "--size 2MB --rate=260Mbps --rtt 31ms --queue 2bdp --loss 1% --loss-down 0.02 \
