@@ -10,6 +10,7 @@ mod datagram;
 mod frames;
 mod handshake;
 mod ids;
+mod migration;
 mod qlog;
 mod recv;
 mod send;
@@ -21,6 +22,8 @@ pub mod stats;
 mod tests;
 #[cfg(all(test, feature = "qlog"))]
 mod tests_qlog;
+#[cfg(test)]
+mod tests_migration;
 #[cfg(test)]
 mod tests_retrans;
 #[cfg(test)]
@@ -76,9 +79,6 @@ pub struct SendInfo {
 /// transport parameters say (they may not be known yet).
 const HANDSHAKE_ACK_DELAY_EXPONENT: u64 = 3;
 
-/// The anti-amplification factor of RFC 9000 §8.1.
-const AMPLIFICATION_FACTOR: u64 = 3;
-
 /// A QUIC connection.
 pub struct Connection {
     is_server: bool,
@@ -115,8 +115,23 @@ pub struct Connection {
         Option<crate::crypto::DirectionalKeys>,
     )>,
 
-    local: SocketAddr,
-    peer: SocketAddr,
+    /// The connection's paths (RFC 9000 §9): addresses, validation, amplification budgets.
+    paths: crate::path::PathSet,
+    /// The path the datagram being processed arrived on (`None`: a path not seen before,
+    /// created once a packet of the datagram authenticates).
+    recv_path: Option<usize>,
+    /// The datagram being processed (for the path that `recv_path` may create).
+    recv_info: Option<(RecvInfo, usize)>,
+    /// The path the datagram being built goes out on.
+    send_path: usize,
+    /// The packet being built is a probe on a path other than the active one: only
+    /// PATH_CHALLENGE/PATH_RESPONSE frames go in it.
+    probe_only: bool,
+    /// A PATH_CHALLENGE or PATH_RESPONSE went into the packet being built: the datagram is
+    /// padded to 1200 bytes (RFC 9000 §8.2.1, §8.2.2).
+    pad_for_path_frames: bool,
+    /// The validated path to come back to if the active path fails validation (§9.3.2).
+    fallback_path: Option<usize>,
 
     tls: Handshake,
     local_tp: TransportParams,
@@ -162,13 +177,8 @@ pub struct Connection {
     handshake_complete: bool,
     handshake_confirmed: bool,
     handshake_done_pending: bool,
-    /// Whether the peer's address is validated (servers: ends the amplification limit).
-    address_validated: bool,
-    recv_bytes: u64,
-    sent_bytes: u64,
     /// Anti-deadlock probe asked for by recovery (clients, RFC 9002 §6.2.2.1).
     anti_deadlock_probe: bool,
-    path_response: Option<[u8; 8]>,
     /// 1-RTT packets that arrived before the keys to open them (servers before the handshake
     /// completes); replayed once the keys are usable. Bounded.
     undecryptable: Vec<(Vec<u8>, RecvInfo)>,
@@ -342,8 +352,20 @@ impl Connection {
             compat_original: None,
             compatible_versions: config.compatible_versions.clone(),
             pending_switch: None,
-            local,
-            peer,
+            paths: crate::path::PathSet::new({
+                // A server accepting after a Retry has validated the address with the token
+                // (RFC 9000 §8.1.2).
+                let mut path =
+                    crate::path::Path::new(local, peer, !is_server || validated_by_retry);
+                path.amplification_limited = is_server;
+                path
+            }),
+            recv_path: None,
+            recv_info: None,
+            send_path: 0,
+            probe_only: false,
+            pad_for_path_frames: false,
+            fallback_path: None,
             tls,
             local_tp,
             peer_tp: None,
@@ -371,13 +393,7 @@ impl Connection {
             handshake_complete: false,
             handshake_confirmed: false,
             handshake_done_pending: false,
-            // A server accepting after a Retry has validated the address with the token
-            // (RFC 9000 §8.1.2).
-            address_validated: !is_server || validated_by_retry,
-            recv_bytes: 0,
-            sent_bytes: 0,
             anti_deadlock_probe: false,
-            path_response: None,
             undecryptable: Vec::new(),
             cids,
             dgram_send: DatagramQueue::new(config.dgram_send_queue_len),
@@ -458,7 +474,8 @@ impl Connection {
             return lifecycle;
         }
         let acks = self.spaces.iter().filter_map(|s| s.acks.ack_deadline());
-        [lifecycle, self.recovery.loss_detection_timer()]
+        let paths = self.paths.next_timeout(self.recovery.pto());
+        [lifecycle, self.recovery.loss_detection_timer(), paths]
             .into_iter()
             .flatten()
             .chain(acks)
@@ -486,6 +503,7 @@ impl Connection {
             keys.expire_prev(now);
         }
         self.on_loss_detection_timeout(now);
+        self.on_path_timeout(now);
         // Delayed ACK deadlines need no action here: `send` sees them as due.
     }
 
@@ -876,9 +894,9 @@ impl Connection {
         let rtt = self.recovery.rtt();
         let cc = self.recovery.controller();
         PathStats {
-            local_addr: self.local,
-            peer_addr: self.peer,
-            validated: self.address_validated,
+            local_addr: self.paths.active().local,
+            peer_addr: self.paths.active().peer,
+            validated: self.paths.active().validated(),
             recv: stats.recv,
             sent: stats.sent,
             lost: stats.lost,

@@ -940,6 +940,38 @@ impl<P> Recovery<P> {
     pub fn stats(&self) -> &RecoveryStats {
         &self.stats
     }
+
+    /// Moves to a new path (RFC 9000 §9.4): the congestion controller becomes `fresh` and the
+    /// RTT estimator starts over from the initial RTT; what the old path had is returned so a
+    /// failed migration can restore it. Packets still in flight stay tracked (their
+    /// acknowledgements or losses are still owed), the PTO backoff restarts.
+    pub fn switch_path_state(&mut self, fresh: Controller) -> PathCcState {
+        let mut rtt = self.rtt.clone();
+        rtt.reset();
+        self.swap_path_state(PathCcState { cc: fresh, rtt })
+    }
+
+    /// Installs `state` (saved by [`Recovery::switch_path_state`]) and returns the current one.
+    pub fn swap_path_state(&mut self, state: PathCcState) -> PathCcState {
+        let old = PathCcState {
+            cc: std::mem::replace(&mut self.cc, state.cc),
+            rtt: std::mem::replace(&mut self.rtt, state.rtt),
+        };
+        self.pto = pto_period(&self.rtt.stats(), 0, Epoch::Application);
+        self.pto_count = 0;
+        self.undo = None;
+        self.recovery_allowance = 0;
+        self.rate = RateSampler::default();
+        old
+    }
+}
+
+/// The congestion controller and RTT estimate of a path the connection left, kept so that it
+/// can come back to the path without starting over.
+#[derive(Debug)]
+pub struct PathCcState {
+    cc: Controller,
+    rtt: RttEstimator,
 }
 
 /// A fixed base instant for tests on a manual clock (the library itself never reads the clock).
