@@ -234,6 +234,11 @@ impl Path {
         self.responses.front().copied()
     }
 
+    /// How many PATH_RESPONSE frames are owed on the path.
+    pub fn pending_responses(&self) -> usize {
+        self.responses.len()
+    }
+
     /// The response returned by `peek_response` was written.
     pub fn pop_response(&mut self) {
         self.responses.pop_front();
