@@ -278,6 +278,11 @@ struct ClientCli {
     /// Initiate a key update once the body starts arriving
     #[arg(long)]
     key_update: bool,
+    /// Move the connection to a new socket (a new local port) mid-transfer: once half the
+    /// expected bytes arrived, or after the first MiB when the size is not known (connection
+    /// migration, RFC 9000 §9.2)
+    #[arg(long)]
+    migrate: bool,
     /// First send an Initial with the reserved version 0x1a2a3a4a: the server must answer
     /// with Version Negotiation (the client gives up on that attempt, RFC 9000 §6.2); then
     /// connect with version 1
@@ -344,6 +349,8 @@ pub struct ClientArgs {
     pub early_data: bool,
     /// `--key-update`.
     pub key_update: bool,
+    /// `--migrate`.
+    pub migrate: bool,
     /// `--chacha20`.
     pub chacha20: bool,
     /// `--version-negotiation`.
@@ -409,6 +416,7 @@ pub fn parse_client(args: impl IntoIterator<Item = String>) -> Result<ClientArgs
         resume: cli.resume,
         early_data: cli.early_data,
         key_update: cli.key_update,
+        migrate: cli.migrate,
         chacha20: cli.chacha20,
         version_negotiation: cli.version_negotiation,
         http09: cli.http09,
