@@ -259,7 +259,10 @@ impl Path {
             .last_challenge_sent()
             .filter(|_| self.challenges_sent < MAX_CHALLENGES && !self.challenge_due)
             .map(|t| t + pto);
-        [resend, self.validation_deadline].into_iter().flatten().min()
+        [resend, self.validation_deadline]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     fn last_challenge_sent(&self) -> Option<Instant> {
@@ -558,6 +561,9 @@ mod tests {
             .filter(|e| matches!(e, PathEvent::Closed(..)))
             .count();
         assert_eq!(closed, 8 - (MAX_PATHS - 1));
-        assert!(set.remove(set.active_id()).is_none(), "the active path stays");
+        assert!(
+            set.remove(set.active_id()).is_none(),
+            "the active path stays"
+        );
     }
 }

@@ -275,7 +275,8 @@ impl Connection {
             return;
         };
         let (local, peer) = (path.local, path.peer);
-        self.paths.push_event(PathEvent::FailedValidation(local, peer));
+        self.paths
+            .push_event(PathEvent::FailedValidation(local, peer));
         if id == self.paths.active_id() {
             match self.fallback_path.take() {
                 Some(fallback) => self.switch_active_path(fallback, now),
@@ -349,7 +350,8 @@ impl Connection {
                 .map(|(id, _)| id);
             return Ok(probe.filter(|_| can_probe).unwrap_or(active));
         }
-        let matches = |p: &Path| from.is_none_or(|a| a == p.local) && to.is_none_or(|a| a == p.peer);
+        let matches =
+            |p: &Path| from.is_none_or(|a| a == p.local) && to.is_none_or(|a| a == p.peer);
         if self.paths.get(active).is_some_and(matches) {
             if let Some((id, _)) = self
                 .paths

@@ -20,10 +20,10 @@ pub mod state;
 pub mod stats;
 #[cfg(test)]
 mod tests;
-#[cfg(all(test, feature = "qlog"))]
-mod tests_qlog;
 #[cfg(test)]
 mod tests_migration;
+#[cfg(all(test, feature = "qlog"))]
+mod tests_qlog;
 #[cfg(test)]
 mod tests_retrans;
 #[cfg(test)]

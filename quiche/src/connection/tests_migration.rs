@@ -41,7 +41,12 @@ fn download(pipe: &mut Pipe, data: &[u8], mut at: impl FnMut(&mut Pipe, usize)) 
     let mut quarter = 0;
     let deadline = pipe.now + Duration::from_secs(120);
     while !fin {
-        assert!(pipe.now < deadline, "stalled at {} of {}", got.len(), data.len());
+        assert!(
+            pipe.now < deadline,
+            "stalled at {} of {}",
+            got.len(),
+            data.len()
+        );
         if !request_read && pipe.server.stream_readable(0) {
             while let Ok((_, f)) = pipe.server.stream_recv(0, &mut buf) {
                 request_read |= f;
@@ -119,10 +124,17 @@ fn download_survives_two_nat_rebindings_and_a_client_migration() {
             _ => None,
         })
         .collect();
-    assert_eq!(migrated, vec![first, second, new_local], "{server_events:?}");
+    assert_eq!(
+        migrated,
+        vec![first, second, new_local],
+        "{server_events:?}"
+    );
     assert_eq!(pipe.server.active_path(), (pipe.server_addr, new_local));
     assert_eq!(pipe.client.active_path(), (new_local, pipe.server_addr));
-    assert!(pipe.client.is_path_validated(new_local, pipe.server_addr).unwrap());
+    assert!(pipe
+        .client
+        .is_path_validated(new_local, pipe.server_addr)
+        .unwrap());
     assert_eq!(
         pipe.client.is_path_validated(original, pipe.server_addr),
         Err(Error::InvalidState),
@@ -133,7 +145,11 @@ fn download_survives_two_nat_rebindings_and_a_client_migration() {
     assert!(client_events.contains(&PathEvent::Closed(original, pipe.server_addr)));
     // A fresh connection ID on every new path (the peers supplied spare ones).
     dcids.dedup();
-    assert_eq!(dcids.len(), 4, "server used a new client CID per path: {dcids:?}");
+    assert_eq!(
+        dcids.len(),
+        4,
+        "server used a new client CID per path: {dcids:?}"
+    );
     assert_eq!(pipe.server.stats().paths_count, 4);
     // Freed paths: never more than a bounded set, here the active one alone.
     assert_eq!(pipe.server.paths.iter().count(), 1);
@@ -188,7 +204,10 @@ fn failed_client_migration_falls_back_to_the_old_path() {
         }
     });
     assert!(got == data);
-    assert_eq!(pipe.client.active_path(), (pipe.client_addr, pipe.server_addr));
+    assert_eq!(
+        pipe.client.active_path(),
+        (pipe.client_addr, pipe.server_addr)
+    );
     let ev = events(&mut pipe.client);
     assert!(
         ev.contains(&PathEvent::FailedValidation(dead, pipe.server_addr)),
@@ -206,7 +225,10 @@ fn probing_a_path_validates_it_without_moving() {
     let mut pipe = established(&mut c, &mut s);
     let other = addr("127.0.0.4:40000");
     pipe.client.probe_path(other, pipe.server_addr).unwrap();
-    assert_eq!(pipe.client.is_path_validated(other, pipe.server_addr), Ok(false));
+    assert_eq!(
+        pipe.client.is_path_validated(other, pipe.server_addr),
+        Ok(false)
+    );
     let peers: Vec<_> = pipe.client.paths_iter(other).collect();
     assert_eq!(peers, vec![pipe.server_addr]);
     // The probe goes out on its own path, padded to 1200 bytes.
@@ -221,7 +243,9 @@ fn probing_a_path_validates_it_without_moving() {
         from: other,
         to: pipe.server_addr,
     };
-    pipe.server.recv_at(&mut buf[..len], recv, pipe.now).unwrap();
+    pipe.server
+        .recv_at(&mut buf[..len], recv, pipe.now)
+        .unwrap();
     // The server answers on the path the challenge came on, padded as well.
     let (len, info) = pipe.server.send_at(&mut buf, pipe.now).unwrap();
     assert_eq!((info.from, info.to), (pipe.server_addr, other));
@@ -230,8 +254,13 @@ fn probing_a_path_validates_it_without_moving() {
         from: pipe.server_addr,
         to: other,
     };
-    pipe.client.recv_at(&mut buf[..len], recv, pipe.now).unwrap();
-    assert_eq!(pipe.client.is_path_validated(other, pipe.server_addr), Ok(true));
+    pipe.client
+        .recv_at(&mut buf[..len], recv, pipe.now)
+        .unwrap();
+    assert_eq!(
+        pipe.client.is_path_validated(other, pipe.server_addr),
+        Ok(true)
+    );
     // Probing moved nothing.
     assert_eq!(pipe.client.active_path().0, pipe.client_addr);
     assert_eq!(pipe.server.active_path().1, pipe.client_addr);
@@ -395,7 +424,9 @@ fn path_challenge_flood_gets_bounded_answers() {
             to: pipe.client_addr,
         };
         let before = pipe.client.stats().recv;
-        pipe.client.recv_at(&mut buf[..len], recv, pipe.now).unwrap();
+        pipe.client
+            .recv_at(&mut buf[..len], recv, pipe.now)
+            .unwrap();
         assert_eq!(pipe.client.stats().recv, before + 1);
         assert!(len >= 1200, "PATH_RESPONSE datagrams are padded: {len}");
         responses += 1;
