@@ -483,7 +483,7 @@ mod tests {
 
     #[test]
     fn validation_matches_only_our_challenges_and_times_out() {
-        let t0 = Instant::now();
+        let t0 = crate::recovery::test_now();
         let pto = Duration::from_millis(100);
         let mut p = Path::new(addr("127.0.0.1:1"), addr("127.0.0.1:2"), false);
         p.start_validation(t0, Duration::from_millis(900));

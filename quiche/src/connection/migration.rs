@@ -189,10 +189,10 @@ impl Connection {
         } else {
             let restore = self.paths.get_mut(id).and_then(|p| p.saved_recovery.take());
             Some(match restore {
-                Some(state) => self.recovery.swap_path_state(*state),
+                Some(state) => self.recovery.swap_path_state(*state, now),
                 None => {
                     let fresh = self.fresh_controller();
-                    self.recovery.switch_path_state(fresh)
+                    self.recovery.switch_path_state(fresh, now)
                 }
             })
         };
