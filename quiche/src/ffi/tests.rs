@@ -235,3 +235,91 @@ fn cc_algorithm_values_and_names_are_quiches() {
         quiche_config_free(config);
     }
 }
+
+#[test]
+fn migration_functions_check_their_arguments_and_state() {
+    use super::path::*;
+    let config = quiche_config_new(crate::PROTOCOL_VERSION);
+    assert!(!config.is_null());
+    let mut local = zeroed_storage();
+    let mut peer = zeroed_storage();
+    let mut other = zeroed_storage();
+    let local_len = std_to_sockaddr(&"127.0.0.1:1000".parse().unwrap(), &mut local) as usize;
+    let peer_len = std_to_sockaddr(&"127.0.0.1:443".parse().unwrap(), &mut peer) as usize;
+    let other_len = std_to_sockaddr(&"127.0.0.2:1000".parse().unwrap(), &mut other) as usize;
+    let (l, p, o): (*const sockaddr, *const sockaddr, *const sockaddr) = (
+        (&local as *const sockaddr_storage).cast(),
+        (&peer as *const sockaddr_storage).cast(),
+        (&other as *const sockaddr_storage).cast(),
+    );
+    // SAFETY: every pointer is NULL or points to live storage of the given length; `conn`
+    // and `config` are live until freed at the end.
+    unsafe {
+        assert_eq!(
+            quiche_conn_probe_path(ptr::null_mut(), l, local_len, p, peer_len, ptr::null_mut()),
+            invalid()
+        );
+        let scid = [7u8; 16];
+        let conn = quiche_connect(
+            ptr::null(),
+            scid.as_ptr(),
+            scid.len(),
+            l,
+            local_len,
+            p,
+            peer_len,
+            config,
+        );
+        assert!(!conn.is_null());
+        assert_eq!(
+            quiche_conn_is_path_validated(conn, l, local_len, p, peer_len),
+            1
+        );
+        assert_eq!(
+            quiche_conn_is_path_validated(conn, o, other_len, p, peer_len),
+            invalid()
+        );
+        let mut seq = 99u64;
+        // Before the handshake is confirmed nobody migrates.
+        assert_eq!(
+            quiche_conn_migrate_source(conn, o, other_len, &mut seq),
+            invalid()
+        );
+        assert_eq!(
+            quiche_conn_migrate(conn, o, other_len, p, peer_len, &mut seq),
+            invalid()
+        );
+        assert_eq!(seq, 99);
+        assert_eq!(
+            quiche_conn_migrate_source(conn, ptr::null(), 0, &mut seq),
+            invalid()
+        );
+        // The first flight goes out on the only path; an unknown one is refused.
+        let mut out = [0u8; 1500];
+        let mut info: CSendInfo = std::mem::zeroed();
+        let n = quiche_conn_send_on_path(
+            conn,
+            out.as_mut_ptr(),
+            out.len(),
+            l,
+            local_len,
+            ptr::null(),
+            0,
+            &mut info,
+        );
+        assert!(n >= 1200, "{n}");
+        let n = quiche_conn_send_on_path(
+            conn,
+            out.as_mut_ptr(),
+            out.len(),
+            o,
+            other_len,
+            ptr::null(),
+            0,
+            &mut info,
+        );
+        assert_eq!(n, invalid_ssize());
+        quiche_conn_free(conn);
+        quiche_config_free(config);
+    }
+}
