@@ -881,7 +881,8 @@ impl Connection {
     }
 
     /// Statistics of the connection's paths, as quiche's `path_stats()` gives them: an
-    /// iterator (this library keeps one path, so it yields one item). The iterator also
+    /// iterator over the active path (the one recovery and congestion control serve; probed
+    /// paths are queried with [`Connection::is_path_validated`]). The iterator also
     /// dereferences to that path's statistics, so `conn.path_stats().cwnd` reads the path directly.
     pub fn path_stats(&self) -> PathStatsIter {
         PathStatsIter::new(self.active_path_stats())

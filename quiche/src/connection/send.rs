@@ -42,8 +42,14 @@ impl Connection {
     ) -> Result<(usize, SendInfo)> {
         let path = self.pick_send_path(from, to)?;
         if path != self.paths.active_id() {
-            return self.send_probe(out, path, now);
+            match self.send_probe(out, path, now) {
+                // A probe that cannot go now (its path's amplification budget is spent) must
+                // not hold up the active path.
+                Err(Error::Done) if from.is_none() && to.is_none() => {}
+                result => return result,
+            }
         }
+        let path = self.paths.active_id();
         self.send_path = path;
         self.send_active(out, now)
     }

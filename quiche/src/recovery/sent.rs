@@ -518,7 +518,7 @@ mod tests {
             .unwrap();
         let mut acked = Vec::new();
         let scan = s
-            .on_ack_received([0..5].into_iter(), &mut acked, |_| {})
+            .on_ack_received([0..5], &mut acked, |_| {})
             .unwrap();
         assert_eq!((scan.packets, scan.in_flight_bytes), (5, 500));
         assert_eq!(s.bytes_in_flight(), 0);
