@@ -410,6 +410,15 @@ impl PathSet {
         Some(path)
     }
 
+    /// Removes a path other than the active one without reporting it (one the application
+    /// never heard of).
+    pub fn remove_silently(&mut self, id: usize) -> Option<Path> {
+        if id == self.active {
+            return None;
+        }
+        self.slots.get_mut(id)?.take()
+    }
+
     /// Makes `id` the active path.
     pub fn set_active(&mut self, id: usize) {
         if self.get(id).is_some() {

@@ -48,6 +48,8 @@ impl Connection {
     pub(super) fn on_datagram_path(&mut self, info: RecvInfo, len: usize) {
         self.recv_info = Some((info, len));
         self.recv_path = self.lookup_recv_path(info);
+        self.recv_path_new = false;
+        self.migrate_to = None;
         if let Some(path) = self.recv_path.and_then(|id| self.paths.get_mut(id)) {
             path.recv_bytes += len as u64;
         }
@@ -85,32 +87,67 @@ impl Connection {
         if self.local_tp.disable_active_migration && active.peer.ip() != info.from.ip() {
             return false;
         }
+        // Kept only if the packet makes it matter (`settle_new_path`): a late packet from an
+        // address the peer left must not bring its path back.
         let mut path = Path::new(info.to, info.from, false);
         path.amplification_limited = true;
         path.recv_bytes = len as u64;
-        self.assign_dcid(&mut path, false);
+        path.dcid_seq = self.cids.current_dcid_seq();
+        path.dcid = self.dcid.clone();
         let (id, evicted) = self.paths.insert(path, self.fallback_path);
         if let Some(evicted) = evicted {
             self.release_path(evicted);
         }
-        self.stats.paths_count += 1;
-        self.paths.push_event(PathEvent::New(info.to, info.from));
         self.recv_path = Some(id);
+        self.recv_path_new = true;
         true
     }
 
-    /// Gives `path` a peer connection ID of its own if the peer supplied a spare one (§9.5),
-    /// else the active path's (a server after a rebinding), or fails when `required`.
-    fn assign_dcid(&mut self, path: &mut Path, required: bool) -> bool {
+    /// After the packet that created a path was processed: the path stays if the peer moved
+    /// to it or probes it (a PATH_CHALLENGE to answer there), with a connection ID of its own
+    /// when the peer gave a spare one (§9.5); otherwise it goes again, silently.
+    pub(super) fn settle_new_path(&mut self, now: Instant) {
+        if !std::mem::take(&mut self.recv_path_new) {
+            return;
+        }
+        let Some(id) = self.recv_path else {
+            return;
+        };
+        let Some(path) = self.paths.get(id) else {
+            return;
+        };
+        let (local, peer) = (path.local, path.peer);
+        let migrating = self.migrate_to == Some(id);
+        if !migrating && !path.has_path_frames() {
+            self.paths.remove_silently(id);
+            self.recv_path = None;
+            return;
+        }
+        self.stats.paths_count += 1;
+        self.paths.push_event(PathEvent::New(local, peer));
         if !self.dcid.is_empty() {
             if let Some((seq, cid)) = self.cids.take_unused_dcid() {
-                path.dcid_seq = seq;
-                path.dcid = cid;
-                return true;
+                if let Some(p) = self.paths.get_mut(id) {
+                    p.dcid_seq = seq;
+                    p.dcid = cid;
+                }
             }
-            if required {
+        }
+        if let Some(id) = self.migrate_to.take() {
+            self.switch_active_path(id, now);
+        }
+    }
+
+    /// Gives `path` a peer connection ID of its own (§9.5); false when the peer gave no spare
+    /// one. With zero-length IDs every path shares the empty one.
+    fn assign_dcid(&mut self, path: &mut Path) -> bool {
+        if !self.dcid.is_empty() {
+            let Some((seq, cid)) = self.cids.take_unused_dcid() else {
                 return false;
-            }
+            };
+            path.dcid_seq = seq;
+            path.dcid = cid;
+            return true;
         }
         path.dcid_seq = self.cids.current_dcid_seq();
         path.dcid = self.dcid.clone();
@@ -124,6 +161,11 @@ impl Connection {
             return;
         };
         if id == self.paths.active_id() || !self.is_server || !self.handshake_confirmed {
+            return;
+        }
+        if self.recv_path_new {
+            // The path gets its connection ID first (`settle_new_path`).
+            self.migrate_to = Some(id);
             return;
         }
         self.switch_active_path(id, now);
@@ -323,7 +365,7 @@ impl Connection {
             let Some(mut path) = self.paths.remove(id) else {
                 continue;
             };
-            if self.assign_dcid(&mut path, true) {
+            if self.assign_dcid(&mut path) {
                 let _ = self.paths.insert(path, None);
             }
         }
@@ -487,7 +529,7 @@ impl Connection {
         }
         let mut path = Path::new(local, peer, false);
         path.amplification_limited = false;
-        if !self.assign_dcid(&mut path, true) {
+        if !self.assign_dcid(&mut path) {
             return Err(Error::OutOfIdentifiers);
         }
         let (id, evicted) = self.paths.insert(path, self.fallback_path);

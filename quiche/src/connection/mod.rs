@@ -120,6 +120,10 @@ pub struct Connection {
     /// The path the datagram being processed arrived on (`None`: a path not seen before,
     /// created once a packet of the datagram authenticates).
     recv_path: Option<usize>,
+    /// `recv_path` was created by the packet being processed (see `settle_new_path`).
+    recv_path_new: bool,
+    /// The path a new path's packet moved the peer to, once the path is settled.
+    migrate_to: Option<usize>,
     /// The datagram being processed (for the path that `recv_path` may create).
     recv_info: Option<(RecvInfo, usize)>,
     /// The path the datagram being built goes out on.
@@ -361,6 +365,8 @@ impl Connection {
                 path
             }),
             recv_path: None,
+            recv_path_new: false,
+            migrate_to: None,
             recv_info: None,
             send_path: 0,
             probe_only: false,

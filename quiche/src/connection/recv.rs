@@ -322,6 +322,7 @@ impl Connection {
         if non_probing && largest_so_far && epoch == Epoch::Application {
             self.on_non_probing_packet(now);
         }
+        self.settle_new_path(now);
         qlog!(self, q => q.packet_received_from_log(now, hdr.ty, pn, packet_len));
         self.lifecycle.on_packet_received(now, self.recovery.pto());
 
@@ -444,8 +445,7 @@ impl Connection {
                 still.push((packet, info));
                 continue;
             }
-            self.recv_info = Some((info, 0));
-            self.recv_path = self.lookup_recv_path(info);
+            self.on_datagram_path(info, 0);
             self.recv_packet(&mut packet, info, now)?;
         }
         still.append(&mut self.undecryptable);

@@ -436,3 +436,38 @@ fn path_challenge_flood_gets_bounded_answers() {
     assert!((1..=2).contains(&responses), "{responses} datagrams");
     assert_eq!(pipe.server.paths.active().pending_responses(), 0);
 }
+
+#[test]
+fn a_late_packet_from_another_address_brings_no_path() {
+    let (mut c, mut s) = configs();
+    let mut pipe = established(&mut c, &mut s);
+    let frame = encode(&[Frame::Ping]);
+    let mut older = pipe.client.raw_1rtt_packet(&frame, pipe.now);
+    let mut newer = pipe.client.raw_1rtt_packet(&frame, pipe.now);
+    let moved = addr("127.0.0.1:50001");
+    let stale = addr("127.0.0.1:50002");
+    let info = |from| RecvInfo {
+        from,
+        to: pipe.server_addr,
+    };
+    pipe.server
+        .recv_at(&mut newer, info(moved), pipe.now)
+        .unwrap();
+    assert_eq!(pipe.server.active_path().1, moved);
+    let recv = pipe.server.stats().recv;
+    pipe.server
+        .recv_at(&mut older, info(stale), pipe.now)
+        .unwrap();
+    assert_eq!(pipe.server.stats().recv, recv + 1, "processed");
+    assert_eq!(
+        pipe.server.active_path().1,
+        moved,
+        "not the largest: no move"
+    );
+    assert_eq!(
+        pipe.server.is_path_validated(pipe.server_addr, stale),
+        Err(Error::InvalidState)
+    );
+    let ev = events(&mut pipe.server);
+    assert_eq!(ev, vec![PathEvent::New(pipe.server_addr, moved)]);
+}

@@ -517,9 +517,7 @@ mod tests {
         s.push(SentPacket::new(4, now, 500, true, true, ()))
             .unwrap();
         let mut acked = Vec::new();
-        let scan = s
-            .on_ack_received([0..5], &mut acked, |_| {})
-            .unwrap();
+        let scan = s.on_ack_received([0..5], &mut acked, |_| {}).unwrap();
         assert_eq!((scan.packets, scan.in_flight_bytes), (5, 500));
         assert_eq!(s.bytes_in_flight(), 0);
     }
