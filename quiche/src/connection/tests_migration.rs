@@ -471,3 +471,38 @@ fn a_late_packet_from_another_address_brings_no_path() {
     let ev = events(&mut pipe.server);
     assert_eq!(ev, vec![PathEvent::New(pipe.server_addr, moved)]);
 }
+
+#[test]
+fn probes_from_many_addresses_keep_the_path_set_bounded() {
+    let (mut c, mut s) = configs();
+    let mut pipe = established(&mut c, &mut s);
+    let mut buf = [0u8; 1500];
+    for i in 0..50u16 {
+        let frame = encode(&[Frame::PathChallenge { data: [i as u8; 8] }]);
+        let mut pkt = pipe.client.raw_1rtt_packet(&frame, pipe.now);
+        let info = RecvInfo {
+            from: SocketAddr::new(addr("10.0.0.1:1").ip(), 1000 + i),
+            to: pipe.server_addr,
+        };
+        pipe.server.recv_at(&mut pkt, info, pipe.now).unwrap();
+        // The server answers each from its own path; the client takes whatever arrives.
+        while let Ok((len, out)) = pipe.server.send_at(&mut buf, pipe.now) {
+            let back = RecvInfo {
+                from: out.from,
+                to: pipe.client_addr,
+            };
+            let _ = pipe.client.recv_at(&mut buf[..len], back, pipe.now);
+        }
+        for _ in 0..3 {
+            pipe.flush().unwrap();
+            pipe.deliver();
+        }
+        assert!(pipe.server.paths.iter().count() <= crate::path::MAX_PATHS);
+    }
+    assert_eq!(pipe.server.active_path().1, pipe.client_addr);
+    assert!(!pipe.server.is_closed() && !pipe.client.is_closed());
+    // The connection still works.
+    let data = payload(200_000);
+    let got = download(&mut pipe, &data, |_, _| {});
+    assert!(got == data);
+}
