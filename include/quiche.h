@@ -366,8 +366,8 @@ ssize_t quiche_conn_send(quiche_conn *conn, uint8_t *out, size_t out_len,
  * active one go out this way, from the socket of their local address.
  */
 ssize_t quiche_conn_send_on_path(quiche_conn *conn, uint8_t *out, size_t out_len,
-                                 const struct sockaddr *from, size_t from_len,
-                                 const struct sockaddr *to, size_t to_len,
+                                 const struct sockaddr *from, socklen_t from_len,
+                                 const struct sockaddr *to, socklen_t to_len,
                                  quiche_send_info *out_info);
 
 /*
@@ -375,20 +375,20 @@ ssize_t quiche_conn_send_on_path(quiche_conn *conn, uint8_t *out, size_t out_len
  * peer connection ID it uses. 0, or QUICHE_ERR_INVALID_STATE (handshake not confirmed, or the
  * peer disabled active migration), QUICHE_ERR_OUT_OF_IDENTIFIERS (no spare connection ID).
  */
-int quiche_conn_probe_path(quiche_conn *conn, const struct sockaddr *local, size_t local_len,
-                           const struct sockaddr *peer, size_t peer_len, uint64_t *seq);
+int quiche_conn_probe_path(quiche_conn *conn, const struct sockaddr *local, socklen_t local_len,
+                           const struct sockaddr *peer, socklen_t peer_len, uint64_t *seq);
 
 /* Moves a client connection to the path from local to peer (validated if it is not yet). */
-int quiche_conn_migrate(quiche_conn *conn, const struct sockaddr *local, size_t local_len,
-                        const struct sockaddr *peer, size_t peer_len, uint64_t *seq);
+int quiche_conn_migrate(quiche_conn *conn, const struct sockaddr *local, socklen_t local_len,
+                        const struct sockaddr *peer, socklen_t peer_len, uint64_t *seq);
 
 /* Moves a client connection to a new local address, keeping the peer address. */
 int quiche_conn_migrate_source(quiche_conn *conn, const struct sockaddr *local,
-                               size_t local_len, uint64_t *seq);
+                               socklen_t local_len, uint64_t *seq);
 
 /* 1 if the path from -> to is validated, 0 if not, QUICHE_ERR_INVALID_STATE if unknown. */
 int quiche_conn_is_path_validated(const quiche_conn *conn, const struct sockaddr *from,
-                                  size_t from_len, const struct sockaddr *to, size_t to_len);
+                                  socklen_t from_len, const struct sockaddr *to, socklen_t to_len);
 
 /* Returns how many bytes the application may send in one burst now. */
 size_t quiche_conn_send_quantum(const quiche_conn *conn);

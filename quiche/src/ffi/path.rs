@@ -5,7 +5,7 @@
 
 use std::ffi::c_int;
 
-use libc::{size_t, sockaddr, ssize_t};
+use libc::{size_t, sockaddr, socklen_t, ssize_t};
 
 use super::conn::{write_send_info, CSendInfo, Conn};
 use super::{err_ssize, guard, invalid, invalid_ssize, len_ssize, slice_out, sockaddr_to_std};
@@ -37,9 +37,9 @@ unsafe fn seq_code(r: crate::Result<u64>, out: *mut u64) -> c_int {
 pub unsafe extern "C" fn quiche_conn_probe_path(
     conn: *mut Conn,
     local: *const sockaddr,
-    local_len: size_t,
+    local_len: socklen_t,
     peer: *const sockaddr,
-    peer_len: size_t,
+    peer_len: socklen_t,
     seq: *mut u64,
 ) -> c_int {
     guard(invalid(), || {
@@ -47,8 +47,8 @@ pub unsafe extern "C" fn quiche_conn_probe_path(
         let (conn, local, peer) = unsafe {
             (
                 conn.as_mut(),
-                sockaddr_to_std(local, local_len),
-                sockaddr_to_std(peer, peer_len),
+                sockaddr_to_std(local, local_len as usize),
+                sockaddr_to_std(peer, peer_len as usize),
             )
         };
         let (Some(conn), Some(local), Some(peer)) = (conn, local, peer) else {
@@ -68,9 +68,9 @@ pub unsafe extern "C" fn quiche_conn_probe_path(
 pub unsafe extern "C" fn quiche_conn_migrate(
     conn: *mut Conn,
     local: *const sockaddr,
-    local_len: size_t,
+    local_len: socklen_t,
     peer: *const sockaddr,
-    peer_len: size_t,
+    peer_len: socklen_t,
     seq: *mut u64,
 ) -> c_int {
     guard(invalid(), || {
@@ -78,8 +78,8 @@ pub unsafe extern "C" fn quiche_conn_migrate(
         let (conn, local, peer) = unsafe {
             (
                 conn.as_mut(),
-                sockaddr_to_std(local, local_len),
-                sockaddr_to_std(peer, peer_len),
+                sockaddr_to_std(local, local_len as usize),
+                sockaddr_to_std(peer, peer_len as usize),
             )
         };
         let (Some(conn), Some(local), Some(peer)) = (conn, local, peer) else {
@@ -98,12 +98,12 @@ pub unsafe extern "C" fn quiche_conn_migrate(
 pub unsafe extern "C" fn quiche_conn_migrate_source(
     conn: *mut Conn,
     local: *const sockaddr,
-    local_len: size_t,
+    local_len: socklen_t,
     seq: *mut u64,
 ) -> c_int {
     guard(invalid(), || {
         // SAFETY: NULL is checked; otherwise valid by contract.
-        let (conn, local) = unsafe { (conn.as_mut(), sockaddr_to_std(local, local_len)) };
+        let (conn, local) = unsafe { (conn.as_mut(), sockaddr_to_std(local, local_len as usize)) };
         let (Some(conn), Some(local)) = (conn, local) else {
             return invalid();
         };
@@ -121,17 +121,17 @@ pub unsafe extern "C" fn quiche_conn_migrate_source(
 pub unsafe extern "C" fn quiche_conn_is_path_validated(
     conn: *const Conn,
     from: *const sockaddr,
-    from_len: size_t,
+    from_len: socklen_t,
     to: *const sockaddr,
-    to_len: size_t,
+    to_len: socklen_t,
 ) -> c_int {
     guard(invalid(), || {
         // SAFETY: NULL is checked; otherwise valid by contract.
         let (conn, from, to) = unsafe {
             (
                 conn.as_ref(),
-                sockaddr_to_std(from, from_len),
-                sockaddr_to_std(to, to_len),
+                sockaddr_to_std(from, from_len as usize),
+                sockaddr_to_std(to, to_len as usize),
             )
         };
         let (Some(conn), Some(from), Some(to)) = (conn, from, to) else {
@@ -155,9 +155,9 @@ pub unsafe extern "C" fn quiche_conn_send_on_path(
     out: *mut u8,
     out_len: size_t,
     from: *const sockaddr,
-    from_len: size_t,
+    from_len: socklen_t,
     to: *const sockaddr,
-    to_len: size_t,
+    to_len: socklen_t,
     out_info: *mut CSendInfo,
 ) -> ssize_t {
     guard(invalid_ssize(), || {
@@ -170,8 +170,12 @@ pub unsafe extern "C" fn quiche_conn_send_on_path(
             return invalid_ssize();
         }
         // SAFETY: NULL means "any"; otherwise valid for their lengths by contract.
-        let (from_addr, to_addr) =
-            unsafe { (sockaddr_to_std(from, from_len), sockaddr_to_std(to, to_len)) };
+        let (from_addr, to_addr) = unsafe {
+            (
+                sockaddr_to_std(from, from_len as usize),
+                sockaddr_to_std(to, to_len as usize),
+            )
+        };
         if (!from.is_null() && from_addr.is_none()) || (!to.is_null() && to_addr.is_none()) {
             return invalid_ssize();
         }

@@ -244,9 +244,9 @@ fn migration_functions_check_their_arguments_and_state() {
     let mut local = zeroed_storage();
     let mut peer = zeroed_storage();
     let mut other = zeroed_storage();
-    let local_len = std_to_sockaddr(&"127.0.0.1:1000".parse().unwrap(), &mut local) as usize;
-    let peer_len = std_to_sockaddr(&"127.0.0.1:443".parse().unwrap(), &mut peer) as usize;
-    let other_len = std_to_sockaddr(&"127.0.0.2:1000".parse().unwrap(), &mut other) as usize;
+    let local_len = std_to_sockaddr(&"127.0.0.1:1000".parse().unwrap(), &mut local) as socklen_t;
+    let peer_len = std_to_sockaddr(&"127.0.0.1:443".parse().unwrap(), &mut peer) as socklen_t;
+    let other_len = std_to_sockaddr(&"127.0.0.2:1000".parse().unwrap(), &mut other) as socklen_t;
     let (l, p, o): (*const sockaddr, *const sockaddr, *const sockaddr) = (
         (&local as *const sockaddr_storage).cast(),
         (&peer as *const sockaddr_storage).cast(),
@@ -265,9 +265,9 @@ fn migration_functions_check_their_arguments_and_state() {
             scid.as_ptr(),
             scid.len(),
             l,
-            local_len,
+            local_len as usize,
             p,
-            peer_len,
+            peer_len as usize,
             config,
         );
         assert!(!conn.is_null());
