@@ -390,6 +390,71 @@ int quiche_conn_migrate_source(quiche_conn *conn, const struct sockaddr *local,
 int quiche_conn_is_path_validated(const quiche_conn *conn, const struct sockaddr *from,
                                   socklen_t from_len, const struct sockaddr *to, socklen_t to_len);
 
+/* Path events (what happened to the connection's paths), in the order they happened. */
+enum quiche_path_event_type {
+    QUICHE_PATH_EVENT_NEW,
+    QUICHE_PATH_EVENT_VALIDATED,
+    QUICHE_PATH_EVENT_FAILED_VALIDATION,
+    QUICHE_PATH_EVENT_CLOSED,
+    QUICHE_PATH_EVENT_REUSED_SOURCE_CONNECTION_ID,
+    QUICHE_PATH_EVENT_PEER_MIGRATED
+};
+
+typedef struct quiche_path_event quiche_path_event;
+
+/* The next path event (free it with quiche_path_event_free()), or NULL when there is none. */
+quiche_path_event *quiche_conn_path_event_next(quiche_conn *conn);
+
+/* The event's type. */
+enum quiche_path_event_type quiche_path_event_type(quiche_path_event *ev);
+
+/* The local and peer addresses of an event of the matching type (nothing is written for
+ * another type). */
+void quiche_path_event_new(quiche_path_event *ev,
+                           struct sockaddr_storage *local, socklen_t *local_len,
+                           struct sockaddr_storage *peer, socklen_t *peer_len);
+void quiche_path_event_validated(quiche_path_event *ev,
+                                 struct sockaddr_storage *local, socklen_t *local_len,
+                                 struct sockaddr_storage *peer, socklen_t *peer_len);
+void quiche_path_event_failed_validation(quiche_path_event *ev,
+                                         struct sockaddr_storage *local, socklen_t *local_len,
+                                         struct sockaddr_storage *peer, socklen_t *peer_len);
+void quiche_path_event_closed(quiche_path_event *ev,
+                              struct sockaddr_storage *local, socklen_t *local_len,
+                              struct sockaddr_storage *peer, socklen_t *peer_len);
+void quiche_path_event_peer_migrated(quiche_path_event *ev,
+                                     struct sockaddr_storage *local, socklen_t *local_len,
+                                     struct sockaddr_storage *peer, socklen_t *peer_len);
+
+/* A REUSED_SOURCE_CONNECTION_ID event's fields (this library never raises one). */
+void quiche_path_event_reused_source_connection_id(quiche_path_event *ev, uint64_t *id,
+                                                   struct sockaddr_storage *old_local,
+                                                   socklen_t *old_local_len,
+                                                   struct sockaddr_storage *old_peer,
+                                                   socklen_t *old_peer_len,
+                                                   struct sockaddr_storage *local,
+                                                   socklen_t *local_len,
+                                                   struct sockaddr_storage *peer,
+                                                   socklen_t *peer_len);
+
+/* Frees an event. */
+void quiche_path_event_free(quiche_path_event *ev);
+
+typedef struct quiche_socket_addr_iter quiche_socket_addr_iter;
+
+/* The peer addresses of the paths whose local address is from (free the iterator with
+ * quiche_socket_addr_iter_free()); NULL on a bad argument. */
+quiche_socket_addr_iter *quiche_conn_paths_iter(quiche_conn *conn, const struct sockaddr *from,
+                                                socklen_t from_len);
+
+/* Writes the next peer address; false when there is none left. */
+bool quiche_socket_addr_iter_next(quiche_socket_addr_iter *iter,
+                                  struct sockaddr_storage *peer, socklen_t *peer_len);
+
+/* Frees an iterator. */
+void quiche_socket_addr_iter_free(quiche_socket_addr_iter *iter);
+
+
 /* Returns how many bytes the application may send in one burst now. */
 size_t quiche_conn_send_quantum(const quiche_conn *conn);
 

@@ -323,3 +323,69 @@ fn migration_functions_check_their_arguments_and_state() {
         quiche_config_free(config);
     }
 }
+
+#[test]
+fn path_events_and_path_iterators_from_c() {
+    use super::path::*;
+    use crate::path::PathEvent;
+    let a: SocketAddr = "127.0.0.1:1000".parse().unwrap();
+    let b: SocketAddr = "[::1]:443".parse().unwrap();
+    let mut local = zeroed_storage();
+    let mut peer = zeroed_storage();
+    let (mut local_len, mut peer_len): (socklen_t, socklen_t) = (0, 0);
+    let p: *const sockaddr = (&local as *const sockaddr_storage).cast();
+    // SAFETY: the events are live until freed; the out pointers point to live storage.
+    unsafe {
+        let ev = Box::into_raw(Box::new(PathEvent::PeerMigrated(a, b)));
+        assert_eq!(quiche_path_event_type(ev), 5);
+        // Another type's accessor writes nothing.
+        quiche_path_event_new(ev, &mut local, &mut local_len, &mut peer, &mut peer_len);
+        assert_eq!(local_len, 0);
+        quiche_path_event_peer_migrated(ev, &mut local, &mut local_len, &mut peer, &mut peer_len);
+        assert_eq!(sockaddr_to_std(p, local_len as usize), Some(a));
+        let q: *const sockaddr = (&peer as *const sockaddr_storage).cast();
+        assert_eq!(sockaddr_to_std(q, peer_len as usize), Some(b));
+        quiche_path_event_free(ev);
+        assert_eq!(quiche_path_event_type(ptr::null()), -1);
+        quiche_path_event_free(ptr::null_mut());
+        assert!(quiche_conn_path_event_next(ptr::null_mut()).is_null());
+
+        // The peers of a client's only path.
+        let config = quiche_config_new(crate::PROTOCOL_VERSION);
+        let mut l = zeroed_storage();
+        let mut r = zeroed_storage();
+        let l_len = std_to_sockaddr(&a, &mut l);
+        let r_len = std_to_sockaddr(&b, &mut r);
+        let (lp, rp): (*const sockaddr, *const sockaddr) = (
+            (&l as *const sockaddr_storage).cast(),
+            (&r as *const sockaddr_storage).cast(),
+        );
+        let scid = [3u8; 16];
+        let conn = quiche_connect(
+            ptr::null(),
+            scid.as_ptr(),
+            scid.len(),
+            lp,
+            l_len as usize,
+            rp,
+            r_len as usize,
+            config,
+        );
+        assert!(!conn.is_null());
+        assert!(quiche_conn_path_event_next(conn).is_null());
+        let iter = quiche_conn_paths_iter(conn, lp, l_len);
+        assert!(!iter.is_null());
+        assert!(quiche_socket_addr_iter_next(iter, &mut peer, &mut peer_len));
+        let q: *const sockaddr = (&peer as *const sockaddr_storage).cast();
+        assert_eq!(sockaddr_to_std(q, peer_len as usize), Some(b));
+        assert!(!quiche_socket_addr_iter_next(
+            iter,
+            &mut peer,
+            &mut peer_len
+        ));
+        quiche_socket_addr_iter_free(iter);
+        assert!(quiche_conn_paths_iter(conn, ptr::null(), 0).is_null());
+        quiche_conn_free(conn);
+        quiche_config_free(config);
+    }
+}
