@@ -125,6 +125,12 @@ impl Connection {
         }
         self.stats.paths_count += 1;
         self.paths.push_event(PathEvent::New(local, peer));
+        // The first packet to a new address carries a PATH_CHALLENGE (§8.2, §9.3), with the
+        // PATH_RESPONSE a probe asked for.
+        let timeout = self.validation_timeout();
+        if let Some(p) = self.paths.get_mut(id) {
+            p.start_validation(now, timeout);
+        }
         if !self.dcid.is_empty() {
             if let Some((seq, cid)) = self.cids.take_unused_dcid() {
                 if let Some(p) = self.paths.get_mut(id) {

@@ -229,6 +229,9 @@ impl Connection {
         if ty != Type::ZeroRTT && space.acks.should_send_ack(now) {
             return true;
         }
+        if ty == Type::Short && self.paths.active().has_path_frames() {
+            return true;
+        }
         if self.is_probing(epoch) {
             return true;
         }
@@ -448,8 +451,13 @@ impl Connection {
             return Ok((b.off(), false));
         }
 
+        // PATH_CHALLENGE/PATH_RESPONSE go whatever the window: the first packet on a new path
+        // carries the challenge (RFC 9000 §9.3), and they are a few bytes.
+        let path_frames = epoch == Epoch::Application
+            && ty == Type::Short
+            && self.write_path_frames(self.send_path, &mut b, frames, now)?;
         if !can_send_data {
-            return Ok((b.off(), false));
+            return Ok((b.off(), path_frames));
         }
         // The congestion window bounds ack-eliciting bytes (probes may exceed it, RFC 9002
         // §7.5): leave the packet shorter rather than overshoot.
@@ -459,7 +467,7 @@ impl Connection {
             let overhead = cap.saturating_sub(b.cap()) + 64;
             (self.recovery.cwnd_available() + overhead).min(cap)
         };
-        let mut eliciting = false;
+        let mut eliciting = path_frames;
 
         if epoch == Epoch::Application && ty == Type::Short {
             eliciting |= self.write_app_control(&mut b, frames)?;
@@ -592,7 +600,7 @@ impl Connection {
         Ok(())
     }
 
-    /// HANDSHAKE_DONE, PATH_RESPONSE, MAX_DATA, DATA_BLOCKED and stream control frames.
+    /// HANDSHAKE_DONE, MAX_DATA, DATA_BLOCKED and stream control frames.
     fn write_app_control(&mut self, b: &mut OctetsMut, frames: &mut SentFrames) -> Result<bool> {
         let mut eliciting = false;
         if self.is_server && self.handshake_done_pending && b.cap() >= 1 {
@@ -601,9 +609,6 @@ impl Connection {
             qlog!(self, q => q.sent_frames().push_frame(&Frame::HandshakeDone));
             self.handshake_done_pending = false;
             eliciting = true;
-        }
-        if let Some(now) = self.last_now {
-            eliciting |= self.write_path_frames(self.send_path, b, frames, now)?;
         }
         eliciting |= self.write_cid_frames(b, frames)?;
         eliciting |= self.write_stream_control(b, frames)?;

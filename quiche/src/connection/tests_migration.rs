@@ -506,3 +506,42 @@ fn probes_from_many_addresses_keep_the_path_set_bounded() {
     let got = download(&mut pipe, &data, |_, _| {});
     assert!(got == data);
 }
+
+#[test]
+fn the_first_packet_to_a_new_address_carries_a_challenge_even_with_a_full_window() {
+    let (mut c, mut s) = configs();
+    let mut pipe = established(&mut c, &mut s);
+    pipe.client.stream_send(0, b"GET /", true).unwrap();
+    pipe.run_until(Duration::from_secs(5), |p| p.server.stream_readable(0))
+        .unwrap();
+    let mut buf = vec![0u8; 65536];
+    while pipe.server.stream_recv(0, &mut buf).is_ok() {}
+    pipe.server.stream_send(0, &payload(1 << 20), true).unwrap();
+    // Fill the server's window; nothing is delivered.
+    let mut sent = 0;
+    while pipe.server.send_at(&mut buf, pipe.now).is_ok() {
+        sent += 1;
+    }
+    assert!(sent > 5);
+    assert!(pipe.server.path_stats().bytes_in_flight + 1200 > pipe.server.path_stats().cwnd);
+
+    let mut pkt = pipe
+        .client
+        .raw_1rtt_packet(&encode(&[Frame::Ping]), pipe.now);
+    let moved = addr("127.0.0.1:50001");
+    let info = RecvInfo {
+        from: moved,
+        to: pipe.server_addr,
+    };
+    pipe.server.recv_at(&mut pkt, info, pipe.now).unwrap();
+    let (len, out) = pipe.server.send_at(&mut buf, pipe.now).unwrap();
+    assert_eq!(out.to, moved);
+    let back = RecvInfo {
+        from: pipe.server_addr,
+        to: pipe.client_addr,
+    };
+    pipe.client
+        .recv_at(&mut buf[..len], back, pipe.now)
+        .unwrap();
+    assert_eq!(pipe.client.paths.active().pending_responses(), 1);
+}
