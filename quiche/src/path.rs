@@ -87,6 +87,9 @@ pub struct Path {
     challenges_sent: usize,
     /// A PATH_CHALLENGE should go out on this path.
     challenge_due: bool,
+    /// A validated path is being checked again (RFC 9000 §9.3.3): one challenge, and the
+    /// path stays validated whatever comes of it.
+    recheck: bool,
     validation_deadline: Option<Instant>,
     /// PATH_RESPONSE data owed on this path.
     responses: VecDeque<[u8; 8]>,
@@ -127,6 +130,7 @@ impl Path {
             challenges: [None; MAX_CHALLENGES],
             challenges_sent: 0,
             challenge_due: false,
+            recheck: false,
             validation_deadline: None,
             responses: VecDeque::new(),
             recv_bytes: 0,
@@ -183,6 +187,7 @@ impl Path {
     }
 
     fn clear_challenges(&mut self) {
+        self.recheck = false;
         self.challenges = [None; MAX_CHALLENGES];
         self.challenges_sent = 0;
         self.challenge_due = false;
@@ -191,7 +196,17 @@ impl Path {
 
     /// Whether a PATH_CHALLENGE should be written on this path now.
     pub fn challenge_due(&self) -> bool {
-        self.challenge_due && self.state == PathState::Validating
+        self.challenge_due && (self.state == PathState::Validating || self.recheck)
+    }
+
+    /// Sends one PATH_CHALLENGE on a validated path, which stays validated: after an apparent
+    /// migration away from it, so that a genuine peer answers there and an attacker's copy
+    /// cannot keep the connection (RFC 9000 §9.3.3).
+    pub fn recheck(&mut self) {
+        if self.state == PathState::Validated {
+            self.recheck = true;
+            self.challenge_due = true;
+        }
     }
 
     /// A PATH_CHALLENGE carrying `data` was sent at `now`.
@@ -206,6 +221,18 @@ impl Path {
     /// (RFC 9000 §8.2.3: a PATH_RESPONSE validates the path its challenge was sent on,
     /// wherever the response arrives).
     pub fn on_response(&mut self, data: &[u8; 8]) -> bool {
+        if self.recheck
+            && self
+                .challenges
+                .iter()
+                .flatten()
+                .any(|(sent, _)| sent == data)
+        {
+            // Still validated: nothing new to report.
+            self.recheck = false;
+            self.clear_challenges();
+            return false;
+        }
         if self.state != PathState::Validating {
             return false;
         }
@@ -522,6 +549,22 @@ mod tests {
         assert_eq!(q.state(), PathState::Failed);
         assert_eq!(sent, MAX_CHALLENGES);
         assert_eq!(now, t0 + Duration::from_millis(900));
+    }
+
+    #[test]
+    fn a_recheck_sends_one_challenge_and_keeps_the_path_validated() {
+        let t0 = crate::recovery::test_now();
+        let mut p = Path::new(addr("127.0.0.1:1"), addr("127.0.0.1:2"), true);
+        p.recheck();
+        assert!(p.challenge_due() && p.validated());
+        p.on_challenge_sent([9; 8], t0);
+        assert!(!p.challenge_due());
+        assert_eq!(p.next_timeout(Duration::from_millis(100)), None);
+        assert!(!p.on_response(&[9; 8]), "nothing new");
+        assert!(p.validated() && !p.challenge_due());
+        let mut q = Path::new(addr("127.0.0.1:1"), addr("127.0.0.1:3"), false);
+        q.recheck();
+        assert!(!q.challenge_due(), "only validated paths are rechecked");
     }
 
     #[test]

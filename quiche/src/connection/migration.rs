@@ -244,11 +244,17 @@ impl Connection {
                 }
             })
         };
+        let is_server = self.is_server;
         let old_validated = match self.paths.get_mut(old) {
             Some(p) => {
                 p.dcid_seq = current_seq;
                 p.dcid = current_dcid;
                 p.saved_recovery = saved.map(Box::new);
+                if is_server {
+                    // The peer moved: check the path it left too (§9.3.3), so that a copy
+                    // forwarded by an attacker cannot take the connection away for good.
+                    p.recheck();
+                }
                 p.validated()
             }
             None => false,
@@ -391,6 +397,10 @@ impl Connection {
         let active = self.paths.active_id();
         let can_probe = self.one_rtt.is_some() && !self.lifecycle.is_closing_or_draining();
         if from.is_none() && to.is_none() {
+            // The active path's own challenge first: it limits what the path may carry.
+            if self.paths.active().has_path_frames() {
+                return Ok(active);
+            }
             let probe = self
                 .paths
                 .iter()

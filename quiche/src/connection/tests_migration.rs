@@ -470,6 +470,25 @@ fn a_late_packet_from_another_address_brings_no_path() {
     );
     let ev = events(&mut pipe.server);
     assert_eq!(ev, vec![PathEvent::New(pipe.server_addr, moved)]);
+
+    // The server checks the path the peer seemed to leave (§9.3.3): a PATH_CHALLENGE goes to
+    // the old address, which the genuine client answers.
+    let mut buf = [0u8; 1500];
+    let mut to_old = 0;
+    while let Ok((len, out)) = pipe.server.send_at(&mut buf, pipe.now) {
+        if out.to == pipe.client_addr {
+            to_old += 1;
+            let back = RecvInfo {
+                from: pipe.server_addr,
+                to: pipe.client_addr,
+            };
+            pipe.client
+                .recv_at(&mut buf[..len], back, pipe.now)
+                .unwrap();
+        }
+    }
+    assert_eq!(to_old, 1);
+    assert_eq!(pipe.client.paths.active().pending_responses(), 1);
 }
 
 #[test]
