@@ -364,6 +364,101 @@ typedef struct {
 ssize_t quiche_conn_send(quiche_conn *conn, uint8_t *out, size_t out_len,
                          quiche_send_info *out_info);
 
+/*
+ * Connection migration (RFC 9000 section 9). Like quiche_conn_send(), for the path whose local
+ * address is from and peer address is to (either NULL: any): probes of a path other than the
+ * active one go out this way, from the socket of their local address.
+ */
+ssize_t quiche_conn_send_on_path(quiche_conn *conn, uint8_t *out, size_t out_len,
+                                 const struct sockaddr *from, socklen_t from_len,
+                                 const struct sockaddr *to, socklen_t to_len,
+                                 quiche_send_info *out_info);
+
+/*
+ * Starts validating the path from local to peer; *seq receives the sequence number of the
+ * peer connection ID it uses. 0, or QUICHE_ERR_INVALID_STATE (handshake not confirmed, or the
+ * peer disabled active migration), QUICHE_ERR_OUT_OF_IDENTIFIERS (no spare connection ID).
+ */
+int quiche_conn_probe_path(quiche_conn *conn, const struct sockaddr *local, socklen_t local_len,
+                           const struct sockaddr *peer, socklen_t peer_len, uint64_t *seq);
+
+/* Moves a client connection to the path from local to peer (validated if it is not yet). */
+int quiche_conn_migrate(quiche_conn *conn, const struct sockaddr *local, socklen_t local_len,
+                        const struct sockaddr *peer, socklen_t peer_len, uint64_t *seq);
+
+/* Moves a client connection to a new local address, keeping the peer address. */
+int quiche_conn_migrate_source(quiche_conn *conn, const struct sockaddr *local,
+                               socklen_t local_len, uint64_t *seq);
+
+/* 1 if the path from -> to is validated, 0 if not, QUICHE_ERR_INVALID_STATE if unknown. */
+int quiche_conn_is_path_validated(const quiche_conn *conn, const struct sockaddr *from,
+                                  socklen_t from_len, const struct sockaddr *to, socklen_t to_len);
+
+/* Path events (what happened to the connection's paths), in the order they happened. */
+enum quiche_path_event_type {
+    QUICHE_PATH_EVENT_NEW,
+    QUICHE_PATH_EVENT_VALIDATED,
+    QUICHE_PATH_EVENT_FAILED_VALIDATION,
+    QUICHE_PATH_EVENT_CLOSED,
+    QUICHE_PATH_EVENT_REUSED_SOURCE_CONNECTION_ID,
+    QUICHE_PATH_EVENT_PEER_MIGRATED
+};
+
+typedef struct quiche_path_event quiche_path_event;
+
+/* The next path event (free it with quiche_path_event_free()), or NULL when there is none. */
+quiche_path_event *quiche_conn_path_event_next(quiche_conn *conn);
+
+/* The event's type. */
+enum quiche_path_event_type quiche_path_event_type(quiche_path_event *ev);
+
+/* The local and peer addresses of an event of the matching type (nothing is written for
+ * another type). */
+void quiche_path_event_new(quiche_path_event *ev,
+                           struct sockaddr_storage *local, socklen_t *local_len,
+                           struct sockaddr_storage *peer, socklen_t *peer_len);
+void quiche_path_event_validated(quiche_path_event *ev,
+                                 struct sockaddr_storage *local, socklen_t *local_len,
+                                 struct sockaddr_storage *peer, socklen_t *peer_len);
+void quiche_path_event_failed_validation(quiche_path_event *ev,
+                                         struct sockaddr_storage *local, socklen_t *local_len,
+                                         struct sockaddr_storage *peer, socklen_t *peer_len);
+void quiche_path_event_closed(quiche_path_event *ev,
+                              struct sockaddr_storage *local, socklen_t *local_len,
+                              struct sockaddr_storage *peer, socklen_t *peer_len);
+void quiche_path_event_peer_migrated(quiche_path_event *ev,
+                                     struct sockaddr_storage *local, socklen_t *local_len,
+                                     struct sockaddr_storage *peer, socklen_t *peer_len);
+
+/* A REUSED_SOURCE_CONNECTION_ID event's fields (this library never raises one). */
+void quiche_path_event_reused_source_connection_id(quiche_path_event *ev, uint64_t *id,
+                                                   struct sockaddr_storage *old_local,
+                                                   socklen_t *old_local_len,
+                                                   struct sockaddr_storage *old_peer,
+                                                   socklen_t *old_peer_len,
+                                                   struct sockaddr_storage *local,
+                                                   socklen_t *local_len,
+                                                   struct sockaddr_storage *peer,
+                                                   socklen_t *peer_len);
+
+/* Frees an event. */
+void quiche_path_event_free(quiche_path_event *ev);
+
+typedef struct quiche_socket_addr_iter quiche_socket_addr_iter;
+
+/* The peer addresses of the paths whose local address is from (free the iterator with
+ * quiche_socket_addr_iter_free()); NULL on a bad argument. */
+quiche_socket_addr_iter *quiche_conn_paths_iter(quiche_conn *conn, const struct sockaddr *from,
+                                                socklen_t from_len);
+
+/* Writes the next peer address; false when there is none left. */
+bool quiche_socket_addr_iter_next(quiche_socket_addr_iter *iter,
+                                  struct sockaddr_storage *peer, socklen_t *peer_len);
+
+/* Frees an iterator. */
+void quiche_socket_addr_iter_free(quiche_socket_addr_iter *iter);
+
+
 /* Returns how many bytes the application may send in one burst now. */
 size_t quiche_conn_send_quantum(const quiche_conn *conn);
 

@@ -86,6 +86,10 @@ pub struct TransportArgs {
     /// (default: start at 1200 bytes and probe up to it)
     #[arg(long)]
     pub disable_pmtud: bool,
+    /// Send the disable_active_migration transport parameter: the peer may not move to a new
+    /// address (a server still follows a NAT's port change, RFC 9000 §9)
+    #[arg(long)]
+    pub disable_active_migration: bool,
     /// QUIC version a client starts in: 1, or 0x6b3343cf for QUIC v2 (RFC 9369) [default: 1].
     /// A server takes clients in either whatever this says
     #[arg(long, value_name = "VERSION", value_parser = parse_quic_version)]
@@ -113,6 +117,7 @@ impl Default for TransportArgs {
             max_udp_payload: DEFAULT_MAX_UDP_PAYLOAD,
             disable_gso: false,
             disable_pmtud: false,
+            disable_active_migration: false,
             quic_version: None,
             compatible_versions: Vec::new(),
         }
@@ -284,6 +289,11 @@ struct ClientCli {
     /// Initiate a key update once the body starts arriving
     #[arg(long)]
     key_update: bool,
+    /// Move the connection to a new socket (a new local port) mid-transfer: once half the
+    /// expected bytes arrived, or after the first MiB when the size is not known (connection
+    /// migration, RFC 9000 §9.2)
+    #[arg(long)]
+    migrate: bool,
     /// First send an Initial with the reserved version 0x1a2a3a4a: the server must answer
     /// with Version Negotiation (the client gives up on that attempt, RFC 9000 §6.2); then
     /// connect with version 1
@@ -350,6 +360,8 @@ pub struct ClientArgs {
     pub early_data: bool,
     /// `--key-update`.
     pub key_update: bool,
+    /// `--migrate`.
+    pub migrate: bool,
     /// `--chacha20`.
     pub chacha20: bool,
     /// `--version-negotiation`.
@@ -415,6 +427,7 @@ pub fn parse_client(args: impl IntoIterator<Item = String>) -> Result<ClientArgs
         resume: cli.resume,
         early_data: cli.early_data,
         key_update: cli.key_update,
+        migrate: cli.migrate,
         chacha20: cli.chacha20,
         version_negotiation: cli.version_negotiation,
         http09: cli.http09,

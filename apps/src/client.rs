@@ -29,6 +29,11 @@ const RECV_BATCH: usize = 512;
 const BODY_BUF: usize = 256 * 1024;
 
 const SOCKET: Token = Token(0);
+/// The second socket of `--migrate`.
+const SOCKET2: Token = Token(1);
+
+/// Bytes received before `--migrate` moves when the download's size is not known.
+const MIGRATE_AFTER_UNKNOWN: u64 = 1 << 20;
 
 /// The version `--version-negotiation` starts with: reserved (0x?a?a?a?a, RFC 9000 §15), so
 /// no server speaks it.
@@ -203,6 +208,9 @@ struct Client<'a> {
     poll: Poll,
     io: UdpIo,
     local: SocketAddr,
+    /// After `--migrate`: the socket the connection left, still read (late datagrams, and the
+    /// way back if the new path fails validation).
+    old_io: Option<UdpIo>,
     peer: SocketAddr,
     config: Config,
     keylog: Option<KeyLog>,
@@ -261,6 +269,7 @@ impl<'a> Client<'a> {
             poll,
             io,
             local,
+            old_io: None,
             peer,
             config,
             keylog,
@@ -383,6 +392,7 @@ impl<'a> Client<'a> {
         // --key-update: initiate one key update once data flows (the library allows it once
         // the handshake is confirmed and a packet of the current phase was acknowledged).
         let mut key_update_pending = self.args.key_update;
+        let mut migrate_pending = self.args.migrate;
         let (mut read_pending, mut send_blocked) = (false, false);
 
         loop {
@@ -397,6 +407,7 @@ impl<'a> Client<'a> {
                 }
             }
             let could_request = conn.is_established() || conn.is_in_early_data();
+            self.follow_active_path(conn);
             if !send_blocked {
                 let flushed = flush(
                     conn,
@@ -454,6 +465,19 @@ impl<'a> Client<'a> {
                 );
             }
             downloads.read(conn, &mut self.body_buf);
+            let migrate_at = downloads
+                .expected_bytes()
+                .map_or(MIGRATE_AFTER_UNKNOWN, |e| e / 2)
+                .max(1);
+            if migrate_pending && downloads.bytes >= migrate_at && !conn.is_closed() {
+                migrate_pending = false;
+                let bytes = downloads.bytes;
+                let moved = self.migrate(conn);
+                progress.suspend(|| match moved {
+                    Ok(to) => eprintln!("migrated to {to} after {bytes} bytes"),
+                    Err(e) => eprintln!("migration failed after {bytes} bytes: {e}"),
+                });
+            }
             if key_update_pending && downloads.bytes > 0 && conn.initiate_key_update().is_ok() {
                 key_update_pending = false;
                 let bytes = downloads.bytes;
@@ -484,12 +508,65 @@ impl<'a> Client<'a> {
         })
     }
 
-    /// Reads about [`RECV_BATCH`] datagrams (whole system calls' worth) into the connection;
-    /// returns whether more may wait.
+    /// `--migrate`: opens a new socket and moves the connection to it; the old socket stays
+    /// open for late datagrams. Returns the new local address.
+    fn migrate(&mut self, conn: &mut Connection) -> Result<SocketAddr, String> {
+        let bind_addr = SocketAddr::new(self.local.ip(), 0);
+        let mut io = UdpIo::bind(bind_addr, self.args.transport.disable_gso)
+            .map_err(|e| format!("bind: {e}"))?;
+        let local = io.local_addr().map_err(|e| e.to_string())?;
+        self.poll
+            .registry()
+            .register(
+                io.socket_mut(),
+                SOCKET2,
+                Interest::READABLE | Interest::WRITABLE,
+            )
+            .map_err(|e| format!("register: {e}"))?;
+        conn.migrate_source(local)
+            .map_err(|e| format!("migrate_source: {e:?}"))?;
+        let old = std::mem::replace(&mut self.io, io);
+        self.old_io = Some(old);
+        self.local = local;
+        Ok(local)
+    }
+
+    /// Sends from the socket of the connection's active path: after a failed migration the
+    /// connection returns to the old one.
+    fn follow_active_path(&mut self, conn: &Connection) {
+        let active = conn.active_path().0;
+        if active == self.local {
+            return;
+        }
+        if let Some(old) = self.old_io.as_mut() {
+            if old.local_addr().is_ok_and(|a| a == active) {
+                std::mem::swap(&mut self.io, old);
+                self.local = active;
+            }
+        }
+    }
+
+    /// Reads about [`RECV_BATCH`] datagrams (whole system calls' worth) into the connection
+    /// from each socket; returns whether more may wait.
     fn recv_batch(&mut self, conn: &mut Connection) -> Result<bool, ClientError> {
+        let mut more = self.recv_socket(conn, false)?;
+        if self.old_io.is_some() {
+            more |= self.recv_socket(conn, true)?;
+        }
+        Ok(more)
+    }
+
+    fn recv_socket(&mut self, conn: &mut Connection, old: bool) -> Result<bool, ClientError> {
+        let (io, local) = match (old, self.old_io.as_mut()) {
+            (true, Some(io)) => {
+                let local = io.local_addr().unwrap_or(self.local);
+                (io, local)
+            }
+            _ => (&mut self.io, self.local),
+        };
         let mut datagrams = 0;
         while datagrams < RECV_BATCH {
-            let n = match self.io.recv(&mut self.recv_batch) {
+            let n = match io.recv(&mut self.recv_batch) {
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
                 // ICMP errors (port unreachable) surface here on some systems; the
@@ -508,7 +585,7 @@ impl<'a> Client<'a> {
                 };
                 let info = RecvInfo {
                     from: message.from,
-                    to: self.local,
+                    to: local,
                 };
                 for datagram in message.datagrams() {
                     datagrams += 1;

@@ -70,7 +70,7 @@ pub fn config(t: &TransportArgs, alpn: &[&[u8]]) -> Result<Config, String> {
     config.set_max_recv_udp_payload_size(MAX_DATAGRAM_SIZE.min(65527));
     config.set_max_send_udp_payload_size(t.max_udp_payload);
     config.discover_pmtu(!t.disable_pmtud);
-    config.set_disable_active_migration(true);
+    config.set_disable_active_migration(t.disable_active_migration);
     if keylog_path().is_some() {
         config.log_keys();
     }

@@ -505,6 +505,11 @@ impl Server {
         if let Err(e) = peer.conn.recv_at(buf, info, now) {
             log::debug!("{}: recv: {e:?}", peer.conn.trace_id());
         }
+        // The client's address may change (NAT rebinding, migration, RFC 9000 §9): the
+        // connection follows it and its replies say where to go (`SendInfo::to`).
+        while let Some(event) = peer.conn.path_event_next() {
+            log::info!("{}: path event {event:?}", peer.conn.trace_id());
+        }
         // The connection issues new IDs after the handshake and when the client retires some:
         // route the new ones here and forget the retired ones.
         while let Some(cid) = peer.conn.retired_scid_next() {

@@ -419,6 +419,49 @@ impl ConnectionIds {
             .fold(false, |found, t| found | tokens_equal(t, tail))
     }
 
+    /// Takes a peer connection ID not used yet (for a new path, RFC 9000 §9.5): its sequence
+    /// number and value, marked used. `None` when the peer gave no spare one.
+    pub fn take_unused_dcid(&mut self) -> Option<(u64, ConnectionId<'static>)> {
+        let p = self
+            .peer
+            .iter_mut()
+            .find(|p| !p.used && p.seq >= self.peer_retire_prior_to)?;
+        p.used = true;
+        Some((p.seq, p.cid.clone()))
+    }
+
+    /// Whether the peer gave a connection ID not used yet.
+    pub fn has_unused_dcid(&self) -> bool {
+        self.peer.iter().any(|p| !p.used)
+    }
+
+    /// The sequence number of the peer connection ID packets on the active path carry.
+    pub fn current_dcid_seq(&self) -> u64 {
+        self.current_dcid_seq
+    }
+
+    /// The active path now uses the peer's connection ID `seq`.
+    pub fn set_current_dcid_seq(&mut self, seq: u64) {
+        self.current_dcid_seq = seq;
+    }
+
+    /// The peer connection ID `seq`, if still held.
+    pub fn peer_cid(&self, seq: u64) -> Option<&ConnectionId<'static>> {
+        self.peer.iter().find(|p| p.seq == seq).map(|p| &p.cid)
+    }
+
+    /// Stops using the peer connection ID `seq` (the path it served is gone) and tells the
+    /// peer with RETIRE_CONNECTION_ID (RFC 9000 §5.1.2). The current one is never retired here.
+    pub fn retire_dcid(&mut self, seq: u64) {
+        if seq == self.current_dcid_seq || self.retired_peer.contains(seq) {
+            return;
+        }
+        if let Some(pos) = self.peer.iter().position(|p| p.seq == seq) {
+            self.peer.remove(pos);
+            self.retire_peer(seq);
+        }
+    }
+
     /// Number of the peer's IDs we hold.
     pub fn available_dcids(&self) -> usize {
         self.peer.len()

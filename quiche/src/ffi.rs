@@ -816,5 +816,6 @@ pub extern "C" fn quiche_version_is_supported(version: u32) -> bool {
 mod conn;
 mod dgram;
 mod h3;
+mod path;
 #[cfg(test)]
 mod tests;

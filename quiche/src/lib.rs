@@ -22,6 +22,7 @@ pub mod flow_control;
 pub mod frame;
 pub mod h3;
 pub mod packet;
+pub mod path;
 pub mod pmtud;
 #[cfg(feature = "qlog")]
 pub mod qlog;
@@ -44,6 +45,7 @@ pub use crate::error::{Error, Result, WireErrorCode};
 pub use crate::packet::{
     negotiate_version, retry, version_is_supported, ConnectionId, Header, Type, MAX_CONN_ID_LEN,
 };
+pub use crate::path::{PathEvent, SocketAddrIter};
 pub use crate::stream::Shutdown;
 
 /// The QUIC version this library speaks: QUIC v1 (RFC 9000).

@@ -189,6 +189,20 @@ impl Pmtud {
         self.maybe_complete(Some(now));
     }
 
+    /// The connection moved to another network path: nothing learned of the old one holds
+    /// for it (RFC 8899 §4.3, RFC 9000 §14.3), so the PLPMTU goes back to BASE_PLPMTU and a
+    /// started search begins again. Counters are kept.
+    pub fn restart_for_new_path(&mut self, now: Instant) {
+        let started = self.state != PmtudState::Disabled;
+        let (stats, current) = (self.stats, self.current);
+        *self = Pmtud::new(self.config);
+        self.stats = stats;
+        self.updated = current != self.current;
+        if started {
+            self.start(now);
+        }
+    }
+
     /// The size of the probe to send now, if one is due. The caller still applies the
     /// congestion window and the buffer size; it reports the probe with [`Pmtud::on_probe_sent`].
     pub fn probe_size(&mut self, now: Instant) -> Option<usize> {
@@ -434,6 +448,26 @@ mod tests {
         // Unknown packet numbers change nothing.
         p.on_probe_lost(7, now);
         assert_eq!(p.current(), 1452);
+    }
+
+    #[test]
+    fn a_new_path_starts_from_the_base_and_searches_again() {
+        let (mut p, now) = search(1452);
+        let mut pn = 0;
+        run(&mut p, now, 1500, &mut pn);
+        assert_eq!(p.current(), 1452);
+        let _ = p.take_update();
+        p.restart_for_new_path(now);
+        assert_eq!(p.current(), BASE_PLPMTU);
+        assert_eq!(p.take_update(), Some(BASE_PLPMTU));
+        let probed = run(&mut p, now, 1300, &mut pn);
+        assert!(!probed.is_empty());
+        assert!(p.current() <= 1300 && p.current() + SEARCH_RESOLUTION >= 1300);
+
+        // A search that never started (before the handshake is confirmed) stays waiting.
+        let mut idle = Pmtud::new(PmtudConfig::default());
+        idle.restart_for_new_path(now);
+        assert_eq!(idle.probe_size(now), None);
     }
 
     #[test]

@@ -84,10 +84,8 @@ impl Connection {
                 reset_token,
             } => self.on_new_connection_id_frame(seq_num, retire_prior_to, conn_id, reset_token)?,
             Frame::RetireConnectionId { seq_num } => self.on_retire_connection_id_frame(seq_num)?,
-            Frame::PathChallenge { data } => self.path_response = Some(data),
-            Frame::PathResponse { .. } => {
-                // We send no PATH_CHALLENGE, so no response can match: ignore it.
-            }
+            Frame::PathChallenge { data } => self.on_path_challenge(data),
+            Frame::PathResponse { data } => self.on_path_response(data, now),
             Frame::ConnectionClose {
                 error_code, reason, ..
             } => self.on_peer_close(false, error_code, reason, now),

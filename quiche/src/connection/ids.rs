@@ -15,7 +15,7 @@ use crate::packet::ConnectionId;
 use crate::transport_params::TransportParams;
 
 /// Fills `buf` from the system's secure random source.
-fn fill_random(buf: &mut [u8]) -> Result<()> {
+pub(super) fn fill_random(buf: &mut [u8]) -> Result<()> {
     ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), buf)
         .map_err(|_| Error::CryptoFail)
 }
@@ -58,6 +58,7 @@ impl Connection {
         {
             self.dcid = dcid;
         }
+        self.refresh_path_dcids();
         Ok(())
     }
 

@@ -10,6 +10,7 @@ mod datagram;
 mod frames;
 mod handshake;
 mod ids;
+mod migration;
 mod pmtud;
 mod qlog;
 mod recv;
@@ -20,6 +21,8 @@ pub mod state;
 pub mod stats;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_migration;
 #[cfg(test)]
 mod tests_pmtud;
 #[cfg(all(test, feature = "qlog"))]
@@ -79,9 +82,6 @@ pub struct SendInfo {
 /// transport parameters say (they may not be known yet).
 const HANDSHAKE_ACK_DELAY_EXPONENT: u64 = 3;
 
-/// The anti-amplification factor of RFC 9000 §8.1.
-const AMPLIFICATION_FACTOR: u64 = 3;
-
 /// A QUIC connection.
 pub struct Connection {
     is_server: bool,
@@ -118,8 +118,27 @@ pub struct Connection {
         Option<crate::crypto::DirectionalKeys>,
     )>,
 
-    local: SocketAddr,
-    peer: SocketAddr,
+    /// The connection's paths (RFC 9000 §9): addresses, validation, amplification budgets.
+    paths: crate::path::PathSet,
+    /// The path the datagram being processed arrived on (`None`: a path not seen before,
+    /// created once a packet of the datagram authenticates).
+    recv_path: Option<usize>,
+    /// `recv_path` was created by the packet being processed (see `settle_new_path`).
+    recv_path_new: bool,
+    /// The path a new path's packet moved the peer to, once the path is settled.
+    migrate_to: Option<usize>,
+    /// The datagram being processed (for the path that `recv_path` may create).
+    recv_info: Option<(RecvInfo, usize)>,
+    /// The path the datagram being built goes out on.
+    send_path: usize,
+    /// The packet being built is a probe on a path other than the active one: only
+    /// PATH_CHALLENGE/PATH_RESPONSE frames go in it.
+    probe_only: bool,
+    /// A PATH_CHALLENGE or PATH_RESPONSE went into the packet being built: the datagram is
+    /// padded to 1200 bytes (RFC 9000 §8.2.1, §8.2.2).
+    pad_for_path_frames: bool,
+    /// The validated path to come back to if the active path fails validation (§9.3.2).
+    fallback_path: Option<usize>,
 
     tls: Handshake,
     local_tp: TransportParams,
@@ -165,13 +184,8 @@ pub struct Connection {
     handshake_complete: bool,
     handshake_confirmed: bool,
     handshake_done_pending: bool,
-    /// Whether the peer's address is validated (servers: ends the amplification limit).
-    address_validated: bool,
-    recv_bytes: u64,
-    sent_bytes: u64,
     /// Anti-deadlock probe asked for by recovery (clients, RFC 9002 §6.2.2.1).
     anti_deadlock_probe: bool,
-    path_response: Option<[u8; 8]>,
     /// 1-RTT packets that arrived before the keys to open them (servers before the handshake
     /// completes); replayed once the keys are usable. Bounded.
     undecryptable: Vec<(Vec<u8>, RecvInfo)>,
@@ -360,8 +374,22 @@ impl Connection {
             compat_original: None,
             compatible_versions: config.compatible_versions.clone(),
             pending_switch: None,
-            local,
-            peer,
+            paths: crate::path::PathSet::new({
+                // A server accepting after a Retry has validated the address with the token
+                // (RFC 9000 §8.1.2).
+                let mut path =
+                    crate::path::Path::new(local, peer, !is_server || validated_by_retry);
+                path.amplification_limited = is_server;
+                path
+            }),
+            recv_path: None,
+            recv_path_new: false,
+            migrate_to: None,
+            recv_info: None,
+            send_path: 0,
+            probe_only: false,
+            pad_for_path_frames: false,
+            fallback_path: None,
             tls,
             local_tp,
             peer_tp: None,
@@ -389,13 +417,7 @@ impl Connection {
             handshake_complete: false,
             handshake_confirmed: false,
             handshake_done_pending: false,
-            // A server accepting after a Retry has validated the address with the token
-            // (RFC 9000 §8.1.2).
-            address_validated: !is_server || validated_by_retry,
-            recv_bytes: 0,
-            sent_bytes: 0,
             anti_deadlock_probe: false,
-            path_response: None,
             undecryptable: Vec::new(),
             cids,
             dgram_send: DatagramQueue::new(config.dgram_send_queue_len),
@@ -478,7 +500,8 @@ impl Connection {
             return lifecycle;
         }
         let acks = self.spaces.iter().filter_map(|s| s.acks.ack_deadline());
-        [lifecycle, self.recovery.loss_detection_timer()]
+        let paths = self.paths.next_timeout(self.recovery.pto());
+        [lifecycle, self.recovery.loss_detection_timer(), paths]
             .into_iter()
             .flatten()
             .chain(acks)
@@ -506,6 +529,7 @@ impl Connection {
             keys.expire_prev(now);
         }
         self.on_loss_detection_timeout(now);
+        self.on_path_timeout(now);
         // Delayed ACK deadlines need no action here: `send` sees them as due.
     }
 
@@ -884,7 +908,8 @@ impl Connection {
     }
 
     /// Statistics of the connection's paths, as quiche's `path_stats()` gives them: an
-    /// iterator (this library keeps one path, so it yields one item). The iterator also
+    /// iterator over the active path (the one recovery and congestion control serve; probed
+    /// paths are queried with [`Connection::is_path_validated`]). The iterator also
     /// dereferences to that path's statistics, so `conn.path_stats().cwnd` reads the path directly.
     pub fn path_stats(&self) -> PathStatsIter {
         PathStatsIter::new(self.active_path_stats())
@@ -897,9 +922,9 @@ impl Connection {
         let rtt = self.recovery.rtt();
         let cc = self.recovery.controller();
         PathStats {
-            local_addr: self.local,
-            peer_addr: self.peer,
-            validated: self.address_validated,
+            local_addr: self.paths.active().local,
+            peer_addr: self.paths.active().peer,
+            validated: self.paths.active().validated(),
             recv: stats.recv,
             sent: stats.sent,
             lost: stats.lost,

@@ -107,6 +107,14 @@ impl Connection {
         self.apply_pmtu_update(now);
     }
 
+    /// The active path changed to one with another address: search its MTU afresh.
+    pub(super) fn pmtud_on_new_path(&mut self, now: Instant) {
+        if self.pmtud.is_enabled() {
+            self.pmtud.restart_for_new_path(now);
+            self.apply_pmtu_update(now);
+        }
+    }
+
     /// The peer's `max_udp_payload_size` caps the search.
     pub(super) fn pmtud_set_peer_max(&mut self, peer_max: usize) {
         if self.pmtud.is_enabled() {

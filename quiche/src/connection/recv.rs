@@ -53,8 +53,8 @@ impl Connection {
             return Err(Error::InvalidPacket);
         }
 
-        self.recv_bytes += len as u64;
         self.stats.recv_bytes += len as u64;
+        self.on_datagram_path(info, len);
 
         // Kept aside for stateless reset detection: decryption attempts modify the buffer.
         let tail: Option<[u8; crate::cid::RESET_TOKEN_LEN]> = buf
@@ -257,6 +257,10 @@ impl Connection {
             self.learn_peer_cid(&scid);
         }
 
+        if !self.accept_packet_path() {
+            self.stats.dropped += 1;
+            return Ok(Fate::Next(packet_len));
+        }
         self.on_authenticated_packet(b, &hdr, epoch, packet_len, now)?;
         Ok(Fate::Next(packet_len))
     }
@@ -276,6 +280,7 @@ impl Connection {
         let pn = hdr.pkt_num;
         let payload = hdr_payload(b, hdr);
         let mut ack_eliciting = false;
+        let mut non_probing = false;
         for frame in parse_all(payload, hdr.ty) {
             let frame = match frame {
                 Ok(frame) => frame,
@@ -285,6 +290,13 @@ impl Connection {
                 }
             };
             ack_eliciting |= frame.is_ack_eliciting();
+            non_probing |= !matches!(
+                frame,
+                crate::frame::Frame::Padding { .. }
+                    | crate::frame::Frame::PathChallenge { .. }
+                    | crate::frame::Frame::PathResponse { .. }
+                    | crate::frame::Frame::NewConnectionId { .. }
+            );
             qlog!(self, q => q.received_frames().push_frame(&frame));
             if let Err(e) = self.process_frame(frame, epoch, now) {
                 self.close_on_error(e, now);
@@ -295,18 +307,29 @@ impl Connection {
             }
         }
 
+        let largest_so_far = self.spaces[epoch.index()]
+            .acks
+            .largest_received()
+            .is_none_or(|l| pn > l);
         let max_ack_delay = std::time::Duration::from_millis(self.local_tp.max_ack_delay);
         self.spaces[epoch.index()]
             .acks
             .on_packet_received(pn, ack_eliciting, now, max_ack_delay);
         self.stats.recv += 1;
+        if let Some(path) = self.recv_path.and_then(|id| self.paths.get_mut(id)) {
+            path.recv_packets += 1;
+        }
+        if non_probing && largest_so_far && epoch == Epoch::Application {
+            self.on_non_probing_packet(now);
+        }
+        self.settle_new_path(now);
         qlog!(self, q => q.packet_received_from_log(now, hdr.ty, pn, packet_len));
         self.lifecycle.on_packet_received(now, self.recovery.pto());
 
         // A Handshake packet from the client proves it owns its address (RFC 9000 §8.1), and
         // the server no longer needs Initial packets (RFC 9001 §4.9.1).
         if self.is_server && hdr.ty == Type::Handshake {
-            self.address_validated = true;
+            self.paths.active_mut().set_validated();
             self.recovery.set_amplification_limited(false, now);
             self.discard_epoch(Epoch::Initial, now);
         }
@@ -422,6 +445,7 @@ impl Connection {
                 still.push((packet, info));
                 continue;
             }
+            self.on_datagram_path(info, 0);
             self.recv_packet(&mut packet, info, now)?;
         }
         still.append(&mut self.undecryptable);

@@ -7,7 +7,7 @@ use octets::OctetsMut;
 
 use super::qlog::qlog;
 use super::sent::{SentFrame, SentFrames};
-use super::{Connection, SendInfo, AMPLIFICATION_FACTOR, HANDSHAKE_ACK_DELAY_EXPONENT};
+use super::{Connection, SendInfo, HANDSHAKE_ACK_DELAY_EXPONENT};
 use crate::config::MIN_UDP_PAYLOAD_SIZE;
 use crate::error::{Error, Result};
 use crate::frame::{self, Frame};
@@ -28,6 +28,34 @@ pub(super) struct Written {
 impl Connection {
     /// Writes one datagram to send at `now` into `out`.
     pub fn send_at(&mut self, out: &mut [u8], now: Instant) -> Result<(usize, SendInfo)> {
+        self.send_on_path_at(out, None, None, now)
+    }
+
+    /// Writes one datagram to send at `now` on a path matching `from` and `to` (any when
+    /// `None`); see [`Connection::send_on_path`].
+    pub fn send_on_path_at(
+        &mut self,
+        out: &mut [u8],
+        from: Option<std::net::SocketAddr>,
+        to: Option<std::net::SocketAddr>,
+        now: Instant,
+    ) -> Result<(usize, SendInfo)> {
+        let path = self.pick_send_path(from, to)?;
+        if path != self.paths.active_id() {
+            match self.send_probe(out, path, now) {
+                // A probe that cannot go now (its path's amplification budget is spent) must
+                // not hold up the active path.
+                Err(Error::Done) if from.is_none() && to.is_none() => {}
+                result => return result,
+            }
+        }
+        let path = self.paths.active_id();
+        self.send_path = path;
+        self.send_active(out, now)
+    }
+
+    /// Writes one datagram for the active path.
+    fn send_active(&mut self, out: &mut [u8], now: Instant) -> Result<(usize, SendInfo)> {
         if out.is_empty() {
             return Err(Error::BufferTooShort);
         }
@@ -47,10 +75,9 @@ impl Connection {
             Some(size) => size,
             None => out.len().min(self.pmtud_datagram_limit()),
         };
-        if !self.address_validated {
-            // Anti-amplification: at most three times what the client sent (RFC 9000 §8.1).
-            let allowance =
-                (self.recv_bytes * AMPLIFICATION_FACTOR).saturating_sub(self.sent_bytes);
+        if let Some(allowance) = self.paths.active().amplification_allowance() {
+            // Anti-amplification: at most three times what the peer sent from the address
+            // until it is validated (RFC 9000 §8.1, §9.3.1).
             let allowance = usize::try_from(allowance).unwrap_or(usize::MAX);
             self.recovery
                 .set_amplification_limited(allowance < limit, now);
@@ -126,8 +153,7 @@ impl Connection {
         if self.lifecycle.close_pending() {
             self.lifecycle.on_close_sent();
         }
-        self.sent_bytes += written as u64;
-        self.stats.sent_bytes += written as u64;
+        self.on_datagram_sent(self.send_path, written);
         // Data went out: the application is not the limit (waiting for the pacer is not being
         // application-limited, RFC 9002 §7.8).
         if eliciting && self.recovery.app_limited() {
@@ -144,12 +170,24 @@ impl Connection {
         } else {
             now
         };
+        let path = self.paths.active();
         let info = SendInfo {
-            from: self.local,
-            to: self.peer,
+            from: path.local,
+            to: path.peer,
             at,
         };
         Ok((written, info))
+    }
+
+    /// Writes one 1-RTT packet in `buf` (a probe on another path), padded to `pad_to`.
+    pub(super) fn write_probe_packet(
+        &mut self,
+        buf: &mut [u8],
+        pad_to: usize,
+        now: Instant,
+    ) -> Result<usize> {
+        self.write_packet(Epoch::Application, buf, 0, pad_to, now)
+            .map(|w| w.len)
     }
 
     /// The keys to seal packets of `epoch` with, as the packet type they make.
@@ -201,6 +239,9 @@ impl Connection {
         if ty != Type::ZeroRTT && space.acks.should_send_ack(now) {
             return true;
         }
+        if ty == Type::Short && self.paths.active().has_path_frames() {
+            return true;
+        }
         if self.is_probing(epoch) {
             return true;
         }
@@ -215,7 +256,9 @@ impl Connection {
 
     fn app_has_pending(&self, ty: Type) -> bool {
         let one_rtt = ty == Type::Short;
-        (one_rtt && (self.handshake_done_pending && self.is_server || self.path_response.is_some()))
+        (one_rtt
+            && (self.handshake_done_pending && self.is_server
+                || self.paths.active().has_path_frames()))
             || self.max_data_pending
             || (one_rtt && (self.cids.has_frames_to_send() || self.has_datagrams_to_send()))
             || self.streams.has_control_frames()
@@ -248,8 +291,13 @@ impl Connection {
         };
         let pn_offset = {
             let key_phase = self.one_rtt.as_ref().is_some_and(|k| k.key_phase);
+            // A probe on another path carries that path's connection ID (RFC 9000 §9.5).
+            let dcid = match self.paths.get(self.send_path) {
+                Some(p) if self.send_path != self.paths.active_id() => &p.dcid,
+                _ => &self.dcid,
+            };
             let mut hdr = match ty {
-                Type::Short => Header::new_short(ConnectionId::from_ref(&self.dcid), key_phase),
+                Type::Short => Header::new_short(ConnectionId::from_ref(dcid), key_phase),
                 _ => Header::new_long(
                     ty,
                     // 0-RTT stays in the version the client started in (RFC 9369 §4.1).
@@ -284,6 +332,13 @@ impl Connection {
             self.write_frames(epoch, ty, payload, &mut frames, now)?
         };
 
+        // Datagrams with PATH_CHALLENGE or PATH_RESPONSE are expanded to 1200 bytes as far as
+        // the room (the amplification limit) allows (RFC 9000 §8.2.1, §8.2.2).
+        let pad_to = if std::mem::take(&mut self.pad_for_path_frames) {
+            pad_to.max(MIN_UDP_PAYLOAD_SIZE.min(datagram_off + buf.len()))
+        } else {
+            pad_to
+        };
         // Pad for the header protection sample (RFC 9001 §5.4.2) and the datagram minimum.
         let min_payload = 4usize.saturating_sub(pn_len);
         let for_datagram = pad_to.saturating_sub(datagram_off + hdr_len + tag_len);
@@ -307,7 +362,11 @@ impl Connection {
             keys.first_sent_in_phase.get_or_insert(pn);
             keys.sealed_in_phase += 1;
         }
-        let in_flight = ack_eliciting || padded;
+        // A probe on another path stays out of the active path's congestion control and loss
+        // recovery (RFC 9000 §9.4): its own timer repeats the challenge.
+        let probe = self.probe_only;
+        let in_flight = (ack_eliciting || padded) && !probe;
+        let ack_eliciting = ack_eliciting && !probe;
         if frames.retransmission {
             self.stats.retrans += 1;
             // Probes are counted before recovery hears of the packet and takes one off.
@@ -368,6 +427,10 @@ impl Connection {
         }
         let cap = payload.len();
         let mut b = OctetsMut::with_slice(payload);
+        if self.probe_only {
+            let eliciting = self.write_path_frames(self.send_path, &mut b, frames, now)?;
+            return Ok((b.off(), eliciting));
+        }
 
         let probing = self.is_probing(epoch);
         let can_send_data = probing || self.recovery.cwnd_available() > 0;
@@ -399,8 +462,13 @@ impl Connection {
             return Ok((b.off(), false));
         }
 
+        // PATH_CHALLENGE/PATH_RESPONSE go whatever the window: the first packet on a new path
+        // carries the challenge (RFC 9000 §9.3), and they are a few bytes.
+        let path_frames = epoch == Epoch::Application
+            && ty == Type::Short
+            && self.write_path_frames(self.send_path, &mut b, frames, now)?;
         if !can_send_data {
-            return Ok((b.off(), false));
+            return Ok((b.off(), path_frames));
         }
         // The congestion window bounds ack-eliciting bytes (probes may exceed it, RFC 9002
         // §7.5): leave the packet shorter rather than overshoot.
@@ -410,7 +478,7 @@ impl Connection {
             let overhead = cap.saturating_sub(b.cap()) + 64;
             (self.recovery.cwnd_available() + overhead).min(cap)
         };
-        let mut eliciting = false;
+        let mut eliciting = path_frames;
 
         if epoch == Epoch::Application && ty == Type::Short {
             eliciting |= self.write_app_control(&mut b, frames)?;
@@ -543,7 +611,7 @@ impl Connection {
         Ok(())
     }
 
-    /// HANDSHAKE_DONE, PATH_RESPONSE, MAX_DATA, DATA_BLOCKED and stream control frames.
+    /// HANDSHAKE_DONE, MAX_DATA, DATA_BLOCKED and stream control frames.
     fn write_app_control(&mut self, b: &mut OctetsMut, frames: &mut SentFrames) -> Result<bool> {
         let mut eliciting = false;
         if self.is_server && self.handshake_done_pending && b.cap() >= 1 {
@@ -552,16 +620,6 @@ impl Connection {
             qlog!(self, q => q.sent_frames().push_frame(&Frame::HandshakeDone));
             self.handshake_done_pending = false;
             eliciting = true;
-        }
-        if let Some(data) = self.path_response {
-            let frame = Frame::PathResponse { data };
-            if frame.wire_len() <= b.cap() {
-                frame.to_bytes(b)?;
-                frames.push(SentFrame::Other);
-                qlog!(self, q => q.sent_frames().push_frame(&frame));
-                self.path_response = None;
-                eliciting = true;
-            }
         }
         eliciting |= self.write_cid_frames(b, frames)?;
         eliciting |= self.write_stream_control(b, frames)?;

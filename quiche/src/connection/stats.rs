@@ -105,8 +105,8 @@ pub struct PathStats {
 }
 
 /// What [`Connection::path_stats`] returns: an iterator over the connection's paths, as in
-/// quiche, that also dereferences to the one path this library keeps (the form most callers
-/// want: `conn.path_stats().rtt`).
+/// quiche (here the active path alone), that also dereferences to that path's statistics (the
+/// form most callers want: `conn.path_stats().rtt`).
 ///
 /// [`Connection::path_stats`]: crate::Connection::path_stats
 #[derive(Clone, Debug)]

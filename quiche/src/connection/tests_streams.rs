@@ -25,7 +25,7 @@ impl Connection {
     /// Seals `payload` (raw frame bytes, valid or not) in the next 1-RTT packet, as the send
     /// path would, and records it with recovery so that the peer's acknowledgement of it is
     /// legitimate.
-    fn raw_1rtt_packet(&mut self, payload: &[u8], now: Instant) -> Vec<u8> {
+    pub(super) fn raw_1rtt_packet(&mut self, payload: &[u8], now: Instant) -> Vec<u8> {
         let pn = self.spaces[Epoch::Application.index()].next_pn;
         let pn_len = 4;
         let keys = self.one_rtt.as_ref().expect("1-RTT keys");
@@ -57,7 +57,7 @@ impl Connection {
 }
 
 /// The wire encoding of `frames`, one after the other.
-fn encode(frames: &[Frame]) -> Vec<u8> {
+pub(super) fn encode(frames: &[Frame]) -> Vec<u8> {
     let mut buf = vec![0u8; 1 << 16];
     let mut b = OctetsMut::with_slice(&mut buf);
     for f in frames {
@@ -70,7 +70,7 @@ fn encode(frames: &[Frame]) -> Vec<u8> {
 
 /// A pipe whose handshake is confirmed and whose post-handshake frames (HANDSHAKE_DONE,
 /// NEW_CONNECTION_ID, ...) have settled.
-fn established(client: &mut Config, server: &mut Config) -> Pipe {
+pub(super) fn established(client: &mut Config, server: &mut Config) -> Pipe {
     let mut pipe = Pipe::new(client, server).unwrap();
     settle(&mut pipe);
     pipe

@@ -294,28 +294,36 @@ pub unsafe extern "C" fn quiche_conn_send(
         }
         match conn.conn.send(out) {
             Ok((n, info)) => {
-                let mut from = zeroed_storage();
-                let mut to = zeroed_storage();
-                let from_len = std_to_sockaddr(&info.from, &mut from);
-                let to_len = std_to_sockaddr(&info.to, &mut to);
-                let at = instant_to_timespec(info.at);
-                // SAFETY: `out_info` is non-NULL (checked) and valid for writes of a whole
-                // `quiche_send_info` by contract. It is zeroed first so that its padding is
-                // initialized too (C code may copy or compare the struct bytewise); the fields
-                // are then written through raw pointers, without reading the old contents.
-                unsafe {
-                    out_info.write_bytes(0, 1);
-                    ptr::addr_of_mut!((*out_info).from).write(from);
-                    ptr::addr_of_mut!((*out_info).from_len).write(from_len);
-                    ptr::addr_of_mut!((*out_info).to).write(to);
-                    ptr::addr_of_mut!((*out_info).to_len).write(to_len);
-                    ptr::addr_of_mut!((*out_info).at).write(at);
-                }
+                // SAFETY: `out_info` is non-NULL (checked) and valid by contract.
+                unsafe { write_send_info(out_info, &info) };
                 len_ssize(n)
             }
             Err(e) => err_ssize(e),
         }
     })
+}
+
+/// Writes `info` into `*out_info`.
+///
+/// # Safety
+/// `out_info` is non-NULL and valid for writes of a whole `quiche_send_info`.
+pub(super) unsafe fn write_send_info(out_info: *mut CSendInfo, info: &crate::SendInfo) {
+    let mut from = zeroed_storage();
+    let mut to = zeroed_storage();
+    let from_len = std_to_sockaddr(&info.from, &mut from);
+    let to_len = std_to_sockaddr(&info.to, &mut to);
+    let at = instant_to_timespec(info.at);
+    // SAFETY: valid for writes by contract. The struct is zeroed first so that its padding is
+    // initialized too (C code may copy or compare it bytewise); the fields are then written
+    // through raw pointers, without reading the old contents.
+    unsafe {
+        out_info.write_bytes(0, 1);
+        ptr::addr_of_mut!((*out_info).from).write(from);
+        ptr::addr_of_mut!((*out_info).from_len).write(from_len);
+        ptr::addr_of_mut!((*out_info).to).write(to);
+        ptr::addr_of_mut!((*out_info).to_len).write(to_len);
+        ptr::addr_of_mut!((*out_info).at).write(at);
+    }
 }
 
 /// Runs `f` on the connection behind `conn`, or returns `fallback` if it is NULL or panics.

@@ -235,3 +235,157 @@ fn cc_algorithm_values_and_names_are_quiches() {
         quiche_config_free(config);
     }
 }
+
+#[test]
+fn migration_functions_check_their_arguments_and_state() {
+    use super::path::*;
+    let config = quiche_config_new(crate::PROTOCOL_VERSION);
+    assert!(!config.is_null());
+    let mut local = zeroed_storage();
+    let mut peer = zeroed_storage();
+    let mut other = zeroed_storage();
+    let local_len = std_to_sockaddr(&"127.0.0.1:1000".parse().unwrap(), &mut local) as socklen_t;
+    let peer_len = std_to_sockaddr(&"127.0.0.1:443".parse().unwrap(), &mut peer) as socklen_t;
+    let other_len = std_to_sockaddr(&"127.0.0.2:1000".parse().unwrap(), &mut other) as socklen_t;
+    let (l, p, o): (*const sockaddr, *const sockaddr, *const sockaddr) = (
+        (&local as *const sockaddr_storage).cast(),
+        (&peer as *const sockaddr_storage).cast(),
+        (&other as *const sockaddr_storage).cast(),
+    );
+    // SAFETY: every pointer is NULL or points to live storage of the given length; `conn`
+    // and `config` are live until freed at the end.
+    unsafe {
+        assert_eq!(
+            quiche_conn_probe_path(ptr::null_mut(), l, local_len, p, peer_len, ptr::null_mut()),
+            invalid()
+        );
+        let scid = [7u8; 16];
+        let conn = quiche_connect(
+            ptr::null(),
+            scid.as_ptr(),
+            scid.len(),
+            l,
+            local_len as usize,
+            p,
+            peer_len as usize,
+            config,
+        );
+        assert!(!conn.is_null());
+        assert_eq!(
+            quiche_conn_is_path_validated(conn, l, local_len, p, peer_len),
+            1
+        );
+        assert_eq!(
+            quiche_conn_is_path_validated(conn, o, other_len, p, peer_len),
+            invalid()
+        );
+        let mut seq = 99u64;
+        // Before the handshake is confirmed nobody migrates.
+        assert_eq!(
+            quiche_conn_migrate_source(conn, o, other_len, &mut seq),
+            invalid()
+        );
+        assert_eq!(
+            quiche_conn_migrate(conn, o, other_len, p, peer_len, &mut seq),
+            invalid()
+        );
+        assert_eq!(seq, 99);
+        assert_eq!(
+            quiche_conn_migrate_source(conn, ptr::null(), 0, &mut seq),
+            invalid()
+        );
+        // The first flight goes out on the only path; an unknown one is refused.
+        let mut out = [0u8; 1500];
+        let mut info: CSendInfo = std::mem::zeroed();
+        let n = quiche_conn_send_on_path(
+            conn,
+            out.as_mut_ptr(),
+            out.len(),
+            l,
+            local_len,
+            ptr::null(),
+            0,
+            &mut info,
+        );
+        assert!(n >= 1200, "{n}");
+        let n = quiche_conn_send_on_path(
+            conn,
+            out.as_mut_ptr(),
+            out.len(),
+            o,
+            other_len,
+            ptr::null(),
+            0,
+            &mut info,
+        );
+        assert_eq!(n, invalid_ssize());
+        quiche_conn_free(conn);
+        quiche_config_free(config);
+    }
+}
+
+#[test]
+fn path_events_and_path_iterators_from_c() {
+    use super::path::*;
+    use crate::path::PathEvent;
+    let a: SocketAddr = "127.0.0.1:1000".parse().unwrap();
+    let b: SocketAddr = "[::1]:443".parse().unwrap();
+    let mut local = zeroed_storage();
+    let mut peer = zeroed_storage();
+    let (mut local_len, mut peer_len): (socklen_t, socklen_t) = (0, 0);
+    let p: *const sockaddr = (&local as *const sockaddr_storage).cast();
+    // SAFETY: the events are live until freed; the out pointers point to live storage.
+    unsafe {
+        let ev = Box::into_raw(Box::new(PathEvent::PeerMigrated(a, b)));
+        assert_eq!(quiche_path_event_type(ev), 5);
+        // Another type's accessor writes nothing.
+        quiche_path_event_new(ev, &mut local, &mut local_len, &mut peer, &mut peer_len);
+        assert_eq!(local_len, 0);
+        quiche_path_event_peer_migrated(ev, &mut local, &mut local_len, &mut peer, &mut peer_len);
+        assert_eq!(sockaddr_to_std(p, local_len as usize), Some(a));
+        let q: *const sockaddr = (&peer as *const sockaddr_storage).cast();
+        assert_eq!(sockaddr_to_std(q, peer_len as usize), Some(b));
+        quiche_path_event_free(ev);
+        assert_eq!(quiche_path_event_type(ptr::null()), -1);
+        quiche_path_event_free(ptr::null_mut());
+        assert!(quiche_conn_path_event_next(ptr::null_mut()).is_null());
+
+        // The peers of a client's only path.
+        let config = quiche_config_new(crate::PROTOCOL_VERSION);
+        let mut l = zeroed_storage();
+        let mut r = zeroed_storage();
+        let l_len = std_to_sockaddr(&a, &mut l);
+        let r_len = std_to_sockaddr(&b, &mut r);
+        let (lp, rp): (*const sockaddr, *const sockaddr) = (
+            (&l as *const sockaddr_storage).cast(),
+            (&r as *const sockaddr_storage).cast(),
+        );
+        let scid = [3u8; 16];
+        let conn = quiche_connect(
+            ptr::null(),
+            scid.as_ptr(),
+            scid.len(),
+            lp,
+            l_len as usize,
+            rp,
+            r_len as usize,
+            config,
+        );
+        assert!(!conn.is_null());
+        assert!(quiche_conn_path_event_next(conn).is_null());
+        let iter = quiche_conn_paths_iter(conn, lp, l_len);
+        assert!(!iter.is_null());
+        assert!(quiche_socket_addr_iter_next(iter, &mut peer, &mut peer_len));
+        let q: *const sockaddr = (&peer as *const sockaddr_storage).cast();
+        assert_eq!(sockaddr_to_std(q, peer_len as usize), Some(b));
+        assert!(!quiche_socket_addr_iter_next(
+            iter,
+            &mut peer,
+            &mut peer_len
+        ));
+        quiche_socket_addr_iter_free(iter);
+        assert!(quiche_conn_paths_iter(conn, ptr::null(), 0).is_null());
+        quiche_conn_free(conn);
+        quiche_config_free(config);
+    }
+}

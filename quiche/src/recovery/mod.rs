@@ -271,6 +271,9 @@ pub struct Recovery<P> {
     stats: RecoveryStats,
     /// Delivery-rate sampling, run only for controllers that want it.
     rate: RateSampler,
+    /// When the connection last moved to a path with fresh congestion state: packets sent
+    /// before it give no RTT samples and no congestion events.
+    path_start: Option<Instant>,
 }
 
 impl<P> Recovery<P> {
@@ -299,6 +302,7 @@ impl<P> Recovery<P> {
             undo: None,
             stats: RecoveryStats::default(),
             rate: RateSampler::default(),
+            path_start: None,
             cc,
         }
     }
@@ -505,6 +509,11 @@ impl<P> Recovery<P> {
         if pn != largest_acked || !scan.ack_eliciting {
             return None;
         }
+        // Packets sent on the path the connection left say nothing of this one's RTT
+        // (RFC 9000 §9.4).
+        if self.path_start.is_some_and(|start| time_sent < start) {
+            return None;
+        }
         let latest_rtt = now.saturating_duration_since(time_sent);
         // The peer does not delay Initial acknowledgments (RFC 9002 §5.3).
         let ack_delay = if epoch == Epoch::Initial {
@@ -566,6 +575,14 @@ impl<P> Recovery<P> {
             .saturating_add(det.in_flight_bytes as u64);
         out.lost_bytes = out.lost_bytes.saturating_add(det.in_flight_bytes);
         if det.in_flight_packets == 0 {
+            return;
+        }
+        // Losses on the path the connection left are no congestion of this one (RFC 9000
+        // §9.4): the data is repaired, the controller does not react.
+        if self.path_start.is_some_and(|start| {
+            det.largest_in_flight_sent_time
+                .is_some_and(|sent| sent < start)
+        }) {
             return;
         }
         let signal = CongestionSignal {
@@ -941,6 +958,48 @@ impl<P> Recovery<P> {
     pub fn stats(&self) -> &RecoveryStats {
         &self.stats
     }
+
+    /// Moves to a new path (RFC 9000 §9.4): the congestion controller becomes `fresh` and the
+    /// RTT estimator starts over from the initial RTT; what the old path had is returned so a
+    /// failed migration can restore it. Packets sent so far stay tracked (their
+    /// acknowledgements or losses are still owed) but leave the bytes in flight; the PTO
+    /// backoff restarts.
+    pub fn switch_path_state(&mut self, fresh: Controller, now: Instant) -> PathCcState {
+        let mut rtt = self.rtt.clone();
+        rtt.reset();
+        self.swap_path_state(PathCcState { cc: fresh, rtt }, now)
+    }
+
+    /// Installs `state` (saved by [`Recovery::switch_path_state`]) at `now` and returns the
+    /// current one. Packets sent before `now` no longer feed the RTT estimate or the
+    /// controller's loss response.
+    pub fn swap_path_state(&mut self, state: PathCcState, now: Instant) -> PathCcState {
+        self.path_start = Some(now);
+        // What the old path carries no longer fills the new path's window (RFC 9000 §9.4);
+        // its packets stay tracked, so their data is still repaired if they are lost.
+        let bytes = self.space_mut(Epoch::Application).sent.take_out_of_flight();
+        if bytes > 0 {
+            self.cc.on_packets_discarded(bytes);
+        }
+        let old = PathCcState {
+            cc: std::mem::replace(&mut self.cc, state.cc),
+            rtt: std::mem::replace(&mut self.rtt, state.rtt),
+        };
+        self.pto = pto_period(&self.rtt.stats(), 0, Epoch::Application);
+        self.pto_count = 0;
+        self.undo = None;
+        self.recovery_allowance = 0;
+        self.rate = RateSampler::default();
+        old
+    }
+}
+
+/// The congestion controller and RTT estimate of a path the connection left, kept so that it
+/// can come back to the path without starting over.
+#[derive(Debug)]
+pub struct PathCcState {
+    cc: Controller,
+    rtt: RttEstimator,
 }
 
 /// A fixed base instant for tests on a manual clock (the library itself never reads the clock).

@@ -212,6 +212,20 @@ impl<P> SentPackets<P> {
         })
     }
 
+    /// Takes every tracked packet out of flight (they stay tracked, to be acknowledged or
+    /// declared lost, but no longer count against a congestion window); returns their bytes.
+    pub fn take_out_of_flight(&mut self) -> usize {
+        let bytes = self.totals.bytes_in_flight;
+        for slot in self.slots.iter_mut() {
+            if let Slot::Sent(p) = slot {
+                p.in_flight = false;
+            }
+        }
+        self.totals.bytes_in_flight = 0;
+        self.totals.ack_eliciting_in_flight = 0;
+        bytes
+    }
+
     /// Records a sent packet. Packet numbers must increase; numbers skipped in between are
     /// remembered (up to 1024 of them) so that acknowledging one is an error.
     pub fn push(&mut self, pkt: SentPacket<P>) -> Result<()> {
@@ -490,5 +504,26 @@ mod tests {
         assert!(s.is_empty());
         s.push(pkt(5, t)).unwrap();
         assert_eq!(s.largest_sent(), Some(5));
+    }
+
+    #[test]
+    fn packets_taken_out_of_flight_stay_tracked() {
+        let now = crate::recovery::test_now();
+        let mut s: SentPackets<()> = SentPackets::new();
+        for pn in 0..4 {
+            s.push(SentPacket::new(pn, now, 1000, true, true, ()))
+                .unwrap();
+        }
+        assert_eq!(s.take_out_of_flight(), 4000);
+        assert_eq!(
+            (s.bytes_in_flight(), s.ack_eliciting_in_flight(), s.len()),
+            (0, 0, 4)
+        );
+        s.push(SentPacket::new(4, now, 500, true, true, ()))
+            .unwrap();
+        let mut acked = Vec::new();
+        let scan = s.on_ack_received([0..5], &mut acked, |_| {}).unwrap();
+        assert_eq!((scan.packets, scan.in_flight_bytes), (5, 500));
+        assert_eq!(s.bytes_in_flight(), 0);
     }
 }

@@ -148,11 +148,19 @@ pub struct Pipe {
     pub server_addr: SocketAddr,
     /// Decides the fate of individual datagrams before the link model applies.
     pub hook: Option<Hook>,
+    /// Network address translation of the client's datagrams: (client's local address, the
+    /// address the server sees them come from). A local address not listed is seen as is.
+    /// Changing an entry mid-transfer models a NAT rebinding (black-hole the old public
+    /// address too for a NAT that forgot the mapping).
+    pub nat: Vec<(SocketAddr, SocketAddr)>,
+    /// Client addresses whose datagrams the network drops in both directions (local ones, or
+    /// public ones of `nat` for the server's datagrams).
+    pub blackholed: Vec<SocketAddr>,
     /// Records every datagram that enters the link, for tshark.
     pub pcap: Option<pcap::PcapWriter<Box<dyn std::io::Write>>>,
     start: Instant,
     links: [Link; 2],
-    in_flight: InFlight<(Direction, Vec<u8>)>,
+    in_flight: InFlight<(Direction, Vec<u8>, RecvInfo)>,
     /// Per direction, the release time of the last paced datagram: like an application that
     /// holds a paced datagram until its time, the pipe asks that side for more only then.
     paced_until: [Option<Instant>; 2],
@@ -215,6 +223,8 @@ impl Pipe {
             client_addr,
             server_addr,
             hook: None,
+            nat: Vec::new(),
+            blackholed: Vec::new(),
             pcap: None,
             start: now,
             links: [Link::new(to_server), Link::new(to_client)],
@@ -280,7 +290,11 @@ impl Pipe {
                     .unwrap_or_else(|| Vec::with_capacity(len.max(SPARE_CAPACITY)));
                 data.clear();
                 data.extend_from_slice(&self.buf[..len]);
-                self.offer(direction, leave, data);
+                let addrs = RecvInfo {
+                    from: info.from,
+                    to: info.to,
+                };
+                self.offer(direction, leave, data, addrs);
                 if leave > self.now {
                     // The sender is pacing: give the other side its turn and come back when
                     // this datagram has left.
@@ -292,7 +306,16 @@ impl Pipe {
         Ok(())
     }
 
-    fn offer(&mut self, direction: Direction, at: Instant, data: Vec<u8>) {
+    fn offer(&mut self, direction: Direction, at: Instant, data: Vec<u8>, mut addrs: RecvInfo) {
+        if direction == Direction::ToServer {
+            if let Some(&(_, public)) = self.nat.iter().find(|(l, _)| *l == addrs.from) {
+                addrs.from = public;
+            }
+            if self.blackholed.contains(&addrs.from) {
+                self.spare.push(data);
+                return;
+            }
+        }
         let link = &mut self.links[direction as usize];
         let index = link.sent_index;
         link.sent_index += 1;
@@ -300,10 +323,7 @@ impl Pipe {
         link.stats.bytes += data.len() as u64;
 
         if let Some(pcap) = self.pcap.as_mut() {
-            let (from, to) = match direction {
-                Direction::ToServer => (self.client_addr, self.server_addr),
-                Direction::ToClient => (self.server_addr, self.client_addr),
-            };
+            let (from, to) = (addrs.from, addrs.to);
             // A capture that fails to write only loses the capture, never the transfer.
             let _ = pcap.write_datagram(at - self.start, from, to, &data);
         }
@@ -339,32 +359,36 @@ impl Pipe {
             arrival += link.config.reorder_delay;
         }
         if verdict == Verdict::Duplicate || self.rng.chance(link.config.duplicate) {
-            self.in_flight.push(arrival, (direction, data.clone()));
+            self.in_flight
+                .push(arrival, (direction, data.clone(), addrs));
         }
-        self.in_flight.push(arrival, (direction, data));
+        self.in_flight.push(arrival, (direction, data, addrs));
     }
 
     /// Delivers every datagram that has arrived by now. Errors from `recv` of a single datagram
     /// are the receiver's business (it drops the datagram or closes); they are not returned.
     pub fn deliver(&mut self) {
-        while let Some((direction, mut data)) = self.in_flight.pop_arrived(self.now) {
+        while let Some((direction, mut data, mut info)) = self.in_flight.pop_arrived(self.now) {
+            if direction == Direction::ToClient {
+                // The NAT maps the public address back to the client's local one; an address
+                // it no longer maps, or a black-holed one, loses the datagram.
+                let local = match self.nat.iter().find(|(_, p)| *p == info.to) {
+                    Some(&(local, _)) => Some(local),
+                    None => (!self.nat.iter().any(|(l, _)| *l == info.to)).then_some(info.to),
+                };
+                match local.filter(|l| !self.blackholed.contains(l)) {
+                    Some(local) => info.to = local,
+                    None => {
+                        self.spare.push(data);
+                        continue;
+                    }
+                }
+            }
             let link = &mut self.links[direction as usize];
             link.stats.delivered += 1;
-            let (conn, info) = match direction {
-                Direction::ToServer => (
-                    &mut self.server,
-                    RecvInfo {
-                        from: self.client_addr,
-                        to: self.server_addr,
-                    },
-                ),
-                Direction::ToClient => (
-                    &mut self.client,
-                    RecvInfo {
-                        from: self.server_addr,
-                        to: self.client_addr,
-                    },
-                ),
+            let conn = match direction {
+                Direction::ToServer => &mut self.server,
+                Direction::ToClient => &mut self.client,
             };
             let _ = conn.recv_at(&mut data, info, self.now);
             // Bounded by the datagrams ever in flight at once.
