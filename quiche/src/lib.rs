@@ -24,6 +24,7 @@ pub mod h3;
 pub mod packet;
 #[cfg(feature = "qlog")]
 pub mod qlog;
+pub mod quic_lb;
 pub mod ranges;
 pub mod recovery;
 pub mod stream;
@@ -34,6 +35,7 @@ pub mod transport_params;
 pub use crate::cc::{
     CcFactory, CongestionControl, CongestionControlAlgorithm, HystartVariant, SlowStartStrategy,
 };
+pub use crate::cid::ConnectionIdGenerator;
 pub use crate::config::Config;
 pub use crate::connection::{
     accept, connect, Connection, ConnectionError, PathStats, PathStatsIter, RecvInfo, SendInfo,
