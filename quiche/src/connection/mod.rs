@@ -18,7 +18,7 @@ pub mod spaces;
 pub mod state;
 pub mod stats;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 #[cfg(all(test, feature = "qlog"))]
 mod tests_qlog;
 #[cfg(test)]

@@ -59,7 +59,7 @@ pub struct ServerId {
 impl ServerId {
     /// A server ID from its bytes; `None` if empty or longer than any configuration allows.
     pub fn new(id: &[u8]) -> Option<ServerId> {
-        if id.is_empty() || id.len() >= MAX_PLAINTEXT_LEN - MIN_NONCE_LEN + 1 {
+        if id.is_empty() || id.len() > MAX_PLAINTEXT_LEN - MIN_NONCE_LEN {
             return None;
         }
         let mut bytes = [0u8; MAX_PLAINTEXT_LEN];
@@ -236,7 +236,12 @@ impl LbConfig {
 
     /// Recovers the plaintext block of `cid` into `plain`; with `full` false, only as far as
     /// the server ID needs (three Feistel passes suffice when it fits in the left half).
-    fn decode_into(&self, cid: &[u8], plain: &mut [u8; MAX_PLAINTEXT_LEN], full: bool) -> Option<()> {
+    fn decode_into(
+        &self,
+        cid: &[u8],
+        plain: &mut [u8; MAX_PLAINTEXT_LEN],
+        full: bool,
+    ) -> Option<()> {
         let n = self.plaintext_len();
         let first = *cid.first()?;
         if first >> 5 != self.config_id || cid.len() < 1 + n {
@@ -259,7 +264,7 @@ impl LbConfig {
 }
 
 /// A half of the Feistel state: up to 10 bytes.
-type Half = [u8; (MAX_PLAINTEXT_LEN + 1) / 2];
+type Half = [u8; MAX_PLAINTEXT_LEN.div_ceil(2)];
 
 /// `AES-ECB(key, expand(len, pass, half))` truncated to the half's length (§5.4.2.2), XORed
 /// into `target`.
