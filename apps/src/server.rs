@@ -171,6 +171,20 @@ impl Server {
             .load_priv_key_from_pem_file(&args.key)
             .map_err(|e| format!("--key {}: {e:?}", args.key))?;
         config.enable_early_data();
+        if let Some(crate::args::HexBytes(id)) = &args.server_id {
+            // All 16 bytes of our IDs are QUIC-LB's: first octet, server ID, nonce.
+            let nonce_len = LOCAL_CID_LEN - 1 - id.len();
+            let lb = quiche::quic_lb::LbConfig::new(
+                args.lb_config_id,
+                id.len(),
+                nonce_len,
+                args.lb_key.as_ref(),
+            )
+            .map_err(|e| format!("--server-id: {e:?}"))?;
+            let generator = quiche::quic_lb::QuicLbGenerator::new(lb, id)
+                .map_err(|e| format!("--server-id: {e:?}"))?;
+            config.set_cid_generator(std::sync::Arc::new(generator));
+        }
         let root = args
             .root
             .canonicalize()
@@ -469,8 +483,12 @@ impl Server {
             return Route::Drop("connection limit reached");
         }
         let Some(key) = &self.token_key else {
+            // From the config's generator: with QUIC-LB, the ID routes to this server.
+            let Ok(scid) = self.config.new_scid(LOCAL_CID_LEN) else {
+                return Route::Drop("no connection ID");
+            };
             return Route::Accept {
-                scid: common::new_cid(),
+                scid,
                 odcid: None,
                 alias: Some(hdr.dcid.to_vec()),
             };
@@ -545,7 +563,11 @@ impl Server {
         let Some(key) = &self.token_key else {
             return;
         };
-        let new_scid = common::new_cid();
+        // With QUIC-LB the Retry's ID is the connection's handshake ID: it must route here too.
+        let Ok(new_scid) = self.config.new_scid(LOCAL_CID_LEN) else {
+            self.stats.dropped += 1;
+            return;
+        };
         let Some(token) = key.seal(to, odcid, &new_scid, Instant::now()) else {
             self.stats.dropped += 1;
             return;
