@@ -330,7 +330,7 @@ impl Load {
         }
     }
 
-    /// Closes every connection (the end of a held run) and sends the closes.
+    /// Closes every connection (the end of the run) and sends the closes.
     fn close_all(&mut self) {
         for idx in 0..self.conns.len() {
             if let Some(c) = self.conns[idx].as_mut() {
@@ -358,10 +358,9 @@ impl Load {
         let deadline = Instant::now() + Duration::from_secs(self.args.timeout);
         let mut events = Events::with_capacity(1024);
         let mut next_open = 0;
-        let mut closing = false;
         let mut last_draw = Instant::now();
         loop {
-            while !closing && next_open < n && self.stats.pending < self.args.max_pending {
+            while next_open < n && self.stats.pending < self.args.max_pending {
                 if let Err(e) = self.open(next_open) {
                     eprintln!("connection {next_open}: {e}");
                     self.stats.failed_conns += 1;
@@ -369,15 +368,14 @@ impl Load {
                 next_open += 1;
             }
             let all_done = next_open == n && self.stats.finished + self.stats.failed_conns >= n;
-            if all_done && !closing {
+            if all_done {
                 // Every connection is done: the most are open now.
                 if let Some(pid) = self.args.server_pid {
                     rss_peak = rss_kib(pid);
                 }
-                closing = true;
+                // The CONNECTION_CLOSE frames are sent; the closing period (RFC 9000 §10.2)
+                // only matters to a process that goes on using these addresses.
                 self.close_all();
-            }
-            if closing && self.stats.live == 0 {
                 break;
             }
             let now = Instant::now();
