@@ -282,14 +282,10 @@ impl Load {
                 let _ = c.conn.close(true, 0, b"done");
             }
         }
-        loop {
-            match c.conn.send(&mut self.out) {
-                Ok((len, info)) => match c.sock.send_to(&self.out[..len], info.to) {
-                    Ok(_) => {}
-                    // The socket buffer is full: the datagram is lost, and recovered as such.
-                    Err(_) => stats.dropped_sends += 1,
-                },
-                Err(_) => break,
+        while let Ok((len, info)) = c.conn.send(&mut self.out) {
+            // A full socket buffer loses the datagram, which recovery then repairs.
+            if c.sock.send_to(&self.out[..len], info.to).is_err() {
+                stats.dropped_sends += 1;
             }
         }
         if let Some(d) = c.deadline.take() {
