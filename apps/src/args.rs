@@ -259,6 +259,18 @@ pub struct ServerArgs {
         requires = "server_id"
     )]
     pub lb_config_id: u8,
+    /// Worker threads, each with its own event loop and its own SO_REUSEPORT socket on the
+    /// address. Connection IDs encode the owning worker (QUIC-LB, a key shared by the
+    /// workers); a worker hands a datagram the kernel gave it for another's connection (after
+    /// a client's address change) to that worker. Not with --server-id
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 1,
+        value_parser = clap::value_parser!(u8).range(1..=64),
+        conflicts_with = "server_id"
+    )]
+    pub threads: u8,
     /// The transport options.
     #[command(flatten)]
     pub transport: TransportArgs,
