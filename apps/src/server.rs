@@ -448,8 +448,7 @@ impl Server {
         }
     }
 
-    /// With `--threads`: the other worker whose connection ID `dcid` is, if any. A client's
-    /// own random ID names some worker too, consistently for all its datagrams; the named
+    /// With `--threads`: the other worker whose connection ID `dcid` is, if any. The named
     /// worker always handles a datagram itself, so nothing is handed on twice.
     fn owner_elsewhere(&self, dcid: &[u8]) -> Option<usize> {
         let w = self.worker.as_ref()?;
@@ -562,7 +561,15 @@ impl Server {
         if let Some(&idx) = self.by_cid.get(&hdr.dcid[..]) {
             return Route::Known(idx);
         }
-        if let Some(owner) = self.owner_elsewhere(&hdr.dcid) {
+        // Only IDs we made name a worker: those of short headers, Handshake packets and
+        // Initials answering a Retry. A client's first Initials and 0-RTT packets carry its
+        // own random ID; the kernel's 4-tuple hash keeps them on one worker already.
+        let ours = match hdr.ty {
+            Type::Short | Type::Handshake => true,
+            Type::Initial => hdr.token.as_ref().is_some_and(|t| !t.is_empty()),
+            _ => false,
+        };
+        if let Some(owner) = ours.then(|| self.owner_elsewhere(&hdr.dcid)).flatten() {
             return Route::Forward(owner);
         }
         match hdr.ty {
