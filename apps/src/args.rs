@@ -169,6 +169,39 @@ fn parse_udp_payload(s: &str) -> Result<usize, String> {
     Ok(n)
 }
 
+/// Bytes given in hexadecimal on the command line (a type of its own: clap would take a
+/// `Vec<u8>` for a list of numbers).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HexBytes(pub Vec<u8>);
+
+/// Bytes from hexadecimal digits (an even number of them).
+fn parse_hex(s: &str) -> Result<Vec<u8>, String> {
+    if s.len() % 2 != 0 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(format!("{s}: not an even number of hexadecimal digits"));
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).map_err(|e| e.to_string()))
+        .collect()
+}
+
+/// A QUIC-LB server ID: 1 to 11 bytes, so that with a nonce of at least 4 it fits the
+/// server's 16-byte connection IDs.
+fn parse_server_id(s: &str) -> Result<HexBytes, String> {
+    let id = parse_hex(s)?;
+    if id.is_empty() || id.len() > 11 {
+        return Err(format!("{s}: a server ID has 1 to 11 bytes"));
+    }
+    Ok(HexBytes(id))
+}
+
+/// A 16-byte AES key in hex.
+fn parse_lb_key(s: &str) -> Result<[u8; 16], String> {
+    parse_hex(s)?
+        .try_into()
+        .map_err(|_| format!("{s}: a key has 16 bytes (32 hex digits)"))
+}
+
 fn parse_url(s: &str) -> Result<Url, String> {
     Url::parse(s).map_err(|e| e.to_string())
 }
@@ -217,6 +250,38 @@ pub struct ServerArgs {
     /// validated with a stateless Retry whose token expires in 10 s)
     #[arg(long = "no-retry", action = ArgAction::SetFalse)]
     pub retry: bool,
+    /// QUIC-LB (draft-ietf-quic-load-balancers-21): this server's ID, 1 to 11 bytes in hex.
+    /// Every connection ID it issues then encodes it (16-byte IDs: first octet, server ID,
+    /// nonce filling the rest), so that a load balancer sharing the configuration routes each
+    /// connection to this server by its connection ID alone, across client address changes
+    #[arg(long, value_name = "HEX", value_parser = parse_server_id)]
+    pub server_id: Option<HexBytes>,
+    /// QUIC-LB: the configuration's 16-byte AES key (32 hex digits); without one the server ID
+    /// is in clear in the connection IDs. Needs --server-id
+    #[arg(long, value_name = "HEX", value_parser = parse_lb_key, requires = "server_id")]
+    pub lb_key: Option<[u8; 16]>,
+    /// QUIC-LB: the configuration's rotation codepoint, 0 to 6 (the top 3 bits of every
+    /// connection ID). Needs --server-id
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 0,
+        value_parser = clap::value_parser!(u8).range(0..=6),
+        requires = "server_id"
+    )]
+    pub lb_config_id: u8,
+    /// Worker threads, each with its own event loop and its own SO_REUSEPORT socket on the
+    /// address. Connection IDs encode the owning worker (QUIC-LB, a key shared by the
+    /// workers); a worker hands a datagram the kernel gave it for another's connection (after
+    /// a client's address change) to that worker. Not with --server-id
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 1,
+        value_parser = clap::value_parser!(u8).range(1..=64),
+        conflicts_with = "server_id"
+    )]
+    pub threads: u8,
     /// The transport options.
     #[command(flatten)]
     pub transport: TransportArgs,
@@ -507,6 +572,29 @@ mod tests {
     }
 
     #[test]
+    fn quic_lb_arguments() {
+        let base = ["--listen=[::1]:0", "--cert=c", "--key=k", "--root=r"];
+        let parse = |extra: &[&str]| {
+            let mut v = strings(&base);
+            v.extend(strings(extra));
+            parse_server(v)
+        };
+        let a = parse(&["--server-id", "0a0B", "--lb-key", &"42".repeat(16)]).unwrap();
+        assert_eq!(a.server_id, Some(HexBytes(vec![0x0a, 0x0b])));
+        assert_eq!(a.lb_key, Some([0x42; 16]));
+        assert_eq!(a.lb_config_id, 0);
+        let a = parse(&["--server-id=01", "--lb-config-id=6"]).unwrap();
+        assert_eq!((a.lb_key, a.lb_config_id), (None, 6));
+        // Odd digits, too long an ID, a short key, the reserved codepoint, no server ID.
+        assert!(parse(&["--server-id=abc"]).is_err());
+        assert!(parse(&["--server-id", &"11".repeat(12)]).is_err());
+        assert!(parse(&["--server-id=01", "--lb-key=0011"]).is_err());
+        assert!(parse(&["--server-id=01", "--lb-config-id=7"]).is_err());
+        assert!(parse(&["--lb-config-id=1"]).is_err());
+        assert!(parse(&["--lb-key", &"42".repeat(16)]).is_err());
+    }
+
+    #[test]
     fn server_arguments() {
         let a = parse_server(strings(&[
             "--listen",
@@ -532,6 +620,7 @@ mod tests {
         assert_eq!(a.key, "k.pem");
         assert_eq!(a.root, PathBuf::from("/srv"));
         assert!(!a.retry);
+        assert_eq!(a.server_id, None);
         assert_eq!(a.transport.cc_algorithm.as_deref(), Some("reno"));
         assert_eq!(a.transport.max_data, 8 << 20);
         assert_eq!(a.transport.idle_timeout_ms, 500);

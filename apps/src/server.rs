@@ -16,6 +16,7 @@ use std::collections::HashMap;
 use std::io;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mio::{Events, Interest, Poll, Token};
@@ -122,6 +123,8 @@ enum Route {
         dcid: Vec<u8>,
         version: u32,
     },
+    /// Another worker's connection (`--threads`): hand the datagram to it.
+    Forward(usize),
     Accept {
         scid: ConnectionId<'static>,
         odcid: Option<ConnectionId<'static>>,
@@ -157,11 +160,72 @@ pub struct Server {
     stats: ServerStats,
     /// What the last stats line said (counters and connections) and when it was logged.
     logged: Option<(ServerStats, usize, Instant)>,
+    /// With `--threads`: this worker's place among the others.
+    worker: Option<Worker>,
 }
+
+/// A datagram handed from one worker to another: its bytes and source address.
+type Forwarded = (Vec<u8>, SocketAddr);
+
+/// The most datagrams waiting in a worker's inbox; more are dropped (and recovered by QUIC).
+const INBOX_LEN: usize = 4096;
+
+/// How one worker thread reaches the others (`--threads`).
+struct Worker {
+    id: usize,
+    /// Decodes the worker index from our connection IDs.
+    lb: quiche::quic_lb::LbConfig,
+    inbox: std::sync::mpsc::Receiver<Forwarded>,
+    /// Per worker, its inbox and the waker of its event loop.
+    links: Arc<Vec<(std::sync::mpsc::SyncSender<Forwarded>, Arc<mio::Waker>)>>,
+}
+
+const WAKER: Token = Token(1);
 
 impl Server {
     /// Loads the certificate, binds the socket and makes the Retry token key.
     pub fn new(args: &ServerArgs) -> Result<Server, String> {
+        Self::bind(args, args.listen, false)
+    }
+
+    /// `--threads N`: N servers on one address (SO_REUSEPORT), each to run on a thread of
+    /// its own, whose connection IDs name their worker.
+    pub fn workers(args: &ServerArgs, n: usize) -> Result<Vec<Server>, String> {
+        let mut key = [0u8; 16];
+        common::fill_random(&mut key);
+        // 16-byte IDs: first octet, the worker's index, a 14-byte nonce.
+        let lb = quiche::quic_lb::LbConfig::new(0, 1, LOCAL_CID_LEN - 2, Some(&key))
+            .map_err(|e| format!("--threads: {e:?}"))?;
+        let mut servers: Vec<Server> = Vec::with_capacity(n);
+        let mut links = Vec::with_capacity(n);
+        let mut inboxes = Vec::with_capacity(n);
+        for i in 0..n {
+            // The first binds (port 0 picks one); the others join its address.
+            let addr = servers.first().map_or(args.listen, |s| s.local);
+            let mut server = Self::bind(args, addr, true)?;
+            let generator = quiche::quic_lb::QuicLbGenerator::new(lb.clone(), &[i as u8])
+                .map_err(|e| format!("--threads: {e:?}"))?;
+            server.config.set_cid_generator(Arc::new(generator));
+            let waker =
+                mio::Waker::new(server.poll.registry(), WAKER).map_err(|e| e.to_string())?;
+            let (tx, rx) = std::sync::mpsc::sync_channel(INBOX_LEN);
+            links.push((tx, Arc::new(waker)));
+            inboxes.push(rx);
+            servers.push(server);
+        }
+        let links = Arc::new(links);
+        for (id, (server, inbox)) in servers.iter_mut().zip(inboxes).enumerate() {
+            server.worker = Some(Worker {
+                id,
+                lb: lb.clone(),
+                inbox,
+                links: Arc::clone(&links),
+            });
+        }
+        Ok(servers)
+    }
+
+    fn bind(args: &ServerArgs, listen: SocketAddr, reuseport: bool) -> Result<Server, String> {
         // HTTP/3 and HTTP/0.9 on the same port: the client's ALPN picks.
         let mut config = common::config(&args.transport, &[http3::ALPN, http09::ALPN])?;
         config
@@ -171,6 +235,20 @@ impl Server {
             .load_priv_key_from_pem_file(&args.key)
             .map_err(|e| format!("--key {}: {e:?}", args.key))?;
         config.enable_early_data();
+        if let Some(crate::args::HexBytes(id)) = &args.server_id {
+            // All 16 bytes of our IDs are QUIC-LB's: first octet, server ID, nonce.
+            let nonce_len = LOCAL_CID_LEN - 1 - id.len();
+            let lb = quiche::quic_lb::LbConfig::new(
+                args.lb_config_id,
+                id.len(),
+                nonce_len,
+                args.lb_key.as_ref(),
+            )
+            .map_err(|e| format!("--server-id: {e:?}"))?;
+            let generator = quiche::quic_lb::QuicLbGenerator::new(lb, id)
+                .map_err(|e| format!("--server-id: {e:?}"))?;
+            config.set_cid_generator(Arc::new(generator));
+        }
         let root = args
             .root
             .canonicalize()
@@ -179,8 +257,8 @@ impl Server {
             .ok_or_else(|| format!("--root {}: not a directory", args.root.display()))?;
         let keylog = KeyLog::from_env().map_err(|e| format!("SSLKEYLOGFILE: {e}"))?;
 
-        let mut io = UdpIo::bind(args.listen, args.transport.disable_gso)
-            .map_err(|e| format!("bind {}: {e}", args.listen))?;
+        let mut io = UdpIo::bind_with(listen, args.transport.disable_gso, reuseport)
+            .map_err(|e| format!("bind {listen}: {e}"))?;
         let local = io.local_addr().map_err(|e| e.to_string())?;
         let poll = Poll::new().map_err(|e| e.to_string())?;
         poll.registry()
@@ -213,6 +291,7 @@ impl Server {
             send_blocked: false,
             read_pending: false,
             stats: ServerStats::default(),
+            worker: None,
             logged: None,
         })
     }
@@ -260,7 +339,12 @@ impl Server {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(()),
             Err(e) => return Err(e),
         }
+        let mut woken = false;
         for event in self.events.iter() {
+            if event.token() == WAKER {
+                woken = true;
+                continue;
+            }
             self.read_pending |= event.is_readable();
             if event.is_writable() {
                 self.send_blocked = false;
@@ -268,6 +352,9 @@ impl Server {
         }
         if self.read_pending {
             self.read_pending = self.recv_batch();
+        }
+        if woken {
+            self.recv_forwarded();
         }
         self.serve_dirty();
         self.fire_timers();
@@ -348,10 +435,45 @@ impl Server {
         more
     }
 
+    /// The datagrams other workers handed over (`--threads`).
+    fn recv_forwarded(&mut self) {
+        let mut batch = Vec::new();
+        if let Some(w) = &self.worker {
+            batch.extend(w.inbox.try_iter().take(INBOX_LEN));
+        }
+        let now = Instant::now();
+        for (mut datagram, from) in batch {
+            self.stats.datagrams += 1;
+            self.on_datagram(&mut datagram, from, now);
+        }
+    }
+
+    /// With `--threads`: the other worker whose connection ID `dcid` is, if any. The named
+    /// worker always handles a datagram itself, so nothing is handed on twice.
+    fn owner_elsewhere(&self, dcid: &[u8]) -> Option<usize> {
+        let w = self.worker.as_ref()?;
+        let owner = usize::from(*w.lb.decode_server_id(dcid)?.as_bytes().first()?);
+        (owner != w.id && owner < w.links.len()).then_some(owner)
+    }
+
+    /// Hands a datagram to worker `owner`; dropped if its inbox is full.
+    fn forward(&mut self, owner: usize, buf: &[u8], from: SocketAddr) {
+        let Some((tx, waker)) = self.worker.as_ref().and_then(|w| w.links.get(owner)) else {
+            return;
+        };
+        if tx.try_send((buf.to_vec(), from)).is_ok() {
+            log::debug!("{from}: datagram handed to worker {owner}");
+            let _ = waker.wake();
+        } else {
+            self.stats.dropped += 1;
+        }
+    }
+
     fn on_datagram(&mut self, buf: &mut [u8], from: SocketAddr, now: Instant) {
         let route = self.route(buf, from);
         let (scid, odcid, alias) = match route {
             Route::Known(idx) => return self.deliver(idx, buf, from, now),
+            Route::Forward(owner) => return self.forward(owner, buf, from),
             Route::Drop(why) => {
                 self.stats.dropped += 1;
                 if why == INVALID_TOKEN {
@@ -439,6 +561,17 @@ impl Server {
         if let Some(&idx) = self.by_cid.get(&hdr.dcid[..]) {
             return Route::Known(idx);
         }
+        // Only IDs we made name a worker: those of short headers, Handshake packets and
+        // Initials answering a Retry. A client's first Initials and 0-RTT packets carry its
+        // own random ID; the kernel's 4-tuple hash keeps them on one worker already.
+        let ours = match hdr.ty {
+            Type::Short | Type::Handshake => true,
+            Type::Initial => hdr.token.as_ref().is_some_and(|t| !t.is_empty()),
+            _ => false,
+        };
+        if let Some(owner) = ours.then(|| self.owner_elsewhere(&hdr.dcid)).flatten() {
+            return Route::Forward(owner);
+        }
         match hdr.ty {
             Type::Short => return Route::Drop("short header for no connection"),
             // Never answered with another one (RFC 9000 §6.1).
@@ -469,8 +602,12 @@ impl Server {
             return Route::Drop("connection limit reached");
         }
         let Some(key) = &self.token_key else {
+            // From the config's generator: with QUIC-LB, the ID routes to this server.
+            let Ok(scid) = self.config.new_scid(LOCAL_CID_LEN) else {
+                return Route::Drop("no connection ID");
+            };
             return Route::Accept {
-                scid: common::new_cid(),
+                scid,
                 odcid: None,
                 alias: Some(hdr.dcid.to_vec()),
             };
@@ -550,7 +687,11 @@ impl Server {
         let Some(key) = &self.token_key else {
             return;
         };
-        let new_scid = common::new_cid();
+        // With QUIC-LB the Retry's ID is the connection's handshake ID: it must route here too.
+        let Ok(new_scid) = self.config.new_scid(LOCAL_CID_LEN) else {
+            self.stats.dropped += 1;
+            return;
+        };
         let Some(token) = key.seal(to, odcid, &new_scid, Instant::now()) else {
             self.stats.dropped += 1;
             return;

@@ -18,6 +18,86 @@ pub const SOCKET_BUFFER_SIZE: usize = 4 << 20;
 /// buffer is logged, not an error).
 pub fn bind(addr: SocketAddr) -> io::Result<mio::net::UdpSocket> {
     let socket = mio::net::UdpSocket::bind(addr)?;
+    Ok(configure(socket, addr))
+}
+
+/// Like [`bind`], with `SO_REUSEPORT` set first: several sockets (one per worker thread) then
+/// share the address, and the kernel spreads datagrams over them by a hash of the 4-tuple.
+pub fn bind_reuseport(addr: SocketAddr) -> io::Result<mio::net::UdpSocket> {
+    use std::os::fd::FromRawFd;
+    let family = if addr.is_ipv4() {
+        libc::AF_INET
+    } else {
+        libc::AF_INET6
+    };
+    // SAFETY: a plain system call with constant arguments; the result is checked.
+    let fd = unsafe {
+        libc::socket(
+            family,
+            libc::SOCK_DGRAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+            0,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` is a socket we just opened and own; the std socket takes it over and closes
+    // it on every path from here, errors included.
+    let socket = unsafe { std::net::UdpSocket::from_raw_fd(fd) };
+    setsockopt_int(fd, libc::SO_REUSEPORT, 1)?;
+    let (storage, len) = sockaddr_of(addr);
+    // SAFETY: `storage` holds a sockaddr of the family of `fd`, `len` is its size, and the
+    // kernel only reads it during the call.
+    let rc = unsafe { libc::bind(fd, (&storage as *const libc::sockaddr_storage).cast(), len) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(configure(mio::net::UdpSocket::from_std(socket), addr))
+}
+
+/// `addr` as the C socket address `bind` takes.
+fn sockaddr_of(addr: SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
+    // SAFETY: all-zero bytes are a valid sockaddr_storage (a plain C struct).
+    let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    match addr {
+        SocketAddr::V4(a) => {
+            let sin = libc::sockaddr_in {
+                sin_family: libc::AF_INET as libc::sa_family_t,
+                sin_port: a.port().to_be(),
+                sin_addr: libc::in_addr {
+                    s_addr: u32::from_ne_bytes(a.ip().octets()),
+                },
+                sin_zero: [0; 8],
+            };
+            // SAFETY: sockaddr_storage is larger than and aligned for sockaddr_in.
+            unsafe { std::ptr::write((&mut storage as *mut libc::sockaddr_storage).cast(), sin) };
+            (
+                storage,
+                std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+            )
+        }
+        SocketAddr::V6(a) => {
+            let sin6 = libc::sockaddr_in6 {
+                sin6_family: libc::AF_INET6 as libc::sa_family_t,
+                sin6_port: a.port().to_be(),
+                sin6_flowinfo: a.flowinfo(),
+                sin6_addr: libc::in6_addr {
+                    s6_addr: a.ip().octets(),
+                },
+                sin6_scope_id: a.scope_id(),
+            };
+            // SAFETY: sockaddr_storage is larger than and aligned for sockaddr_in6.
+            unsafe { std::ptr::write((&mut storage as *mut libc::sockaddr_storage).cast(), sin6) };
+            (
+                storage,
+                std::mem::size_of::<libc::sockaddr_in6>() as libc::socklen_t,
+            )
+        }
+    }
+}
+
+/// Enlarges a bound socket's buffers and logs what the kernel granted.
+fn configure(socket: mio::net::UdpSocket, addr: SocketAddr) -> mio::net::UdpSocket {
     let (rcv, snd) = set_buffer_sizes(&socket, SOCKET_BUFFER_SIZE);
     if let Err(e) = set_dont_fragment(&socket, addr) {
         log::info!("socket {addr}: cannot set Don't Fragment ({e}): PMTU probes may be fragmented");
@@ -29,7 +109,7 @@ pub fn bind(addr: SocketAddr) -> io::Result<mio::net::UdpSocket> {
              raise net.core.rmem_max/wmem_max for more"
         );
     }
-    Ok(socket)
+    socket
 }
 
 /// Asks for `size`-byte receive and send buffers and returns the sizes the kernel reports.

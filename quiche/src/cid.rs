@@ -73,6 +73,20 @@ impl ResetTokenKey {
     }
 }
 
+/// Makes the connection IDs a server (or client) issues, instead of random bytes: a hook for
+/// IDs that carry routing information, such as QUIC-LB's server IDs ([`crate::quic_lb`]).
+///
+/// Installed with [`crate::Config::set_cid_generator`]; every connection made from the config
+/// then issues its NEW_CONNECTION_ID IDs with it, and the application makes the handshake ID
+/// it passes to `accept` with [`crate::Config::new_scid`]. Shared between connections (and
+/// threads), hence `Send + Sync` and `&self`.
+pub trait ConnectionIdGenerator: Send + Sync {
+    /// Writes a new connection ID into `cid`, whose length is the one the connection's IDs
+    /// have. IDs must be unpredictable to observers and unique among the server's IDs; an
+    /// error fails the operation that wanted the ID.
+    fn generate(&self, cid: &mut [u8]) -> Result<()>;
+}
+
 /// Compares two tokens in time independent of where they differ (RFC 9000 §10.3.1: the
 /// comparison must not leak the token).
 pub fn tokens_equal(a: &[u8; RESET_TOKEN_LEN], b: &[u8; RESET_TOKEN_LEN]) -> bool {

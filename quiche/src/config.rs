@@ -51,6 +51,8 @@ pub struct Config {
     pub(crate) grease: bool,
     /// The static key stateless reset tokens are derived from (see [`crate::cid`]).
     pub(crate) stateless_reset_key: [u8; crate::cid::RESET_KEY_LEN],
+    /// Makes our connection IDs; random bytes without one.
+    pub(crate) cid_generator: Option<Arc<dyn crate::cid::ConnectionIdGenerator>>,
 }
 
 impl Config {
@@ -95,6 +97,7 @@ impl Config {
             dgram_send_queue_len: 0,
             grease: true,
             stateless_reset_key,
+            cid_generator: None,
         })
     }
 
@@ -329,6 +332,33 @@ impl Config {
     /// a stateless reset for a connection another one lost. The default is random per config.
     pub fn set_stateless_reset_key(&mut self, key: &[u8; crate::cid::RESET_KEY_LEN]) {
         self.stateless_reset_key = *key;
+    }
+
+    /// Makes the connection IDs that connections made from this config issue with
+    /// NEW_CONNECTION_ID (beyond quiche's API), e.g. a [`crate::quic_lb::QuicLbGenerator`] so
+    /// that load balancers route them. The handshake ID is the application's: make it with
+    /// [`Config::new_scid`] so that it comes from the generator too.
+    pub fn set_cid_generator(&mut self, generator: Arc<dyn crate::cid::ConnectionIdGenerator>) {
+        self.cid_generator = Some(generator);
+    }
+
+    /// The connection-ID generator, if one is set.
+    pub fn cid_generator(&self) -> Option<&Arc<dyn crate::cid::ConnectionIdGenerator>> {
+        self.cid_generator.as_ref()
+    }
+
+    /// A new connection ID of `len` bytes (at most [`crate::MAX_CONN_ID_LEN`]) from the
+    /// generator, or random without one: what a server passes to `accept` (or puts in a
+    /// Retry). Errors: `InvalidState` for a length over the maximum, or the generator's error.
+    pub fn new_scid(&self, len: usize) -> Result<crate::ConnectionId<'static>> {
+        let mut bytes = [0u8; crate::MAX_CONN_ID_LEN];
+        let cid = bytes.get_mut(..len).ok_or(Error::InvalidState)?;
+        match &self.cid_generator {
+            Some(g) => g.generate(cid)?,
+            None => ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), cid)
+                .map_err(|_| Error::CryptoFail)?,
+        }
+        Ok(crate::ConnectionId::from_vec(cid.to_vec()))
     }
 
     /// The stateless reset token connections made from this config give connection ID `cid`.

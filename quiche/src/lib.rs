@@ -26,6 +26,7 @@ pub mod path;
 pub mod pmtud;
 #[cfg(feature = "qlog")]
 pub mod qlog;
+pub mod quic_lb;
 pub mod ranges;
 pub mod recovery;
 pub mod stream;
@@ -36,6 +37,7 @@ pub mod transport_params;
 pub use crate::cc::{
     CcFactory, CongestionControl, CongestionControlAlgorithm, HystartVariant, SlowStartStrategy,
 };
+pub use crate::cid::ConnectionIdGenerator;
 pub use crate::config::Config;
 pub use crate::connection::{
     accept, connect, Connection, ConnectionError, PathStats, PathStatsIter, RecvInfo, SendInfo,

@@ -11,6 +11,9 @@ fn main() -> ExitCode {
     // Usage errors exit with status 2 (clap's), --help and --version with 0.
     let args = args::parse_server(std::env::args().skip(1)).unwrap_or_else(|e| e.exit());
     common::init_logging();
+    if args.threads > 1 {
+        return run_workers(&args);
+    }
     let mut server = match Server::new(&args) {
         Ok(server) => server,
         Err(e) => {
@@ -28,4 +31,30 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `--threads N`: one event loop per thread on a shared address.
+fn run_workers(args: &args::ServerArgs) -> ExitCode {
+    let servers = match Server::workers(args, usize::from(args.threads)) {
+        Ok(servers) => servers,
+        Err(e) => {
+            eprintln!("quiche-server: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if let Some(first) = servers.first() {
+        println!("listening on {}", first.local_addr());
+        let _ = std::io::stdout().flush();
+    }
+    let threads: Vec<_> = servers
+        .into_iter()
+        .map(|mut server| std::thread::spawn(move || server.run()))
+        .collect();
+    for t in threads {
+        if let Ok(Err(e)) = t.join() {
+            eprintln!("quiche-server: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    ExitCode::SUCCESS
 }

@@ -120,7 +120,16 @@ impl UdpIo {
     /// Binds `addr` (see [`socket::bind`]) and, unless `disable_gso`, switches GSO and GRO on
     /// when the kernel supports them.
     pub fn bind(addr: SocketAddr, disable_gso: bool) -> io::Result<UdpIo> {
-        let socket = socket::bind(addr)?;
+        Self::bind_with(addr, disable_gso, false)
+    }
+
+    /// [`UdpIo::bind`], with `SO_REUSEPORT` when `reuseport` (see [`socket::bind_reuseport`]).
+    pub fn bind_with(addr: SocketAddr, disable_gso: bool, reuseport: bool) -> io::Result<UdpIo> {
+        let socket = if reuseport {
+            socket::bind_reuseport(addr)?
+        } else {
+            socket::bind(addr)?
+        };
         let mut io = UdpIo {
             socket,
             gso: false,

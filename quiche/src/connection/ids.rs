@@ -21,6 +21,16 @@ pub(super) fn fill_random(buf: &mut [u8]) -> Result<()> {
 }
 
 impl Connection {
+    /// Where our new IDs come from: the config's generator, or random bytes.
+    fn cid_source(
+        generator: Option<&std::sync::Arc<dyn crate::cid::ConnectionIdGenerator>>,
+    ) -> impl FnMut(&mut [u8]) -> Result<()> + '_ {
+        move |buf: &mut [u8]| match generator {
+            Some(g) => g.generate(buf),
+            None => fill_random(buf),
+        }
+    }
+
     /// The peer's transport parameters arrived: how many of our IDs it stores, and the token
     /// of its handshake ID (servers only send one).
     pub(super) fn init_peer_cids(&mut self, tp: &TransportParams) {
@@ -31,7 +41,8 @@ impl Connection {
 
     /// Issues our IDs up to the peer's limit (after the handshake, RFC 9000 §5.1.1).
     pub(super) fn issue_scids(&mut self) -> Result<()> {
-        self.cids.issue_up_to_limit(&mut fill_random)
+        let mut source = Self::cid_source(self.cid_generator.as_ref());
+        self.cids.issue_up_to_limit(&mut source)
     }
 
     /// Whether a packet addressed to `dcid` is ours (any of our active IDs).
@@ -143,6 +154,7 @@ impl Connection {
         if self.peer_tp.is_none() {
             return Err(Error::InvalidState);
         }
-        self.cids.issue(&mut fill_random, retire_prior)
+        let mut source = Self::cid_source(self.cid_generator.as_ref());
+        self.cids.issue(&mut source, retire_prior)
     }
 }

@@ -20,7 +20,7 @@ pub mod spaces;
 pub mod state;
 pub mod stats;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 #[cfg(test)]
 mod tests_migration;
 #[cfg(test)]
@@ -154,6 +154,8 @@ pub struct Connection {
     pacer: crate::recovery::pacer::Pacer,
     recovery_config: RecoveryConfig,
     cc_factory: Option<std::sync::Arc<dyn crate::cc::CcFactory>>,
+    /// Makes the IDs we issue (random bytes without one).
+    cid_generator: Option<std::sync::Arc<dyn crate::cid::ConnectionIdGenerator>>,
     ack_outcome: AckOutcome<SentFrames>,
     /// Records of sent packets reused to avoid an allocation per packet.
     frames_pool: Vec<SentFrames>,
@@ -400,6 +402,7 @@ impl Connection {
             pacer: crate::recovery::pacer::Pacer::new(config.pacing, max_datagram),
             recovery_config,
             cc_factory: config.cc_factory.clone(),
+            cid_generator: config.cid_generator.clone(),
             ack_outcome: AckOutcome::new(),
             frames_pool: Vec::new(),
             ack_deferred: false,
