@@ -220,7 +220,10 @@ impl Connection {
                     fin,
                 } => self.streams.on_data_acked(stream_id, offset, len, fin),
                 SentFrame::Control(cf) => self.streams.on_control_frame_acked(&cf),
-                SentFrame::HandshakeDone => self.handshake_done_pending = false,
+                SentFrame::HandshakeDone => {
+                    self.handshake_done_pending = false;
+                    self.handshake_done_acked = true;
+                }
                 SentFrame::Cid(cf) => self.cids.on_frame_acked(cf),
                 SentFrame::MaxData | SentFrame::DataBlocked | SentFrame::Other => {}
             }
@@ -251,7 +254,7 @@ impl Connection {
                 SentFrame::DataBlocked => self.data_blocked_sent_at = None,
                 SentFrame::Cid(cf) => self.cids.on_frame_lost(cf),
                 SentFrame::HandshakeDone => {
-                    if !self.handshake_confirmed || self.is_server {
+                    if (!self.handshake_confirmed || self.is_server) && !self.handshake_done_acked {
                         self.handshake_done_pending = true;
                     }
                 }

@@ -19,6 +19,8 @@ pub mod state;
 pub mod stats;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_handshake_loss;
 #[cfg(all(test, feature = "qlog"))]
 mod tests_qlog;
 #[cfg(test)]
@@ -162,6 +164,8 @@ pub struct Connection {
     handshake_complete: bool,
     handshake_confirmed: bool,
     handshake_done_pending: bool,
+    /// The peer acknowledged our HANDSHAKE_DONE (server): probes stop repeating it.
+    handshake_done_acked: bool,
     /// Whether the peer's address is validated (servers: ends the amplification limit).
     address_validated: bool,
     recv_bytes: u64,
@@ -371,6 +375,7 @@ impl Connection {
             handshake_complete: false,
             handshake_confirmed: false,
             handshake_done_pending: false,
+            handshake_done_acked: false,
             // A server accepting after a Retry has validated the address with the token
             // (RFC 9000 §8.1.2).
             address_validated: !is_server || validated_by_retry,
