@@ -199,7 +199,10 @@ stop_pid() {
 SERVER_PID=""
 CAP_PID=""
 RELAY_PID=""
+CLIENT_PIDS=()
 cleanup() {
+    local p
+    for p in ${CLIENT_PIDS[@]+"${CLIENT_PIDS[@]}"}; do stop_pid "$p"; done
     [ -n "$SERVER_PID" ] && stop_pid "$SERVER_PID"
     [ -n "$RELAY_PID" ] && stop_pid "$RELAY_PID"
     [ -n "$CAP_PID" ] && stop_pid "$CAP_PID"
@@ -227,12 +230,14 @@ run_client_multi() {
                 --out "$dir/downloads" --case handshake --keylog "$dir/client.keys.$i" \
                 "${urls[$i]}" >"$dir/client.$i.log" 2>&1 &
             pids+=($!)
+            CLIENT_PIDS=("${pids[@]}")
             i=$((i + 1))
         done
         for p in ${pids[@]+"${pids[@]}"}; do
             wait "$p"; r=$?
             [ "$rc" = 0 ] && rc=$r
         done
+        CLIENT_PIDS=()
         [ "$rc" = 0 ] || break
     done
     for f in "$dir"/client.[0-9]*.log; do
@@ -339,8 +344,9 @@ run_one() {
             --case "$ec" --keylog "$dir/client.keys" "${urls[@]}" >"$dir/client.log" 2>&1
     fi
     rc=$?
-    [ -n "$RELAY_PID" ] && { stop_pid "$RELAY_PID"; RELAY_PID=""; }
+    # The server stops before the relay, so that the relay sees (and counts) all it sends.
     stop_pid "$SERVER_PID"; SERVER_PID=""
+    [ -n "$RELAY_PID" ] && { stop_pid "$RELAY_PID"; RELAY_PID=""; }
     if [ -n "$CAP_PID" ]; then
         # libpcap hands packets over in blocks, at the latest after its read timeout: a
         # capture stopped at once loses the last block, a whole short test included.
