@@ -120,13 +120,18 @@ endpoint_case() {
 # relay_problem CASE LOG: prints what is wrong with the relay's counters (nothing when the
 # impairment really happened: something dropped, or corrupted, in each direction).
 relay_problem() {
-    local what n dir
+    local what n dir total=0
     case "$1" in *loss) what=dropped ;; *) what=corrupted ;; esac
     for dir in c2s s2c; do
         n="$(grep "^$dir: " "$2" 2>/dev/null | grep -o " $what=[0-9]*" | cut -d= -f2)"
         if [ -z "$n" ]; then echo "relay printed no $dir counters"; return; fi
+        total=$((total + n))
+        # In the transfer cases a client sends a few hundred datagrams (acknowledgments of
+        # 2 MiB): at 2 % none may be dropped (seen once); the total must not be zero.
+        case "$1" in transfer*) continue ;; esac
         [ "$n" -gt 0 ] || { echo "relay $what nothing $dir"; return; }
     done
+    [ "$total" -gt 0 ] || echo "relay $what nothing"
 }
 
 rand_file() { head -c "$2" /dev/urandom >"$1"; }
