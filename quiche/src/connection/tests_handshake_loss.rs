@@ -550,3 +550,63 @@ fn packet_walker_reads_coalesced_long_headers() {
         "the corrupted last packet is the Handshake one"
     );
 }
+
+/// The last packet of a response is lost and every acknowledgment the client sends for a
+/// while is lost too: the server's first PTO probe carries the response again (RFC 9002
+/// §6.2.4), so it arrives while the client's acknowledgments are still being lost; PING-only
+/// probes could only repair it once an acknowledgment got through.
+#[test]
+fn one_rtt_probe_resends_a_lost_response_without_waiting_for_acks() {
+    let mut server = server_config();
+    let mut pipe = lossy_pipe(&mut server, 3);
+    pipe.handshake().unwrap();
+
+    let body = Rng(11).bytes(1024);
+    let start = pipe.now;
+    let outage = Duration::from_secs(3);
+    let mut dropped_response = false;
+    // The client's datagram with the request goes through; the ones after it do not.
+    let request = pipe.link_stats(Direction::ToServer).sent;
+    pipe.hook = Some(Box::new(move |d| {
+        let in_outage = d.sent_at < start + outage;
+        match d.direction {
+            // The first datagram of the response (the only one: 1 KiB fits).
+            Direction::ToClient if !dropped_response && d.data.len() > 1000 => {
+                dropped_response = true;
+                Verdict::Drop
+            }
+            // Everything the client sends after its request, during the outage.
+            Direction::ToServer if in_outage && d.index > request => Verdict::Drop,
+            _ => Verdict::Deliver,
+        }
+    }));
+    let sent = pipe.client.stream_send(0, b"GET /f\r\n", true);
+    assert_eq!(
+        sent,
+        Ok(8),
+        "closed: {} {:?}",
+        pipe.client.is_closed(),
+        pipe.client.local_error()
+    );
+    let mut buf = [0u8; 4096];
+    let (mut answered, mut got, mut fin) = (false, Vec::new(), false);
+    pipe.run_until(outage, |p| {
+        if !answered && p.server.stream_recv(0, &mut buf).is_ok_and(|(_, f)| f) {
+            answered = p.server.stream_send(0, &body, true) == Ok(body.len());
+        }
+        while let Ok((n, f)) = p.client.stream_recv(0, &mut buf) {
+            got.extend_from_slice(&buf[..n]);
+            fin |= f;
+        }
+        fin
+    })
+    .unwrap_or_else(|e| {
+        panic!(
+            "no response during the outage ({e:?}): answered {answered}, server {:?}, links {:?} {:?}",
+            pipe.server.stats(),
+            pipe.link_stats(Direction::ToServer),
+            pipe.link_stats(Direction::ToClient)
+        )
+    });
+    assert_eq!(got, body);
+}
