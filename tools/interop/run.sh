@@ -6,7 +6,9 @@
 #          [--wire auto|on|off] [--keep] [--list]
 #
 # LIST is comma separated. Peers: aioquic, quic-go, quinn, ngtcp2, ours. Cases: handshake, transfer,
-# multiplexing, retry, resumption, zerortt, chacha20, keyupdate, versionnegotiation, http3, v2. --wire: capture each test on
+# multiplexing, retry, resumption, zerortt, chacha20, keyupdate, versionnegotiation, http3, v2,
+# handshakeloss, transferloss, handshakecorruption, transfercorruption (through tools/relay,
+# which drops or corrupts datagrams between client and server). --wire: capture each test on
 # lo with dumpcap and check the decrypted trace with tshark (wirecheck.py); auto = when both
 # are installed and capturing works. --keep keeps downloads and traces of passed tests.
 # Exit status: 0 when nothing failed (unsupported does not count as a failure), 1 otherwise.
@@ -18,6 +20,8 @@ BUILD="$HERE/.build"
 CERTS="$REPO/quiche/tests/certs"
 ALL_PEERS="aioquic,quic-go,quinn,ngtcp2"
 ALL_CASES="handshake,transfer,multiplexing,retry,resumption,zerortt,chacha20,keyupdate,versionnegotiation,http3,v2"
+ALL_CASES+=",handshakeloss,transferloss,handshakecorruption,transfercorruption"
+RELAY="$REPO/target/release/relay"
 
 clients="$ALL_PEERS"
 servers="$ALL_PEERS"
@@ -83,8 +87,51 @@ case_timeout() {
     if [ -n "$timeout_override" ]; then echo "$timeout_override"; return; fi
     case "$1" in
         transfer|multiplexing|chacha20|keyupdate|http3) echo 60 ;;
+        # The interop runner gives the multiconnect cases 300 s (50 handshakes under 30 % loss).
+        handshakeloss|handshakecorruption) echo 300 ;;
+        transferloss|transfercorruption) echo 120 ;;
         *) echo 30 ;;
     esac
+}
+
+# The cases that run through tools/relay, and what it does to the datagrams (as the interop
+# runner's network simulator: 30 % of the datagrams in each direction dropped, at most 3 in a
+# row, or corrupted, in the handshake cases; 2 % in the transfer cases). Empty: no relay.
+relay_args() {
+    case "$1" in
+        handshakeloss) echo "--drop 0.3 --max-drop-burst 3" ;;
+        handshakecorruption) echo "--corrupt 0.3" ;;
+        transferloss) echo "--drop 0.02 --max-drop-burst 3" ;;
+        transfercorruption) echo "--corrupt 0.02" ;;
+    esac
+}
+
+# The case the endpoints are told (TESTCASE, and the client's --case), as in the runner: the
+# loss and corruption cases are plain transfers, or "multiconnect" (one connection per file),
+# for the network to make hard.
+endpoint_case() {
+    case "$1" in
+        handshakeloss|handshakecorruption) echo multiconnect ;;
+        transferloss|transfercorruption) echo transfer ;;
+        *) echo "$1" ;;
+    esac
+}
+
+# relay_problem CASE LOG: prints what is wrong with the relay's counters (nothing when the
+# impairment really happened: something dropped, or corrupted, in each direction).
+relay_problem() {
+    local what n dir total=0
+    case "$1" in *loss) what=dropped ;; *) what=corrupted ;; esac
+    for dir in c2s s2c; do
+        n="$(grep "^$dir: " "$2" 2>/dev/null | grep -o " $what=[0-9]*" | cut -d= -f2)"
+        if [ -z "$n" ]; then echo "relay printed no $dir counters"; return; fi
+        total=$((total + n))
+        # In the transfer cases a client sends a few hundred datagrams (acknowledgments of
+        # 2 MiB): at 2 % none may be dropped (seen once); the total must not be zero.
+        case "$1" in transfer*) continue ;; esac
+        [ "$n" -gt 0 ] || { echo "relay $what nothing $dir"; return; }
+    done
+    [ "$total" -gt 0 ] || echo "relay $what nothing"
 }
 
 rand_file() { head -c "$2" /dev/urandom >"$1"; }
@@ -110,6 +157,9 @@ make_files() {
             # Long names make the requests large, as in the interop runner.
             for _ in $(seq 1 40); do add "$(rand_name 250)" 32; done ;;
         chacha20|keyupdate) add "$(rand_name 10)" $((3 << 20)) ;;
+        # 50 files of 1 KiB, each on a connection of its own (the runner's multiconnect).
+        handshakeloss|handshakecorruption) for _ in $(seq 1 50); do add "$(rand_name 10)" 1024; done ;;
+        transferloss|transfercorruption) add "$(rand_name 10)" $((2 << 20)) ;;
         http3)
             # HTTP/3 (ALPN h3), all requests at once on one connection. The interop runner
             # asks for 5, 10 and 500 KiB; a small file and a 5 MiB one are added here.
@@ -153,9 +203,56 @@ stop_pid() {
 
 SERVER_PID=""
 CAP_PID=""
+RELAY_PID=""
+CLIENT_PIDS=()
 cleanup() {
+    local p
+    for p in ${CLIENT_PIDS[@]+"${CLIENT_PIDS[@]}"}; do stop_pid "$p"; done
     [ -n "$SERVER_PID" ] && stop_pid "$SERVER_PID"
+    [ -n "$RELAY_PID" ] && stop_pid "$RELAY_PID"
     [ -n "$CAP_PID" ] && stop_pid "$CAP_PID"
+}
+
+# run_client_multi T DIR CMD... -- URL...: the multiconnect client: one client process (one
+# connection) per URL, up to 10 at a time, all within T seconds; returns 127 if the client
+# said unsupported, else the first failure's status (124 when the time ran out), else 0. Key
+# logs go to DIR/client.keys.N, then all into DIR/client.keys.
+run_client_multi() {
+    local t="$1" dir="$2"; shift 2
+    local -a cmd=() urls=() pids=()
+    while [ "$1" != -- ]; do cmd+=("$1"); shift; done
+    shift
+    urls=("$@")
+    local end=$((SECONDS + t)) i=0 rc=0 r left p f
+    : >"$dir/client.log"
+    while [ "$i" -lt "${#urls[@]}" ]; do
+        pids=()
+        for _ in $(seq 1 10); do
+            [ "$i" -lt "${#urls[@]}" ] || break
+            left=$((end - SECONDS))
+            [ "$left" -gt 0 ] || { rc=124; break; }
+            TESTCASE=multiconnect timeout -k 2 "$left" "${cmd[@]}" client --ca "$CERTS/rootca.crt" \
+                --out "$dir/downloads" --case handshake --keylog "$dir/client.keys.$i" \
+                "${urls[$i]}" >"$dir/client.$i.log" 2>&1 &
+            pids+=($!)
+            CLIENT_PIDS=("${pids[@]}")
+            i=$((i + 1))
+        done
+        for p in ${pids[@]+"${pids[@]}"}; do
+            wait "$p"; r=$?
+            [ "$rc" = 0 ] && rc=$r
+        done
+        CLIENT_PIDS=()
+        [ "$rc" = 0 ] || break
+    done
+    for f in "$dir"/client.[0-9]*.log; do
+        [ -e "$f" ] && { echo "== $f"; cat "$f"; } >>"$dir/client.log"
+    done
+    cat "$dir"/client.keys.* >"$dir/client.keys" 2>/dev/null
+    if [ "$rc" = 127 ] && grep -qx unsupported "$dir/client.0.log" 2>/dev/null; then
+        echo unsupported >>"$dir/client.log"
+    fi
+    return "$rc"
 }
 
 # start_capture PORT FILE LOG: dumpcap on lo for that port; returns once it captures.
@@ -196,8 +293,10 @@ trap 'exit 130' INT TERM
 # in a subshell, so that the EXIT trap knows the PIDs to end if the run is interrupted.
 VERDICT=""
 run_one() {
-    local client="$1" server="$2" c="$3" dir="$4" www="$WWW/$3" port t rc
-    local -a scmd ccmd extra=() urls=()
+    local client="$1" server="$2" c="$3" dir="$4" www="$WWW/$3" port t rc ec rport="" seed
+    local -a scmd ccmd extra=() urls=() rargs=()
+    ec="$(endpoint_case "$c")"
+    read -r -a rargs <<<"$(relay_args "$c")"
     mkdir -p "$dir/downloads"
     port="$(free_port)" || { VERDICT="fail no-free-port"; return; }
     peer_cmd "$server"; scmd=("${PEER[@]}")
@@ -208,7 +307,7 @@ run_one() {
     if [ "$WIRE" = 1 ] && ! start_capture "$port" "$dir/trace.pcapng" "$dir/dumpcap.log"; then
         VERDICT="fail capture-did-not-start"; return
     fi
-    TESTCASE="$c" timeout -k 2 $((t + 20)) "${scmd[@]}" server --listen "127.0.0.1:$port" \
+    TESTCASE="$ec" timeout -k 2 $((t + 20)) "${scmd[@]}" server --listen "127.0.0.1:$port" \
         --cert "$CERTS/cert.crt" --key "$CERTS/cert.key" --root "$www" \
         --keylog "$dir/server.keys" "${extra[@]}" >"$dir/server.log" 2>&1 &
     SERVER_PID=$!
@@ -232,11 +331,27 @@ run_one() {
         VERDICT="fail server-not-listening"; return
     fi
 
-    while read -r name; do urls+=("https://127.0.0.1:$port/$name"); done <"$www/.order"
-    TESTCASE="$c" timeout -k 2 "$t" "${ccmd[@]}" client --ca "$CERTS/rootca.crt" --out "$dir/downloads" \
-        --case "$c" --keylog "$dir/client.keys" "${urls[@]}" >"$dir/client.log" 2>&1
+    # The relay cases: the client talks to the relay, which forwards to the server. The
+    # capture (on the server's port) is the server-side trace, as the runner's.
+    if [ "${#rargs[@]}" -gt 0 ]; then
+        rport="$(free_port)" || { VERDICT="fail no-free-port"; return; }
+        seed=$((RANDOM * 32768 + RANDOM))
+        timeout -k 2 $((t + 30)) "$RELAY" --listen "127.0.0.1:$rport" --server "127.0.0.1:$port" \
+            --seed "$seed" "${rargs[@]}" >"$dir/relay.log" 2>&1 &
+        RELAY_PID=$!
+        for _ in $(seq 1 50); do udp_port_bound "$rport" && break; sleep 0.1; done
+    fi
+    while read -r name; do urls+=("https://127.0.0.1:${rport:-$port}/$name"); done <"$www/.order"
+    if [ "$ec" = multiconnect ]; then
+        run_client_multi "$t" "$dir" "${ccmd[@]}" -- "${urls[@]}"
+    else
+        TESTCASE="$ec" timeout -k 2 "$t" "${ccmd[@]}" client --ca "$CERTS/rootca.crt" --out "$dir/downloads" \
+            --case "$ec" --keylog "$dir/client.keys" "${urls[@]}" >"$dir/client.log" 2>&1
+    fi
     rc=$?
+    # The server stops before the relay, so that the relay sees (and counts) all it sends.
     stop_pid "$SERVER_PID"; SERVER_PID=""
+    [ -n "$RELAY_PID" ] && { stop_pid "$RELAY_PID"; RELAY_PID=""; }
     if [ -n "$CAP_PID" ]; then
         # libpcap hands packets over in blocks, at the latest after its read timeout: a
         # capture stopped at once loses the last block, a whole short test included.
@@ -244,7 +359,8 @@ run_one() {
         stop_pid "$CAP_PID"; CAP_PID=""
     fi
 
-    local mbps
+    local mbps rproblem=""
+    [ -n "$rport" ] && rproblem="$(relay_problem "$c" "$dir/relay.log")"
     mbps="$(grep -o 'mbps=[0-9.]*' "$dir/client.log" | tail -n 1 | cut -d= -f2)"
     if [ "$rc" = 127 ] && grep -qx unsupported "$dir/client.log"; then
         VERDICT="unsupported client-exit-127"
@@ -256,6 +372,8 @@ run_one() {
         VERDICT="fail files-differ"
     elif [ "$(find "$dir/downloads" -type f | wc -l)" != "$(wc -l <"$www/.order")" ]; then
         VERDICT="fail extra-files"
+    elif [ -n "$rproblem" ]; then
+        VERDICT="fail $rproblem"
     elif [ "$WIRE" = 1 ] && ! grep -q '^SERVER_HANDSHAKE_TRAFFIC_SECRET ' "$dir/client.keys" 2>/dev/null; then
         VERDICT="fail client-wrote-no-key-log"
     elif [ "$WIRE" = 1 ] && ! grep -q '^SERVER_HANDSHAKE_TRAFFIC_SECRET ' "$dir/server.keys" 2>/dev/null; then
@@ -265,6 +383,10 @@ run_one() {
         # Our own peer is held to a clean dissection: no malformed packet, no expert warning.
         strict=()
         [ "$client" = ours ] || [ "$server" = ours ] && strict=(--strict)
+        # Relay cases: one handshake per file in multiconnect, and the trace must agree with
+        # the relay's counters.
+        [ -n "$rport" ] && strict+=(--relay-log "$dir/relay.log")
+        [ "$ec" = multiconnect ] && strict+=(--handshakes "$(wc -l <"$www/.order")")
         python3 "$HERE/wirecheck.py" --pcap "$dir/trace.pcapng" --keylog "$dir/keys.log" \
             --port "$port" --case "$c" --requests "$(wc -l <"$www/.order")" "${strict[@]}" \
             >"$dir/wire.log" 2>&1
@@ -299,6 +421,13 @@ done
 if [ "$need_setup" = 1 ]; then
     "$HERE/setup.sh" || { echo "run.sh: setup.sh failed" >&2; exit 1; }
 fi
+for c in "${CASES[@]}"; do
+    if [ -n "$(relay_args "$c")" ]; then
+        (cd "$REPO" && cargo build --release -q -p relay) \
+            || { echo "run.sh: building tools/relay failed" >&2; exit 1; }
+        break
+    fi
+done
 for p in "${CLIENTS[@]}" "${SERVERS[@]}"; do
     if [ "$p" = ours ]; then ours_build; fi
     peer_cmd "$p"

@@ -219,7 +219,10 @@ impl Connection {
                     fin,
                 } => self.streams.on_data_acked(stream_id, offset, len, fin),
                 SentFrame::Control(cf) => self.streams.on_control_frame_acked(&cf),
-                SentFrame::HandshakeDone => self.handshake_done_pending = false,
+                SentFrame::HandshakeDone => {
+                    self.handshake_done_pending = false;
+                    self.handshake_done_acked = true;
+                }
                 SentFrame::Cid(cf) => self.cids.on_frame_acked(cf),
                 SentFrame::MaxData | SentFrame::DataBlocked | SentFrame::Other => {}
             }
@@ -250,7 +253,7 @@ impl Connection {
                 SentFrame::DataBlocked => self.data_blocked_sent_at = None,
                 SentFrame::Cid(cf) => self.cids.on_frame_lost(cf),
                 SentFrame::HandshakeDone => {
-                    if !self.handshake_confirmed || self.is_server {
+                    if (!self.handshake_confirmed || self.is_server) && !self.handshake_done_acked {
                         self.handshake_done_pending = true;
                     }
                 }
@@ -285,6 +288,29 @@ impl Connection {
         let _ = (epoch, outcome, now, by_timer);
     }
 
+    /// With no new data to send, 1-RTT probes carry again what the oldest and the newest
+    /// ack-eliciting packets in flight carried (RFC 9002 §6.2.4: previously sent data MAY be sent), rather
+    /// than a PING: when the lost packet is the last one of a transfer (a 1 KiB response,
+    /// say) and the peer's acknowledgments of the PINGs are lost too, PING-only probes never
+    /// let loss detection repair it, and the transfer stalls until the idle timeout (seen in
+    /// the interop handshakeloss case under 30 % loss). The packet is not declared lost: the
+    /// congestion controller hears nothing, and an acknowledgment of either copy releases
+    /// the data.
+    fn requeue_oldest_in_flight(&mut self, epoch: Epoch) {
+        let sent = self.recovery.sent_packets(epoch);
+        let mut eliciting = sent.iter().filter(|p| p.ack_eliciting && p.in_flight);
+        let oldest = eliciting.next().map(|p| p.payload.clone());
+        // The newest too: a lost tail (the end of a response) is what PING probes cannot
+        // repair, while older packets may still be declared lost by later acknowledgments.
+        let newest = eliciting.last().map(|p| p.payload.clone());
+        if let Some(frames) = oldest {
+            self.on_frames_lost(epoch, &frames);
+        }
+        if let Some(frames) = newest {
+            self.on_frames_lost(epoch, &frames);
+        }
+    }
+
     /// Handles the loss detection timer (RFC 9002 §6.2, Appendix A.9).
     pub(super) fn on_loss_detection_timeout(&mut self, now: Instant) {
         let mut outcome = std::mem::take(&mut self.ack_outcome);
@@ -306,6 +332,8 @@ impl Connection {
                     if !space.crypto_send.has_pending() {
                         space.crypto_send.resend_all_unacked();
                     }
+                } else if !self.streams.has_data_to_send() {
+                    self.requeue_oldest_in_flight(epoch);
                 }
             }
             TimeoutAction::AntiDeadlock => self.anti_deadlock_probe = true,

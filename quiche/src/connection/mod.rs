@@ -22,6 +22,8 @@ pub mod stats;
 #[cfg(test)]
 pub(crate) mod tests;
 #[cfg(test)]
+mod tests_handshake_loss;
+#[cfg(test)]
 mod tests_migration;
 #[cfg(test)]
 mod tests_pmtud;
@@ -186,6 +188,8 @@ pub struct Connection {
     handshake_complete: bool,
     handshake_confirmed: bool,
     handshake_done_pending: bool,
+    /// The peer acknowledged our HANDSHAKE_DONE (server): probes stop repeating it.
+    handshake_done_acked: bool,
     /// Anti-deadlock probe asked for by recovery (clients, RFC 9002 §6.2.2.1).
     anti_deadlock_probe: bool,
     /// 1-RTT packets that arrived before the keys to open them (servers before the handshake
@@ -420,6 +424,7 @@ impl Connection {
             handshake_complete: false,
             handshake_confirmed: false,
             handshake_done_pending: false,
+            handshake_done_acked: false,
             anti_deadlock_probe: false,
             undecryptable: Vec::new(),
             cids,

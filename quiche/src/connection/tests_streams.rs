@@ -921,11 +921,13 @@ fn lost_datagrams_are_not_retransmitted() {
     })
     .unwrap();
     assert_eq!(got[&0], b"kept");
-    assert!(pipe.client.stats().lost >= 1);
     pipe.run_until(Duration::from_secs(2), |p| {
         p.client.path_stats().bytes_in_flight == 0
     })
     .unwrap();
+    // The PTO probe may carry the stream data again before the loss is declared (a lost
+    // tail, RFC 9002 §6.2.4); the lost packet is declared lost once the probe is acked.
+    assert!(pipe.client.stats().lost >= 1);
     assert_eq!(pipe.server.dgram_recv_queue_len(), 0);
 }
 

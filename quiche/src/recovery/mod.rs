@@ -739,6 +739,17 @@ impl<P> Recovery<P> {
             }
             Some(PtoDeadline::Space(_, epoch)) => {
                 self.space_mut(epoch).pending_probes = MAX_PTO_PROBES;
+                // The other handshake space with ack-eliciting data in flight gets a probe too,
+                // coalesced in the same datagram (RFC 9002 §6.2.4: the peer may hold the keys
+                // of only one of them, e.g. a client that lost the server's Initial cannot
+                // read its Handshake packets, and one that has Handshake keys no longer reads
+                // Initials).
+                for other in [Epoch::Initial, Epoch::Handshake] {
+                    let space = self.space_mut(other);
+                    if other != epoch && space.sent.ack_eliciting_in_flight() > 0 {
+                        space.pending_probes = space.pending_probes.max(1);
+                    }
+                }
                 TimeoutAction::Probe {
                     epoch,
                     probes: MAX_PTO_PROBES,

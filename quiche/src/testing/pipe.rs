@@ -32,6 +32,10 @@ pub enum Verdict {
     Delay(Duration),
     /// Deliver it twice.
     Duplicate,
+    /// Deliver it with one byte among its last 16 flipped: those belong to the AEAD tag of the
+    /// datagram's last packet, which then fails to authenticate while its header stays
+    /// intact (the corruption of the interop runner's corruption cases).
+    Corrupt,
 }
 
 /// A datagram as the hook sees it.
@@ -100,6 +104,8 @@ pub struct LinkStats {
     pub dropped_queue: u64,
     /// Datagrams dropped because they were larger than the link MTU.
     pub dropped_mtu: u64,
+    /// Datagrams the hook had corrupted (delivered, with a flipped byte).
+    pub corrupted: u64,
     /// Bytes offered to the link.
     pub bytes: u64,
 }
@@ -306,7 +312,7 @@ impl Pipe {
         Ok(())
     }
 
-    fn offer(&mut self, direction: Direction, at: Instant, data: Vec<u8>, mut addrs: RecvInfo) {
+    fn offer(&mut self, direction: Direction, at: Instant, mut data: Vec<u8>, mut addrs: RecvInfo) {
         if direction == Direction::ToServer {
             if let Some(&(_, public)) = self.nat.iter().find(|(l, _)| *l == addrs.from) {
                 addrs.from = public;
@@ -353,6 +359,12 @@ impl Pipe {
             self.spare.push(data);
             return;
         };
+        if verdict == Verdict::Corrupt && !data.is_empty() {
+            link.stats.corrupted += 1;
+            let span = data.len().min(16) as u64;
+            let at = data.len() - 1 - self.rng.below(span) as usize;
+            data[at] ^= 1 + self.rng.below(255) as u8;
+        }
         if let Verdict::Delay(extra) = verdict {
             arrival += extra;
         } else if self.rng.chance(link.config.reorder) {
