@@ -134,10 +134,14 @@ impl Connection {
         } else {
             now
         };
+        let ecn = self.ecn.codepoint();
+        let ecn_change = self.ecn.on_datagram_sent(ecn != 0, now, self.recovery.pto());
+        self.log_ecn_change(ecn_change, now);
         let info = SendInfo {
             from: self.local,
             to: self.peer,
             at,
+            ecn,
         };
         Ok((written, info))
     }
@@ -306,6 +310,12 @@ impl Connection {
             } else {
                 self.stats.retrans_after_loss += 1;
             }
+        }
+        // The whole datagram carries one codepoint: marking never changes within `send_at`.
+        frames.ecn_marked = self.ecn.marking();
+        if frames.ecn_marked {
+            self.ecn.on_marked_packet_sent(epoch);
+            self.stats.ecn_ect0_sent += 1;
         }
         self.recovery.on_packet_sent(
             SentPacket::new(pn, now, len, ack_eliciting, in_flight, frames),

@@ -68,6 +68,11 @@ pub struct LinkConfig {
     pub reorder_delay: Duration,
     /// Probability that a datagram is delivered twice.
     pub duplicate: f64,
+    /// ECN-capable datagrams that find more than this many bytes queued are marked CE (an AQM
+    /// in front of the bottleneck, see [`Bottleneck::ecn_mark`]); `None` marks nothing.
+    pub ce_threshold: Option<usize>,
+    /// Whether the link clears the ECN field of every datagram (a bleaching middlebox).
+    pub ecn_bleach: bool,
 }
 
 impl Default for LinkConfig {
@@ -80,6 +85,8 @@ impl Default for LinkConfig {
             reorder: 0.0,
             reorder_delay: Duration::from_millis(5),
             duplicate: 0.0,
+            ce_threshold: None,
+            ecn_bleach: false,
         }
     }
 }
@@ -95,6 +102,10 @@ pub struct LinkStats {
     pub dropped_random: u64,
     /// Datagrams dropped because the bottleneck queue was full.
     pub dropped_queue: u64,
+    /// Datagrams that entered the link ECN-capable (ECT(0) or ECT(1)).
+    pub ecn_capable: u64,
+    /// Datagrams the AQM marked CE.
+    pub ce_marked: u64,
     /// Bytes offered to the link.
     pub bytes: u64,
 }
@@ -147,7 +158,7 @@ pub struct Pipe {
     pub pcap: Option<pcap::PcapWriter<Box<dyn std::io::Write>>>,
     start: Instant,
     links: [Link; 2],
-    in_flight: InFlight<(Direction, Vec<u8>)>,
+    in_flight: InFlight<(Direction, Vec<u8>, u8)>,
     /// Per direction, the release time of the last paced datagram: like an application that
     /// holds a paced datagram until its time, the pipe asks that side for more only then.
     paced_until: [Option<Instant>; 2],
@@ -275,7 +286,7 @@ impl Pipe {
                     .unwrap_or_else(|| Vec::with_capacity(len.max(SPARE_CAPACITY)));
                 data.clear();
                 data.extend_from_slice(&self.buf[..len]);
-                self.offer(direction, leave, data);
+                self.offer(direction, leave, data, info.ecn);
                 if leave > self.now {
                     // The sender is pacing: give the other side its turn and come back when
                     // this datagram has left.
@@ -287,7 +298,7 @@ impl Pipe {
         Ok(())
     }
 
-    fn offer(&mut self, direction: Direction, at: Instant, data: Vec<u8>) {
+    fn offer(&mut self, direction: Direction, at: Instant, data: Vec<u8>, ecn: u8) {
         let link = &mut self.links[direction as usize];
         let index = link.sent_index;
         link.sent_index += 1;
@@ -318,6 +329,13 @@ impl Pipe {
             self.spare.push(data);
             return;
         }
+        let ecn = if link.config.ecn_bleach { 0 } else { ecn };
+        if ecn != 0 {
+            link.stats.ecn_capable += 1;
+        }
+        let ecn = link
+            .bottleneck
+            .ecn_mark(at, ecn, link.config.rate_bps, link.config.ce_threshold);
         let Some(mut arrival) = link.schedule(at, data.len()) else {
             link.stats.dropped_queue += 1;
             self.spare.push(data);
@@ -329,15 +347,18 @@ impl Pipe {
             arrival += link.config.reorder_delay;
         }
         if verdict == Verdict::Duplicate || self.rng.chance(link.config.duplicate) {
-            self.in_flight.push(arrival, (direction, data.clone()));
+            self.in_flight.push(arrival, (direction, data.clone(), ecn));
         }
-        self.in_flight.push(arrival, (direction, data));
+        if ecn == super::link::CE {
+            link.stats.ce_marked += 1;
+        }
+        self.in_flight.push(arrival, (direction, data, ecn));
     }
 
     /// Delivers every datagram that has arrived by now. Errors from `recv` of a single datagram
     /// are the receiver's business (it drops the datagram or closes); they are not returned.
     pub fn deliver(&mut self) {
-        while let Some((direction, mut data)) = self.in_flight.pop_arrived(self.now) {
+        while let Some((direction, mut data, ecn)) = self.in_flight.pop_arrived(self.now) {
             let link = &mut self.links[direction as usize];
             link.stats.delivered += 1;
             let (conn, info) = match direction {
@@ -356,7 +377,7 @@ impl Pipe {
                     },
                 ),
             };
-            let _ = conn.recv_at(&mut data, info, self.now);
+            let _ = conn.recv_with_ecn_at(&mut data, info, ecn, self.now);
             // Bounded by the datagrams ever in flight at once.
             self.spare.push(data);
         }

@@ -113,6 +113,15 @@ struct PathArgs {
     /// How long a reordered datagram is held back [default: 5ms]
     #[arg(long, value_name = "TIME", value_parser = parse_duration)]
     reorder_delay: Option<Duration>,
+    /// The endpoints use ECN (RFC 9000 §13.4): they mark ECT(0) and take CE as congestion; the
+    /// bottleneck marks CE above --ce-threshold [default: off]
+    #[arg(long)]
+    ecn: bool,
+    /// With an AQM in front of each bottleneck: ECN-capable datagrams that find more than this
+    /// queued are marked CE: NNbdp or a size [default with --ecn: 1bdp, capped at half the
+    /// queue]
+    #[arg(long, value_name = "Q", value_parser = Queue::parse)]
+    ce_threshold: Option<Queue>,
 }
 
 /// The transfer and the receiver's flow control.
@@ -338,6 +347,15 @@ pub fn parse(args: &[String]) -> Result<Options, clap::Error> {
     s.loss_down = path.loss_down.or(path.loss).unwrap_or(s.loss_down);
     s.reorder = path.reorder.unwrap_or(s.reorder);
     s.reorder_delay = path.reorder_delay.unwrap_or(s.reorder_delay);
+    s.ecn = path.ecn;
+    s.ce_threshold = match path.ce_threshold {
+        Some(q) => q.bytes(s.rate_bps, s.rtt()),
+        None if s.ecn => {
+            let bdp = s.bdp_bytes() as u64;
+            Some(s.queue_bytes().map_or(bdp, |q| bdp.min(q / 2)))
+        }
+        None => None,
+    };
 
     s.upload |= transfer.upload;
     s.windows.max_data = transfer.max_data.unwrap_or(s.windows.max_data);

@@ -157,6 +157,11 @@ pub struct Scenario {
     pub reorder: f64,
     /// How long a reordered datagram is held back.
     pub reorder_delay: Duration,
+    /// Whether the endpoints use ECN (mark ECT(0), validate and react to CE, RFC 9000 §13.4).
+    pub ecn: bool,
+    /// An AQM in front of each bottleneck marks ECN-capable datagrams CE while more than this
+    /// many bytes are queued (`None`: no marking, drop-tail only).
+    pub ce_threshold: Option<u64>,
     /// The sender's congestion control.
     pub cc: Cc,
     /// Flow-control windows.
@@ -181,6 +186,8 @@ impl Default for Scenario {
             loss_down: 0.0,
             reorder: 0.0,
             reorder_delay: Duration::from_millis(5),
+            ecn: false,
+            ce_threshold: None,
             cc: Cc::default(),
             windows: Windows::default(),
             time_limit: Duration::from_secs(600),
@@ -239,8 +246,14 @@ impl Scenario {
         } else {
             String::new()
         };
+        let ecn = match (self.ecn, self.ce_threshold) {
+            (false, None) => String::new(),
+            (true, None) => ", ECN (no CE marking)".to_string(),
+            (false, Some(t)) => format!(", CE above {} (endpoints without ECN)", fmt_size(t as f64)),
+            (true, Some(t)) => format!(", ECN with CE above {}", fmt_size(t as f64)),
+        };
         format!(
-            "{} {} over {}, RTT {} ({} up + {} down), {queue}, {loss}{reorder}; {}, iw {}, {}",
+            "{} {} over {}, RTT {} ({} up + {} down), {queue}, {loss}{reorder}{ecn}; {}, iw {}, {}",
             if self.upload { "upload" } else { "download" },
             fmt_size(self.size as f64),
             fmt_rate(self.rate_bps as f64),

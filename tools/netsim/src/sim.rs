@@ -71,6 +71,12 @@ pub struct RunResult {
     /// one base RTT (what the slow start's overshoot filled), or over the whole run if it never
     /// ended.
     pub queue_full_first_slow_start: Duration,
+    /// Packets the sender sent marked ECT(0).
+    pub ecn_ect0_sent: u64,
+    /// Datagrams of the data direction the AQM marked CE.
+    pub ce_marked: u64,
+    /// Window reductions the sender made on CE counts (at most one per round trip).
+    pub ecn_ce_congestion_events: u64,
 }
 
 impl RunResult {
@@ -126,6 +132,7 @@ fn config(s: &Scenario) -> Result<Config, String> {
     c.enable_hystart(s.cc.hystart);
     c.set_hystart_variant(s.cc.hystart_variant);
     c.enable_pacing(s.cc.pacing);
+    c.enable_ecn(s.ecn);
     c.set_initial_congestion_window_packets(s.cc.initial_window_packets);
     Ok(c)
 }
@@ -142,6 +149,10 @@ fn links(s: &Scenario) -> (LinkConfig, LinkConfig) {
         reorder: s.reorder,
         reorder_delay: s.reorder_delay,
         duplicate: 0.0,
+        ce_threshold: s
+            .ce_threshold
+            .map(|b| usize::try_from(b).unwrap_or(usize::MAX)),
+        ecn_bleach: false,
     };
     (link(s.delay_up, s.loss_up), link(s.delay_down, s.loss_down))
 }
@@ -531,5 +542,8 @@ fn result(
         dropped_random: link.dropped_random,
         queue_full: Duration::ZERO,
         queue_full_first_slow_start: Duration::ZERO,
+        ecn_ect0_sent: stats.ecn_ect0_sent as u64,
+        ce_marked: link.ce_marked,
+        ecn_ce_congestion_events: stats.ecn_ce_congestion_events as u64,
     }
 }
