@@ -81,6 +81,10 @@ pub struct TransportArgs {
     /// and later): batches of datagrams go through sendmmsg/recvmmsg instead
     #[arg(long)]
     pub disable_gso: bool,
+    /// Send without ECN marks (default: ECT(0) while the path is validated for ECN and once it
+    /// proved capable, RFC 9000 §13.4); received marks are still reported to the peer
+    #[arg(long)]
+    pub disable_ecn: bool,
     /// QUIC version a client starts in: 1, or 0x6b3343cf for QUIC v2 (RFC 9369) [default: 1].
     /// A server takes clients in either whatever this says
     #[arg(long, value_name = "VERSION", value_parser = parse_quic_version)]
@@ -107,6 +111,7 @@ impl Default for TransportArgs {
             idle_timeout_ms: DEFAULT_IDLE_TIMEOUT_MS,
             max_udp_payload: DEFAULT_MAX_UDP_PAYLOAD,
             disable_gso: false,
+            disable_ecn: false,
             quic_version: None,
             compatible_versions: Vec::new(),
         }

@@ -336,11 +336,11 @@ impl Server {
                     self.stats.dropped += 1;
                     continue;
                 };
-                let from = message.from;
+                let (from, ecn) = (message.from, message.ecn);
                 for datagram in message.datagrams() {
                     datagrams += 1;
                     self.stats.datagrams += 1;
-                    self.on_datagram(datagram, from, now);
+                    self.on_datagram(datagram, from, ecn, now);
                 }
             }
         }
@@ -348,10 +348,11 @@ impl Server {
         more
     }
 
-    fn on_datagram(&mut self, buf: &mut [u8], from: SocketAddr, now: Instant) {
+    /// A datagram from `from` whose IP header carried the ECN codepoint `ecn`.
+    fn on_datagram(&mut self, buf: &mut [u8], from: SocketAddr, ecn: u8, now: Instant) {
         let route = self.route(buf, from);
         let (scid, odcid, alias) = match route {
-            Route::Known(idx) => return self.deliver(idx, buf, from, now),
+            Route::Known(idx) => return self.deliver(idx, buf, from, ecn, now),
             Route::Drop(why) => {
                 self.stats.dropped += 1;
                 if why == INVALID_TOKEN {
@@ -384,7 +385,7 @@ impl Server {
             from,
             to: self.local,
         };
-        let received = conn.recv(buf, info);
+        let received = conn.recv_with_ecn_at(buf, info, ecn, now);
         // Anyone can forge an Initial header (its keys derive from the DCID in clear), so
         // the state exists only if a packet of the datagram decrypted; otherwise it is
         // dropped now and the datagram ignored, as if it had been dropped unopened. A packet
@@ -494,7 +495,7 @@ impl Server {
         }
     }
 
-    fn deliver(&mut self, idx: usize, buf: &mut [u8], from: SocketAddr, now: Instant) {
+    fn deliver(&mut self, idx: usize, buf: &mut [u8], from: SocketAddr, ecn: u8, now: Instant) {
         let Some(Some(peer)) = self.peers.get_mut(idx) else {
             return;
         };
@@ -502,7 +503,7 @@ impl Server {
             from,
             to: self.local,
         };
-        if let Err(e) = peer.conn.recv_at(buf, info, now) {
+        if let Err(e) = peer.conn.recv_with_ecn_at(buf, info, ecn, now) {
             log::debug!("{}: recv: {e:?}", peer.conn.trace_id());
         }
         // The connection issues new IDs after the handshake and when the client retires some:

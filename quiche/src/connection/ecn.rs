@@ -117,13 +117,20 @@ impl EcnValidation {
 
     /// A datagram went out: while testing, counts it and ends the test after enough packets or
     /// time. Returns the previous state if it changed.
-    pub fn on_datagram_sent(&mut self, marked: bool, now: Instant, pto: Duration) -> Option<EcnState> {
+    pub fn on_datagram_sent(
+        &mut self,
+        marked: bool,
+        now: Instant,
+        pto: Duration,
+    ) -> Option<EcnState> {
         if self.state != EcnState::Testing || !marked {
             return None;
         }
         let since = *self.testing_since.get_or_insert(now);
         self.testing_sent += 1;
-        if self.testing_sent >= TESTING_PACKETS || now.saturating_duration_since(since) >= pto * TESTING_PTOS {
+        if self.testing_sent >= TESTING_PACKETS
+            || now.saturating_duration_since(since) >= pto * TESTING_PTOS
+        {
             return self.set(EcnState::Unknown);
         }
         None
@@ -193,6 +200,18 @@ impl EcnValidation {
         out
     }
 
+    /// ECT(0) packets sent in `epoch` (tests).
+    #[cfg(test)]
+    pub fn sent_ect0(&self, epoch: Epoch) -> u64 {
+        self.sent_ect0[epoch.index()]
+    }
+
+    /// The peer's last validated ECT(0) count in `epoch` (tests).
+    #[cfg(test)]
+    pub fn peer_ect0(&self, epoch: Epoch) -> u64 {
+        self.peer_counts[epoch.index()].ect0
+    }
+
     fn set(&mut self, new: EcnState) -> Option<EcnState> {
         let old = std::mem::replace(&mut self.state, new);
         (old != new).then_some(old)
@@ -242,7 +261,12 @@ impl super::Connection {
     pub(super) fn log_ecn_change(&mut self, old: Option<EcnState>, now: Instant) {
         if let Some(old) = old {
             let new = self.ecn.state();
-            log::debug!("{} ECN {} -> {}", self.trace_id(), old.as_str(), new.as_str());
+            log::debug!(
+                "{} ECN {} -> {}",
+                self.trace_id(),
+                old.as_str(),
+                new.as_str()
+            );
             super::qlog::qlog!(self, q => q.ecn_state_updated(now, Some(old.as_str()), new.as_str()));
         }
     }
@@ -381,6 +405,9 @@ mod tests {
         let mut v = EcnValidation::new(false);
         assert_eq!(v.codepoint(), 0);
         assert_eq!(v.on_datagram_sent(false, now, PTO), None);
-        assert_eq!(v.on_ack(APP, 5, Some(&counts(0, 0, 3)), 0), EcnAckOutcome::default());
+        assert_eq!(
+            v.on_ack(APP, 5, Some(&counts(0, 0, 3)), 0),
+            EcnAckOutcome::default()
+        );
     }
 }

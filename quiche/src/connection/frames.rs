@@ -180,11 +180,21 @@ impl Connection {
             &mut outcome,
         );
         self.log_lost(epoch, &outcome, now, LOSS_BY_ACK);
-        let marked_acked = outcome.acked.iter().filter(|p| p.payload.ecn_marked).count();
+        let marked_acked = outcome
+            .acked
+            .iter()
+            .filter(|p| p.payload.ecn_marked)
+            .count();
         self.settle(epoch, &mut outcome);
         self.ack_outcome = outcome;
         if result.is_ok() {
-            self.on_ack_ecn(epoch, ranges.largest(), ecn_counts, marked_acked as u64, now);
+            self.on_ack_ecn(
+                epoch,
+                ranges.largest(),
+                ecn_counts,
+                marked_acked as u64,
+                now,
+            );
         }
         self.qlog_metrics(now);
         result

@@ -20,6 +20,8 @@ pub mod state;
 pub mod stats;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_ecn;
 #[cfg(all(test, feature = "qlog"))]
 mod tests_qlog;
 #[cfg(test)]

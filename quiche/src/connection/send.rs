@@ -135,7 +135,9 @@ impl Connection {
             now
         };
         let ecn = self.ecn.codepoint();
-        let ecn_change = self.ecn.on_datagram_sent(ecn != 0, now, self.recovery.pto());
+        let ecn_change = self
+            .ecn
+            .on_datagram_sent(ecn != 0, now, self.recovery.pto());
         self.log_ecn_change(ecn_change, now);
         let info = SendInfo {
             from: self.local,

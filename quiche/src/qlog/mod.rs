@@ -721,6 +721,12 @@ impl QlogLogger {
             data.insert("old".to_string(), old.into());
         }
         data.insert("new".to_string(), new.into());
+        // The time as the qlog crate writes it (an f32's shortest form), not widened to f64, so
+        // that consecutive events compare in order.
+        let time: serde_json::Value = time
+            .to_string()
+            .parse::<serde_json::Number>()
+            .map_or(serde_json::Value::Null, serde_json::Value::Number);
         let event = serde_json::json!({
             "time": time,
             "name": "recovery:ecn_state_updated",

@@ -248,6 +248,12 @@ impl Pipe {
         self.now - self.start
     }
 
+    /// The link model of one direction, to change mid-run (a route change, an AQM switched
+    /// on).
+    pub fn link_config_mut(&mut self, direction: Direction) -> &mut LinkConfig {
+        &mut self.links[direction as usize].config
+    }
+
     /// Counters of the link in one direction.
     pub fn link_stats(&self, direction: Direction) -> LinkStats {
         self.links[direction as usize].stats

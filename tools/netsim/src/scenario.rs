@@ -249,7 +249,9 @@ impl Scenario {
         let ecn = match (self.ecn, self.ce_threshold) {
             (false, None) => String::new(),
             (true, None) => ", ECN (no CE marking)".to_string(),
-            (false, Some(t)) => format!(", CE above {} (endpoints without ECN)", fmt_size(t as f64)),
+            (false, Some(t)) => {
+                format!(", CE above {} (endpoints without ECN)", fmt_size(t as f64))
+            }
             (true, Some(t)) => format!(", ECN with CE above {}", fmt_size(t as f64)),
         };
         format!(
