@@ -131,7 +131,16 @@ impl EcnValidation {
         if self.testing_sent >= TESTING_PACKETS
             || now.saturating_duration_since(since) >= pto * TESTING_PTOS
         {
-            return self.set(EcnState::Unknown);
+            // Counts that already validated marked packets during the test settle it: waiting
+            // in "unknown" for another acknowledgement could take for ever on a side that
+            // sends only ACK frames, which the peer does not acknowledge (Appendix A.4 leaves
+            // the testing method open).
+            let next = if self.marked_acked > 0 {
+                EcnState::Capable
+            } else {
+                EcnState::Unknown
+            };
+            return self.set(next);
         }
         None
     }
@@ -318,6 +327,21 @@ mod tests {
         assert!(!out.ce_increase);
         assert_eq!(v.state(), EcnState::Capable);
         assert_eq!(v.codepoint(), ECT0);
+    }
+
+    #[test]
+    fn marked_packets_validated_during_the_test_make_the_path_capable_when_it_ends() {
+        let now = crate::testing::virtual_epoch();
+        let mut v = EcnValidation::new(true);
+        send(&mut v, 3, now);
+        assert_eq!(
+            v.on_ack(APP, 2, Some(&counts(3, 0, 0)), 3),
+            EcnAckOutcome::default()
+        );
+        assert_eq!(v.state(), EcnState::Testing);
+        assert_eq!(v.on_datagram_sent(true, now, PTO), None);
+        send(&mut v, 6, now);
+        assert_eq!(v.state(), EcnState::Capable);
     }
 
     #[test]

@@ -241,7 +241,9 @@ fn qlog_records_the_ecn_state_changes() {
             (old, e["data"]["new"].as_str().unwrap().to_string())
         })
         .collect();
-    let want = [("testing", "unknown"), ("unknown", "capable")];
+    // The handshake's marked packets were acknowledged with valid counts before the test's
+    // tenth datagram: the test ends straight in "capable".
+    let want = [("testing", "capable")];
     let want: Vec<_> = want
         .iter()
         .map(|(o, n)| (Some(o.to_string()), n.to_string()))
