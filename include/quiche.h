@@ -345,6 +345,21 @@ ssize_t quiche_conn_recv(quiche_conn *conn, uint8_t *buf, size_t buf_len,
                          const quiche_recv_info *info);
 
 /*
+ * As quiche_conn_recv, for a datagram whose IP header carried the ECN codepoint ecn (the two
+ * low bits of the IPv4 TOS or IPv6 traffic class byte, from IP_RECVTOS / IPV6_RECVTCLASS): the
+ * codepoints are counted and reported to the peer (RFC 9000 section 13.4). Not in quiche.
+ */
+ssize_t quiche_conn_recv_with_ecn(quiche_conn *conn, uint8_t *buf, size_t buf_len,
+                                  const quiche_recv_info *info, uint8_t ecn);
+
+/*
+ * The ECN codepoint (2 = ECT(0), 0 = not-ECT) to set on the next datagram quiche_conn_send
+ * writes: ECT(0) while the path is tested for ECN and once it is found capable. Call it before
+ * each quiche_conn_send. Not in quiche.
+ */
+uint8_t quiche_conn_send_ecn(const quiche_conn *conn);
+
+/*
  * Where and when to send a datagram. at is a time on CLOCK_MONOTONIC: with pacing on it may
  * lie in the future, and the datagram should not leave before it.
  */

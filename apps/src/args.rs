@@ -90,6 +90,10 @@ pub struct TransportArgs {
     /// address (a server still follows a NAT's port change, RFC 9000 §9)
     #[arg(long)]
     pub disable_active_migration: bool,
+    /// Send without ECN marks (default: ECT(0) while the path is validated for ECN and once it
+    /// proved capable, RFC 9000 §13.4); received marks are still reported to the peer
+    #[arg(long)]
+    pub disable_ecn: bool,
     /// QUIC version a client starts in: 1, or 0x6b3343cf for QUIC v2 (RFC 9369) [default: 1].
     /// A server takes clients in either whatever this says
     #[arg(long, value_name = "VERSION", value_parser = parse_quic_version)]
@@ -118,6 +122,7 @@ impl Default for TransportArgs {
             disable_gso: false,
             disable_pmtud: false,
             disable_active_migration: false,
+            disable_ecn: false,
             quic_version: None,
             compatible_versions: Vec::new(),
         }

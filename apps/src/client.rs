@@ -587,9 +587,10 @@ impl<'a> Client<'a> {
                     from: message.from,
                     to: local,
                 };
+                let ecn = message.ecn;
                 for datagram in message.datagrams() {
                     datagrams += 1;
-                    if let Err(e) = conn.recv_at(datagram, info, now) {
+                    if let Err(e) = conn.recv_with_ecn_at(datagram, info, ecn, now) {
                         log::debug!("{}: recv: {e:?}", conn.trace_id());
                         self.last_recv_error = Some(e);
                     }

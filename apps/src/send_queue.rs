@@ -91,6 +91,7 @@ impl SendBuffers {
             buf,
             to: c.to,
             at: c.at,
+            ecn: c.ecn,
         }
     }
 
@@ -107,6 +108,7 @@ struct Held {
     buf: Vec<u8>,
     to: SocketAddr,
     at: Instant,
+    ecn: u8,
 }
 
 /// A batch the socket refused, with how many of its datagrams went before.
@@ -116,6 +118,7 @@ struct Refused {
     segment: usize,
     to: SocketAddr,
     at: Instant,
+    ecn: u8,
     done: usize,
 }
 
@@ -125,6 +128,7 @@ impl Refused {
             buf: self.buf.get(..self.len).unwrap_or(&[]),
             segment: self.segment,
             to: self.to,
+            ecn: self.ecn,
         }
         .skip(self.done)
     }
@@ -190,14 +194,14 @@ impl SendQueue {
 
 /// Where datagrams come from: a connection, or a stand-in in tests.
 pub trait DatagramSource {
-    /// Writes the next datagram into `out` and returns its length, destination and due time;
-    /// `Error::Done` when there is nothing to send. `now` is the time of the flush (one clock
-    /// reading serves a whole batch).
+    /// Writes the next datagram into `out` and returns its length, destination, due time and
+    /// ECN codepoint; `Error::Done` when there is nothing to send. `now` is the time of the
+    /// flush (one clock reading serves a whole batch).
     fn next_datagram(
         &mut self,
         out: &mut [u8],
         now: Instant,
-    ) -> quiche::Result<(usize, SocketAddr, Instant)>;
+    ) -> quiche::Result<(usize, SocketAddr, Instant, u8)>;
 
     /// How many bytes may go out in one burst now.
     fn send_quantum(&self) -> usize;
@@ -211,9 +215,9 @@ impl DatagramSource for Connection {
         &mut self,
         out: &mut [u8],
         now: Instant,
-    ) -> quiche::Result<(usize, SocketAddr, Instant)> {
+    ) -> quiche::Result<(usize, SocketAddr, Instant, u8)> {
         let (len, info) = self.send_at(out, now)?;
-        Ok((len, info.to, info.at))
+        Ok((len, info.to, info.at, info.ecn))
     }
 
     fn send_quantum(&self) -> usize {
@@ -232,6 +236,7 @@ struct Pending {
     len: usize,
     to: SocketAddr,
     at: Instant,
+    ecn: u8,
 }
 
 /// The batch being assembled at the start of the work buffer.
@@ -244,6 +249,8 @@ struct Assembly {
     closed: bool,
     to: Option<SocketAddr>,
     at: Option<Instant>,
+    /// The ECN codepoint every datagram of the batch carries (one per send call).
+    ecn: u8,
     /// The most bytes the batch may hold.
     limit: usize,
     /// The most datagrams it may hold.
@@ -259,6 +266,7 @@ impl Assembly {
             closed: false,
             to: None,
             at: None,
+            ecn: 0,
             limit,
             max_count: max_count.clamp(1, GSO_MAX_SEGMENTS),
         }
@@ -270,24 +278,26 @@ impl Assembly {
             || (self.count > 0 && (self.closed || self.len + self.segment > self.limit))
     }
 
-    /// Whether a datagram of `len` bytes to `to`, due at `at`, may join. The first one joins
-    /// whatever its size (a datagram is never split), unless it is not due yet.
-    fn admits(&self, len: usize, to: SocketAddr, at: Instant, horizon: Instant) -> bool {
+    /// Whether a datagram of `len` bytes to `to`, due at `at`, marked `ecn`, may join. The
+    /// first one joins whatever its size (a datagram is never split), unless it is not due yet.
+    fn admits(&self, len: usize, to: SocketAddr, at: Instant, ecn: u8, horizon: Instant) -> bool {
         if at > horizon || len == 0 {
             return false;
         }
         self.count == 0
             || (!self.is_full()
                 && self.to == Some(to)
+                && self.ecn == ecn
                 && len <= self.segment
                 && self.len + len <= self.limit)
     }
 
-    fn push(&mut self, len: usize, to: SocketAddr, at: Instant) {
+    fn push(&mut self, len: usize, to: SocketAddr, at: Instant, ecn: u8) {
         if self.count == 0 {
             self.segment = len;
             self.to = Some(to);
             self.at = Some(at);
+            self.ecn = ecn;
         }
         self.closed |= len < self.segment;
         self.len += len;
@@ -322,8 +332,18 @@ fn fill(
             return Fill::Full;
         };
         match conn.next_datagram(out, now) {
-            Ok((len, to, at)) if a.admits(len, to, at, horizon) => a.push(len, to, at),
-            Ok((len, to, at)) => return Fill::Carry(Pending { off, len, to, at }),
+            Ok((len, to, at, ecn)) if a.admits(len, to, at, ecn, horizon) => {
+                a.push(len, to, at, ecn)
+            }
+            Ok((len, to, at, ecn)) => {
+                return Fill::Carry(Pending {
+                    off,
+                    len,
+                    to,
+                    at,
+                    ecn,
+                })
+            }
             Err(Error::Done) => return Fill::Done,
             Err(e) => {
                 log::warn!("{}: send: {e:?}", conn.name());
@@ -370,7 +390,7 @@ pub fn flush(
         let mut a = Assembly::new(limit, burst - sent);
         if let Some(c) = carry.take() {
             bufs.work.copy_within(c.off..c.off + c.len, 0);
-            a.push(c.len, c.to, c.at);
+            a.push(c.len, c.to, c.at, c.ecn);
         } else if let Some(h) = queue.held.take() {
             if h.at > horizon {
                 let at = h.at;
@@ -382,7 +402,7 @@ pub fn flush(
                 return Flush::Idle;
             };
             dst.copy_from_slice(&h.buf);
-            a.push(h.buf.len(), h.to, h.at);
+            a.push(h.buf.len(), h.to, h.at, h.ecn);
             bufs.put_single(h.buf);
         }
         let filled = fill(conn, &mut a, bufs, now);
@@ -391,6 +411,7 @@ pub fn flush(
                 buf: bufs.work.get(..a.len).unwrap_or(&[]),
                 segment: a.segment,
                 to,
+                ecn: a.ecn,
             };
             let n = out.transmit(segments).min(a.count);
             sent += n;
@@ -404,6 +425,7 @@ pub fn flush(
                     segment: a.segment,
                     to,
                     at,
+                    ecn: a.ecn,
                     done: n,
                 });
                 return Flush::Blocked;

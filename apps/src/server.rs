@@ -164,8 +164,8 @@ pub struct Server {
     worker: Option<Worker>,
 }
 
-/// A datagram handed from one worker to another: its bytes and source address.
-type Forwarded = (Vec<u8>, SocketAddr);
+/// A datagram, its source and its ECN codepoint.
+type Forwarded = (Vec<u8>, SocketAddr, u8);
 
 /// The most datagrams waiting in a worker's inbox; more are dropped (and recovered by QUIC).
 const INBOX_LEN: usize = 4096;
@@ -423,11 +423,11 @@ impl Server {
                     self.stats.dropped += 1;
                     continue;
                 };
-                let from = message.from;
+                let (from, ecn) = (message.from, message.ecn);
                 for datagram in message.datagrams() {
                     datagrams += 1;
                     self.stats.datagrams += 1;
-                    self.on_datagram(datagram, from, now);
+                    self.on_datagram(datagram, from, ecn, now);
                 }
             }
         }
@@ -442,9 +442,9 @@ impl Server {
             batch.extend(w.inbox.try_iter().take(INBOX_LEN));
         }
         let now = Instant::now();
-        for (mut datagram, from) in batch {
+        for (mut datagram, from, ecn) in batch {
             self.stats.datagrams += 1;
-            self.on_datagram(&mut datagram, from, now);
+            self.on_datagram(&mut datagram, from, ecn, now);
         }
     }
 
@@ -457,11 +457,11 @@ impl Server {
     }
 
     /// Hands a datagram to worker `owner`; dropped if its inbox is full.
-    fn forward(&mut self, owner: usize, buf: &[u8], from: SocketAddr) {
+    fn forward(&mut self, owner: usize, buf: &[u8], from: SocketAddr, ecn: u8) {
         let Some((tx, waker)) = self.worker.as_ref().and_then(|w| w.links.get(owner)) else {
             return;
         };
-        if tx.try_send((buf.to_vec(), from)).is_ok() {
+        if tx.try_send((buf.to_vec(), from, ecn)).is_ok() {
             log::debug!("{from}: datagram handed to worker {owner}");
             let _ = waker.wake();
         } else {
@@ -469,11 +469,12 @@ impl Server {
         }
     }
 
-    fn on_datagram(&mut self, buf: &mut [u8], from: SocketAddr, now: Instant) {
+    /// A datagram from `from` whose IP header carried the ECN codepoint `ecn`.
+    fn on_datagram(&mut self, buf: &mut [u8], from: SocketAddr, ecn: u8, now: Instant) {
         let route = self.route(buf, from);
         let (scid, odcid, alias) = match route {
-            Route::Known(idx) => return self.deliver(idx, buf, from, now),
-            Route::Forward(owner) => return self.forward(owner, buf, from),
+            Route::Known(idx) => return self.deliver(idx, buf, from, ecn, now),
+            Route::Forward(owner) => return self.forward(owner, buf, from, ecn),
             Route::Drop(why) => {
                 self.stats.dropped += 1;
                 if why == INVALID_TOKEN {
@@ -506,7 +507,7 @@ impl Server {
             from,
             to: self.local,
         };
-        let received = conn.recv(buf, info);
+        let received = conn.recv_with_ecn_at(buf, info, ecn, now);
         // Anyone can forge an Initial header (its keys derive from the DCID in clear), so
         // the state exists only if a packet of the datagram decrypted; otherwise it is
         // dropped now and the datagram ignored, as if it had been dropped unopened. A packet
@@ -631,7 +632,7 @@ impl Server {
         }
     }
 
-    fn deliver(&mut self, idx: usize, buf: &mut [u8], from: SocketAddr, now: Instant) {
+    fn deliver(&mut self, idx: usize, buf: &mut [u8], from: SocketAddr, ecn: u8, now: Instant) {
         let Some(Some(peer)) = self.peers.get_mut(idx) else {
             return;
         };
@@ -639,7 +640,7 @@ impl Server {
             from,
             to: self.local,
         };
-        if let Err(e) = peer.conn.recv_at(buf, info, now) {
+        if let Err(e) = peer.conn.recv_with_ecn_at(buf, info, ecn, now) {
             log::debug!("{}: recv: {e:?}", peer.conn.trace_id());
         }
         // The client's address may change (NAT rebinding, migration, RFC 9000 §9): the

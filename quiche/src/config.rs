@@ -39,6 +39,7 @@ pub struct Config {
     pub(crate) slow_start: SlowStartStrategy,
     pub(crate) hystart_variant: HystartVariant,
     pub(crate) pacing: bool,
+    pub(crate) ecn: bool,
     pub(crate) initial_congestion_window_packets: usize,
     pub(crate) max_connection_window: u64,
     pub(crate) max_stream_window: u64,
@@ -87,6 +88,7 @@ impl Config {
             slow_start: SlowStartStrategy::default(),
             hystart_variant: HystartVariant::Css,
             pacing: true,
+            ecn: true,
             initial_congestion_window_packets: 10,
             max_connection_window: DEFAULT_MAX_CONNECTION_WINDOW,
             max_stream_window: DEFAULT_MAX_STREAM_WINDOW,
@@ -290,6 +292,16 @@ impl Config {
     /// Enables or disables pacing (on by default).
     pub fn enable_pacing(&mut self, v: bool) {
         self.pacing = v;
+    }
+
+    /// Whether connections mark their packets ECT(0) while validating the path for ECN and
+    /// once it is found capable (RFC 9000 §13.4; default on). The codepoint to set is in
+    /// [`SendInfo::ecn`](crate::SendInfo::ecn); received codepoints come in through
+    /// [`Connection::recv_with_ecn`](crate::Connection::recv_with_ecn) and are reported to the
+    /// peer whatever this says. An application that cannot set the codepoint loses nothing by
+    /// leaving it on: validation fails and marking stops. Beyond quiche's API.
+    pub fn enable_ecn(&mut self, v: bool) {
+        self.ecn = v;
     }
 
     /// Sets the initial congestion window in packets (default 10).

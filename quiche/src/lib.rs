@@ -39,6 +39,7 @@ pub use crate::cc::{
 };
 pub use crate::cid::ConnectionIdGenerator;
 pub use crate::config::Config;
+pub use crate::connection::ecn::{EcnState, ECT0};
 pub use crate::connection::{
     accept, connect, Connection, ConnectionError, PathStats, PathStatsIter, RecvInfo, SendInfo,
     Stats, MAX_SEND_QUANTUM, SEND_QUANTUM_INTERVAL,

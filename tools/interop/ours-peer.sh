@@ -43,7 +43,8 @@ client)
     # Every case but http3 is HTTP/0.9 (hq-interop).
     [ "$kase" = http3 ] || args+=(--http09)
     case "$kase" in
-        handshake|transfer|multiplexing|retry|http3) ;;
+        # ecn: on by default (ECT(0) while validating, counts in ACK frames).
+        handshake|transfer|multiplexing|retry|http3|ecn) ;;
         resumption) args+=(--resume) ;;
         zerortt) args+=(--resume --early-data) ;;
         chacha20) args+=(--chacha20) ;;

@@ -19,7 +19,7 @@ REPO="$(cd "$HERE/../.." && pwd)"
 BUILD="$HERE/.build"
 CERTS="$REPO/quiche/tests/certs"
 ALL_PEERS="aioquic,quic-go,quinn,ngtcp2"
-ALL_CASES="handshake,transfer,multiplexing,retry,resumption,zerortt,chacha20,keyupdate,versionnegotiation,http3,v2"
+ALL_CASES="handshake,transfer,multiplexing,retry,resumption,zerortt,chacha20,keyupdate,versionnegotiation,http3,v2,ecn"
 ALL_CASES+=",handshakeloss,transferloss,handshakecorruption,transfercorruption"
 RELAY="$REPO/target/release/relay"
 
@@ -152,6 +152,9 @@ make_files() {
             head -c $((1999 * 32)) /dev/urandom | split -b 32 -a 4 -d - "$dir/mux"
             (cd "$dir" && ls mux* >.order) ;;
         retry) add "$(rand_name 10)" $((10 << 10)) ;;
+        # The interop runner's 100 KiB: enough packets after the handshake for a peer that
+        # validates ECN only then to acknowledge marked ones.
+        ecn) add "$(rand_name 10)" $((100 << 10)) ;;
         resumption) add "$(rand_name 10)" $((5 << 10)); add "$(rand_name 10)" $((10 << 10)) ;;
         zerortt)
             # Long names make the requests large, as in the interop runner.

@@ -8,6 +8,9 @@ runner checks its traces (see shared/specs/interop-testcases.md).
 --strict also dissects every packet of the trace and fails on any malformed packet
 or expert message of severity warning or error (our own peer is held to that).
 
+The ecn case also reads every packet's IP ECN field and ACK frame types: each side must send
+ECT-marked packets, no CE, and ACK frames with ECN counts (type 0x03).
+
 The http3 case is always checked strictly (the QUIC layer, with HTTP/3 above it, must
 dissect cleanly), and also: ALPN h3 offered and chosen; data both ways on at least N
 client-initiated bidirectional streams (--requests N: one request stream per file); and
@@ -247,6 +250,67 @@ def h3_summary(h):
     return " " + " ".join(parts)
 
 
+ECN_NAMES = {0: "not-ECT", 1: "ECT(1)", 2: "ECT(0)", 3: "CE"}
+ACK_ECN = 3
+
+
+def read_ecn(pcap, keylog, port):
+    """The ecn case: per side, datagrams by ECN codepoint of their IP header (IPv4's
+    ip.dsfield.ecn or IPv6's ipv6.tclass.ecn), ACK frames with ECN counts (frame type 0x03)
+    and the largest ECT(0)/ECT(1)/CE counts those reported. Every packet is read: marks and
+    ACK_ECN frames are mostly in 1-RTT packets of key phase 0, which the main pass skips."""
+    fields = ["udp.srcport", "ip.dsfield.ecn", "ipv6.tclass.ecn", "quic.frame_type",
+              "quic.ack.ect0_count", "quic.ack.ect1_count", "quic.ack.ecn_ce_count"]
+    cmd = ["tshark", "-n", "-r", pcap, "-o", f"tls.keylog_file:{keylog}", "-d", f"udp.port=={port},quic",
+           "-Y", "quic", "-T", "fields", "-E", "separator=\t", "-E", "aggregator=,", "-E", "occurrence=a"]
+    for f in fields:
+        cmd += ["-e", f]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    if out.returncode != 0:
+        raise RuntimeError(f"tshark failed: {out.stderr.strip()[:300]}")
+    e = {side: {"marks": {n: 0 for n in ECN_NAMES.values()}, "ack_ecn": 0, "counts": [0, 0, 0]}
+         for side in ("client", "server")}
+    for line in out.stdout.splitlines():
+        cols = line.split("\t") + [""] * len(fields)
+        vals = [[v for v in c.split(",") if v] for c in cols[:len(fields)]]
+        if not vals[0]:
+            continue
+        side = "server" if int(vals[0][0]) == port else "client"
+        ecn = vals[1] or vals[2]
+        if ecn:
+            e[side]["marks"][ECN_NAMES[as_int(ecn[0]) & 3]] += 1
+        e[side]["ack_ecn"] += sum(1 for t in vals[3] if as_int(t) == ACK_ECN)
+        for i, col in enumerate(vals[4:7]):
+            for v in col:
+                e[side]["counts"][i] = max(e[side]["counts"][i], as_int(v))
+    return e
+
+
+def ecn_problems(e):
+    """The interop runner's ecn case (its §3.12): each side sent ECT-marked packets and no CE
+    (nothing on loopback marks CE), and ACK frames with ECN counts."""
+    problems = []
+    for side in ("client", "server"):
+        m = e[side]["marks"]
+        if m["ECT(0)"] + m["ECT(1)"] == 0:
+            problems.append(f"{side} sent no ECT-marked packet")
+        if m["CE"]:
+            problems.append(f"{side} sent {m['CE']} CE-marked packet(s)")
+        if e[side]["ack_ecn"] == 0:
+            problems.append(f"{side} sent no ACK frame with ECN counts")
+    return problems
+
+
+def ecn_summary(e):
+    if e is None:
+        return ""
+    return "".join(
+        f" {side}_ecn={ {k: v for k, v in e[side]['marks'].items() if v} }"
+        f" {side}_ack_ecn={e[side]['ack_ecn']}"
+        f" {side}_reported(ect0,ect1,ce)={tuple(e[side]['counts'])}"
+        for side in ("client", "server"))
+
+
 def hexes(lists):
     return [[hex(v) for v in vs] for vs in lists]
 
@@ -453,6 +517,7 @@ def main():
         f = collect(read_trace(a.pcap, a.keylog, a.port), a.port)
         if a.case == "http3":
             f.h3 = read_h3(a.pcap, a.keylog, a.port)
+        ecn = read_ecn(a.pcap, a.keylog, a.port) if a.case == "ecn" else None
     except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
         print(f"error: {e}")
         return 1
@@ -468,12 +533,15 @@ def main():
         f" alpn_offered={f.alpn_offered} alpn_chosen={f.alpn_chosen}"
         + h3_summary(f.h3)
         + relay_summary
+        + ecn_summary(ecn)
     )
     problems = check(f, a.case, a.handshakes)
     if relay:
         problems += relay_problems(relay, to_server, from_server)
     if a.case == "http3":
         problems += h3_problems(f, a.requests)
+    if ecn is not None:
+        problems += ecn_problems(ecn)
     if a.strict or a.case == "http3":
         try:
             spared = sum(map(tshark_v2_initial_limit, f.undecrypted)) if a.case == "v2" else 0

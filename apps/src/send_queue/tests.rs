@@ -59,13 +59,13 @@ impl DatagramSource for Script {
         &mut self,
         out: &mut [u8],
         _now: Instant,
-    ) -> quiche::Result<(usize, SocketAddr, Instant)> {
+    ) -> quiche::Result<(usize, SocketAddr, Instant, u8)> {
         self.calls += 1;
         let item = self.items.pop_front().ok_or(Error::Done)?;
         let dst = out.get_mut(..item.len).ok_or(Error::BufferTooShort)?;
         stamp(dst, self.next_id);
         self.next_id += 1;
-        Ok((item.len, item.to, item.at))
+        Ok((item.len, item.to, item.at, 0))
     }
 
     fn send_quantum(&self) -> usize {

@@ -42,9 +42,10 @@ pub const MMSG_MAX: usize = 64;
 /// call usefully fills.
 pub const RECV_MAX: usize = 32;
 
-/// Room for one control message carrying an `int` (the `UDP_GRO` segment size), aligned for
-/// `cmsghdr`: `CMSG_SPACE(sizeof(int))` is 24 bytes on 64-bit Linux, 16 on 32-bit.
-pub type CmsgBuf = [u64; 4];
+/// Room for the control messages of one received message, aligned for `cmsghdr`: the
+/// `UDP_GRO` segment size and the TOS / traffic class byte (`IP_TOS` or `IPV6_TCLASS`), each
+/// `CMSG_SPACE(sizeof(int))`, 24 bytes on 64-bit Linux, with room to spare.
+pub type CmsgBuf = [u64; 8];
 
 /// One received message: the bytes written to its buffer, the sender, and the segment size
 /// the kernel reported with `UDP_GRO` (`None`: the buffer holds one datagram).
@@ -58,6 +59,8 @@ pub struct Received {
     pub segment: Option<usize>,
     /// The datagram did not fit the buffer (`MSG_TRUNC`; not reported without `recvmmsg`).
     pub truncated: bool,
+    /// The ECN codepoint of the IP header (0 where it cannot be read).
+    pub ecn: u8,
 }
 
 /// Buffers filled per `recvmmsg` call.
@@ -77,6 +80,8 @@ pub struct Segments<'a> {
     pub segment: usize,
     /// Where they go.
     pub to: SocketAddr,
+    /// The ECN codepoint of their IP headers (RFC 3168; 0 is not-ECT).
+    pub ecn: u8,
 }
 
 impl<'a> Segments<'a> {
@@ -114,6 +119,11 @@ pub struct UdpIo {
     socket: mio::net::UdpSocket,
     gso: bool,
     gro: bool,
+    /// Whether received datagrams report their TOS / traffic class byte.
+    ecn_recv: bool,
+    /// The ECN codepoint the socket's TOS / traffic class option is set to now: sends switch
+    /// it only when a batch needs another one.
+    tos: u8,
 }
 
 impl UdpIo {
@@ -134,15 +144,19 @@ impl UdpIo {
             socket,
             gso: false,
             gro: false,
+            ecn_recv: false,
+            tos: 0,
         };
         if !disable_gso {
             io.gso = sys::probe_gso(&io.socket).is_ok();
             io.gro = sys::enable_gro(&io.socket).is_ok();
         }
+        io.ecn_recv = sys::enable_ecn_recv(&io.socket, addr.is_ipv6()).is_ok();
         log::debug!(
-            "socket {addr}: GSO {}, GRO {}",
+            "socket {addr}: GSO {}, GRO {}, ECN {}",
             on_off(io.gso),
-            on_off(io.gro)
+            on_off(io.gro),
+            on_off(io.ecn_recv)
         );
         Ok(io)
     }
@@ -170,6 +184,24 @@ impl UdpIo {
     /// Whether the kernel coalesces received datagrams.
     pub fn gro(&self) -> bool {
         self.gro
+    }
+
+    /// Whether received datagrams report their ECN codepoint.
+    pub fn ecn_recv(&self) -> bool {
+        self.ecn_recv
+    }
+
+    /// Sets the ECN codepoint of what the socket sends next, if it is not set already. A
+    /// system that refuses keeps sending not-ECT, which ECN validation notices.
+    fn set_ecn(&mut self, ecn: u8) {
+        if ecn == self.tos {
+            return;
+        }
+        let v6 = self.local_addr().is_ok_and(|a| a.is_ipv6());
+        match sys::set_tos(&self.socket, v6, ecn) {
+            Ok(()) => self.tos = ecn,
+            Err(e) => log::debug!("setting ECN codepoint {ecn}: {e}"),
+        }
     }
 
     /// Reads as many messages as are waiting, up to [`RECV_SLOTS`], into `batch`; returns how
@@ -270,6 +302,7 @@ fn on_off(b: bool) -> &'static str {
 
 impl Transmit for UdpIo {
     fn transmit(&mut self, s: Segments<'_>) -> usize {
+        self.set_ecn(s.ecn);
         let count = s.count();
         if count == 1 {
             return self.transmit_one(s.buf, s.to);
@@ -307,6 +340,9 @@ pub struct Message<'a> {
     pub from: SocketAddr,
     /// The size of each datagram but the last.
     pub segment: usize,
+    /// The ECN codepoint their IP headers carried (GRO only coalesces datagrams with the same
+    /// one).
+    pub ecn: u8,
 }
 
 impl<'a> Message<'a> {
@@ -322,7 +358,7 @@ impl RecvBatch {
     pub fn new() -> Self {
         RecvBatch {
             buf: vec![0; RECV_SLOTS * RECV_SLOT_SIZE],
-            cmsgs: [[0; 4]; RECV_SLOTS],
+            cmsgs: [[0; 8]; RECV_SLOTS],
             headers: sys::RecvHeaders::default(),
             meta: [Received::default(); RECV_SLOTS],
             filled: 0,
@@ -347,6 +383,7 @@ impl RecvBatch {
             buf,
             from,
             segment: meta.segment.unwrap_or(meta.len),
+            ecn: meta.ecn,
         })
     }
 }

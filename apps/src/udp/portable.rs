@@ -22,6 +22,16 @@ pub fn enable_gro(_socket: &UdpSocket) -> io::Result<()> {
     Err(unsupported())
 }
 
+/// Reading the TOS byte of received datagrams is done on Linux only.
+pub fn enable_ecn_recv(_socket: &UdpSocket, _v6: bool) -> io::Result<()> {
+    Err(unsupported())
+}
+
+/// Setting the TOS byte is done on Linux only.
+pub fn set_tos(_socket: &UdpSocket, _v6: bool, _tos: u8) -> io::Result<()> {
+    Err(unsupported())
+}
+
 /// Never called: [`probe_gso`] fails.
 pub fn send_gso(
     _socket: &UdpSocket,
@@ -73,6 +83,7 @@ pub fn recv_mmsg(
                     from: Some(from),
                     segment: None,
                     truncated: false,
+                    ecn: 0,
                 };
                 got += 1;
             }

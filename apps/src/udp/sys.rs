@@ -40,6 +40,35 @@ pub fn enable_gro(socket: &UdpSocket) -> io::Result<()> {
     setsockopt_int(socket.as_raw_fd(), libc::SOL_UDP, libc::UDP_GRO, 1)
 }
 
+/// Asks the kernel to report the TOS / traffic class byte of received datagrams (`IP_TOS` and
+/// `IPV6_TCLASS` control messages), whose two low bits are the ECN codepoint. An IPv6 socket
+/// also receives IPv4 datagrams (mapped addresses), so it asks for both.
+pub fn enable_ecn_recv(socket: &UdpSocket, v6: bool) -> io::Result<()> {
+    let fd = socket.as_raw_fd();
+    if v6 {
+        setsockopt_int(fd, libc::IPPROTO_IPV6, libc::IPV6_RECVTCLASS, 1)?;
+        // Only matters for IPv4-mapped peers; an IPv6-only socket may refuse it.
+        let _ = setsockopt_int(fd, libc::IPPROTO_IP, libc::IP_RECVTOS, 1);
+        Ok(())
+    } else {
+        setsockopt_int(fd, libc::IPPROTO_IP, libc::IP_RECVTOS, 1)
+    }
+}
+
+/// Sets the TOS / traffic class byte of what the socket sends: the ECN codepoint `tos` (the
+/// DSCP bits stay 0). An IPv6 socket sets both, for its IPv4-mapped peers.
+pub fn set_tos(socket: &UdpSocket, v6: bool, tos: u8) -> io::Result<()> {
+    let fd = socket.as_raw_fd();
+    let tos = i32::from(tos & 0b11);
+    if v6 {
+        setsockopt_int(fd, libc::IPPROTO_IPV6, libc::IPV6_TCLASS, tos)?;
+        let _ = setsockopt_int(fd, libc::IPPROTO_IP, libc::IP_TOS, tos);
+        Ok(())
+    } else {
+        setsockopt_int(fd, libc::IPPROTO_IP, libc::IP_TOS, tos)
+    }
+}
+
 /// A socket address in the C layout, and its length.
 fn to_sockaddr(addr: SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
     // SAFETY: sockaddr_storage is plain old data; all-zero bytes are a valid value.
@@ -122,7 +151,7 @@ pub fn send_gso(socket: &UdpSocket, buf: &[u8], segment: u16, to: SocketAddr) ->
         iov_base: buf.as_ptr() as *mut libc::c_void,
         iov_len: buf.len(),
     };
-    let mut cmsg_buf: CmsgBuf = [0; 4];
+    let mut cmsg_buf: CmsgBuf = [0; 8];
     // SAFETY: msghdr is plain old data; all-zero bytes are a valid (empty) value.
     let mut msg: libc::msghdr = unsafe { zeroed() };
     msg.msg_name = (&mut addr as *mut libc::sockaddr_storage).cast();
@@ -242,31 +271,54 @@ pub fn recv_mmsg(
     })?;
     for i in 0..got.min(n) {
         let hdr = &msgs[i].msg_hdr;
+        let (segment, ecn) = control(hdr);
         out[i] = Received {
             len: msgs[i].msg_len as usize,
             from: from_sockaddr(&addrs[i]),
-            segment: gro_segment(hdr),
+            segment,
             truncated: hdr.msg_flags & libc::MSG_TRUNC != 0,
+            ecn,
         };
     }
     Ok(got.min(n))
 }
 
-/// The segment size of a `UDP_GRO` control message in a received header.
-fn gro_segment(hdr: &libc::msghdr) -> Option<usize> {
+/// What the control messages of a received header say: the segment size of a `UDP_GRO`
+/// message, and the ECN codepoint of an `IP_TOS` (one byte) or `IPV6_TCLASS` (an `int`)
+/// message.
+fn control(hdr: &libc::msghdr) -> (Option<usize>, u8) {
+    let mut segment = None;
+    let mut ecn = 0;
     // SAFETY: `hdr` was filled by recvmmsg: its control pointer and length describe the part
-    // of our control buffer the kernel wrote, which the CMSG macros walk without leaving it.
+    // of our control buffer the kernel wrote, which the CMSG macros walk without leaving it;
+    // each message's data is read only as the size its level and type give it, and the kernel
+    // wrote a header of that length (cmsg_len is checked before reading).
     unsafe {
         let mut cmsg = libc::CMSG_FIRSTHDR(hdr);
         while !cmsg.is_null() {
-            if (*cmsg).cmsg_level == libc::SOL_UDP && (*cmsg).cmsg_type == libc::UDP_GRO {
-                let size = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::c_int>());
-                return usize::try_from(size).ok().filter(|&s| s > 0);
+            let (level, ty) = ((*cmsg).cmsg_level, (*cmsg).cmsg_type);
+            let data_len = ((*cmsg).cmsg_len as usize).saturating_sub(libc::CMSG_LEN(0) as usize);
+            let data = libc::CMSG_DATA(cmsg);
+            if level == libc::SOL_UDP && ty == libc::UDP_GRO && data_len >= size_of::<libc::c_int>()
+            {
+                let size = std::ptr::read_unaligned(data.cast::<libc::c_int>());
+                segment = usize::try_from(size).ok().filter(|&s| s > 0);
+            } else if level == libc::IPPROTO_IP
+                && (ty == libc::IP_TOS || ty == libc::IP_RECVTOS)
+                && data_len >= 1
+            {
+                ecn = *data & 0b11;
+            } else if level == libc::IPPROTO_IPV6
+                && ty == libc::IPV6_TCLASS
+                && data_len >= size_of::<libc::c_int>()
+            {
+                let tclass = std::ptr::read_unaligned(data.cast::<libc::c_int>());
+                ecn = (tclass & 0b11) as u8;
             }
             cmsg = libc::CMSG_NXTHDR(hdr, cmsg);
         }
     }
-    None
+    (segment, ecn)
 }
 
 #[cfg(test)]

@@ -114,6 +114,7 @@ fn a_gso_send_arrives_as_separate_datagrams_at_a_plain_receiver() {
         buf: &buf,
         segment: 1200,
         to,
+        ecn: 0,
     });
     assert_eq!(sent, 10);
     assert!(io.gso(), "GSO stays on after a good send");
@@ -137,7 +138,8 @@ fn a_gro_receiver_splits_coalesced_datagrams() {
         sender.transmit(Segments {
             buf: &buf,
             segment: 1350,
-            to
+            to,
+            ecn: 0,
         }),
         20
     );
@@ -146,7 +148,8 @@ fn a_gro_receiver_splits_coalesced_datagrams() {
         sender.transmit(Segments {
             buf: &buf,
             segment: 1000,
-            to
+            to,
+            ecn: 0,
         }),
         5
     );
@@ -198,6 +201,7 @@ fn without_gso_batches_go_out_with_sendmmsg_and_come_in_with_recvmmsg() {
         buf: &buf,
         segment: 1350,
         to,
+        ecn: 0,
     });
     assert_eq!(sent, 30);
     let (got, messages, _) = read_batched(&mut receiver, 30);
@@ -221,6 +225,7 @@ fn a_gso_send_the_kernel_refuses_turns_gso_off_and_goes_out_singly() {
         buf: &buf,
         segment: 10,
         to,
+        ecn: 0,
     });
     assert_eq!(sent, n);
     assert!(!io.gso(), "GSO is off after EINVAL");
@@ -231,9 +236,71 @@ fn a_gso_send_the_kernel_refuses_turns_gso_off_and_goes_out_singly() {
         io.transmit(Segments {
             buf: &buf,
             segment: 100,
-            to
+            to,
+            ecn: 0,
         }),
         3
     );
     assert_eq!(read_plain(&receiver, 3), expected(3, 100, 100));
+}
+
+/// Receives with `io` until `n` datagrams arrived; returns the ECN codepoint of each.
+fn read_ecn(io: &mut UdpIo, n: usize) -> Vec<u8> {
+    let mut batch = RecvBatch::new();
+    let mut codepoints = Vec::new();
+    for _ in 0..2000 {
+        if codepoints.len() >= n {
+            break;
+        }
+        match io.recv(&mut batch) {
+            Ok(k) => {
+                for i in 0..k {
+                    let m = batch.message(i).expect("message");
+                    let ecn = m.ecn;
+                    codepoints.extend(m.datagrams().map(|_| ecn));
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            Err(e) => panic!("recv: {e}"),
+        }
+    }
+    codepoints
+}
+
+#[test]
+fn ecn_codepoints_survive_gso_gro_and_single_sends_on_both_families() {
+    for addr in ["127.0.0.1:0", "[::1]:0"] {
+        let addr: SocketAddr = addr.parse().unwrap();
+        let Ok(mut sender) = UdpIo::bind(addr, false) else {
+            // A machine without IPv6 loopback: the IPv4 round still ran.
+            assert!(addr.is_ipv6(), "binding {addr}");
+            continue;
+        };
+        let mut receiver = UdpIo::bind(addr, false).unwrap();
+        assert!(receiver.ecn_recv(), "{addr}: TOS reporting refused");
+        let to = receiver.local_addr().unwrap();
+        // A GSO batch marked ECT(0), one unmarked datagram, then one marked CE.
+        let buf = pattern(5, 1200, 1200);
+        let batch = Segments {
+            buf: &buf,
+            segment: 1200,
+            to,
+            ecn: quiche::ECT0,
+        };
+        assert_eq!(sender.transmit(batch), 5);
+        let one = pattern(1, 100, 100);
+        for ecn in [0, 0b11] {
+            let single = Segments {
+                buf: &one,
+                segment: 100,
+                to,
+                ecn,
+            };
+            assert_eq!(sender.transmit(single), 1);
+        }
+        let got = read_ecn(&mut receiver, 7);
+        assert_eq!(got, [2, 2, 2, 2, 2, 0, 3], "{addr}");
+    }
 }

@@ -22,8 +22,10 @@ impl Connection {
         match frame {
             Frame::Padding { .. } | Frame::Ping => {}
             Frame::ACK {
-                ack_delay, ranges, ..
-            } => self.on_ack_frame(epoch, ack_delay, &ranges, now)?,
+                ack_delay,
+                ranges,
+                ecn_counts,
+            } => self.on_ack_frame(epoch, ack_delay, &ranges, ecn_counts.as_ref(), now)?,
             Frame::Crypto { offset, data } => {
                 self.spaces[epoch.index()].crypto_recv.write(offset, data)?;
                 self.feed_tls(now)?;
@@ -152,6 +154,7 @@ impl Connection {
         epoch: Epoch,
         raw_delay: u64,
         ranges: &AckRanges,
+        ecn_counts: Option<&crate::frame::EcnCounts>,
         now: Instant,
     ) -> Result<()> {
         let exponent = if epoch == Epoch::Application {
@@ -176,8 +179,22 @@ impl Connection {
         );
         self.log_lost(epoch, &outcome, now, LOSS_BY_ACK);
         self.pmtud_on_outcome(epoch, &outcome, now);
+        let marked_acked = outcome
+            .acked
+            .iter()
+            .filter(|p| p.payload.ecn_marked)
+            .count();
         self.settle(epoch, &mut outcome);
         self.ack_outcome = outcome;
+        if result.is_ok() {
+            self.on_ack_ecn(
+                epoch,
+                ranges.largest(),
+                ecn_counts,
+                marked_acked as u64,
+                now,
+            );
+        }
         self.qlog_metrics(now);
         result
     }
@@ -187,6 +204,10 @@ impl Connection {
         for pkt in outcome.acked.drain(..) {
             self.on_frames_acked(epoch, &pkt.payload);
             self.recycle(pkt.payload);
+        }
+        let marked_lost = outcome.lost.iter().filter(|p| p.payload.ecn_marked).count();
+        if marked_lost > 0 {
+            self.on_ecn_marked_lost(marked_lost as u64);
         }
         for pkt in outcome.lost.drain(..) {
             self.on_frames_lost(epoch, &pkt.payload);

@@ -470,6 +470,8 @@ impl Connection {
                 from: local,
                 to: peer,
                 at: now,
+                // ECN is validated on the active path only; probes go unmarked.
+                ecn: 0,
             },
         ))
     }

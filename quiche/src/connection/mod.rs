@@ -7,6 +7,7 @@
 //! clock.
 
 mod datagram;
+pub mod ecn;
 mod frames;
 mod handshake;
 mod ids;
@@ -21,6 +22,8 @@ pub mod state;
 pub mod stats;
 #[cfg(test)]
 pub(crate) mod tests;
+#[cfg(test)]
+mod tests_ecn;
 #[cfg(test)]
 mod tests_handshake_loss;
 #[cfg(test)]
@@ -78,6 +81,10 @@ pub struct SendInfo {
     pub to: SocketAddr,
     /// When to send it: pacing asks the application to hold the datagram until then.
     pub at: Instant,
+    /// The ECN codepoint to put in the two low bits of the IP header's TOS / traffic class
+    /// byte: [`ecn::ECT0`] while the path is being validated for ECN or was found capable, 0
+    /// (not-ECT) otherwise (RFC 9000 §13.4). Beyond quiche's API.
+    pub ecn: u8,
 }
 
 /// The ACK Delay exponent of Initial and Handshake packets, in both directions, whatever the
@@ -192,9 +199,15 @@ pub struct Connection {
     handshake_done_acked: bool,
     /// Anti-deadlock probe asked for by recovery (clients, RFC 9002 §6.2.2.1).
     anti_deadlock_probe: bool,
+    /// ECN validation of the path (RFC 9000 §13.4.2); per path once paths have state of their
+    /// own.
+    ecn: ecn::EcnValidation,
+    /// The ECN codepoint of the datagram being processed (`recv_with_ecn`), counted for each of
+    /// its packets that is processed.
+    recv_ecn: u8,
     /// 1-RTT packets that arrived before the keys to open them (servers before the handshake
     /// completes); replayed once the keys are usable. Bounded.
-    undecryptable: Vec<(Vec<u8>, RecvInfo)>,
+    undecryptable: Vec<(Vec<u8>, RecvInfo, u8)>,
 
     /// Our connection IDs and the peer's (NEW/RETIRE_CONNECTION_ID, stateless reset tokens).
     cids: ConnectionIds,
@@ -426,6 +439,8 @@ impl Connection {
             handshake_done_pending: false,
             handshake_done_acked: false,
             anti_deadlock_probe: false,
+            ecn: ecn::EcnValidation::new(config.ecn),
+            recv_ecn: 0,
             undecryptable: Vec::new(),
             cids,
             dgram_send: DatagramQueue::new(config.dgram_send_queue_len),
@@ -472,6 +487,13 @@ impl Connection {
     /// Processes a datagram received from the peer; returns the bytes consumed.
     pub fn recv(&mut self, buf: &mut [u8], info: RecvInfo) -> Result<usize> {
         self.recv_at(buf, info, Self::wall_now())
+    }
+
+    /// As [`Connection::recv`], for a datagram whose IP header carried the ECN codepoint `ecn`
+    /// (the two low bits of the TOS / traffic class byte): the codepoints are counted and
+    /// reported to the peer in ACK frames (RFC 9000 §13.4.1). Beyond quiche's API.
+    pub fn recv_with_ecn(&mut self, buf: &mut [u8], info: RecvInfo, ecn: u8) -> Result<usize> {
+        self.recv_with_ecn_at(buf, info, ecn, Self::wall_now())
     }
 
     /// Writes one datagram to send into `out`; `Error::Done` when there is nothing to send.

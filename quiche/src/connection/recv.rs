@@ -24,6 +24,25 @@ enum Fate {
 impl Connection {
     /// Processes a datagram received at `now`; returns the bytes consumed.
     pub fn recv_at(&mut self, buf: &mut [u8], info: RecvInfo, now: Instant) -> Result<usize> {
+        self.recv_with_ecn_at(buf, info, 0, now)
+    }
+
+    /// Processes a datagram received at `now` whose IP header carried the ECN codepoint `ecn`
+    /// (see [`Connection::recv_with_ecn`]); returns the bytes consumed.
+    pub fn recv_with_ecn_at(
+        &mut self,
+        buf: &mut [u8],
+        info: RecvInfo,
+        ecn: u8,
+        now: Instant,
+    ) -> Result<usize> {
+        self.recv_ecn = ecn & 0b11;
+        let result = self.recv_datagram(buf, info, now);
+        self.recv_ecn = 0;
+        result
+    }
+
+    fn recv_datagram(&mut self, buf: &mut [u8], info: RecvInfo, now: Instant) -> Result<usize> {
         let len = buf.len();
         if len == 0 {
             return Err(Error::BufferTooShort);
@@ -183,7 +202,7 @@ impl Connection {
                 && self.undecryptable.len() < MAX_UNDECRYPTABLE
             {
                 let packet = b.get(..packet_len).unwrap_or(b).to_vec();
-                self.undecryptable.push((packet, info));
+                self.undecryptable.push((packet, info, self.recv_ecn));
             }
             return Ok(Fate::Next(packet_len));
         }
@@ -312,9 +331,10 @@ impl Connection {
             .largest_received()
             .is_none_or(|l| pn > l);
         let max_ack_delay = std::time::Duration::from_millis(self.local_tp.max_ack_delay);
-        self.spaces[epoch.index()]
-            .acks
-            .on_packet_received(pn, ack_eliciting, now, max_ack_delay);
+        let acks = &mut self.spaces[epoch.index()].acks;
+        acks.on_packet_received(pn, ack_eliciting, now, max_ack_delay);
+        // Each processed packet of a datagram counts its IP header's codepoint (RFC 9000 §13.4.1).
+        acks.on_ecn(self.recv_ecn);
         self.stats.recv += 1;
         if let Some(path) = self.recv_path.and_then(|id| self.paths.get_mut(id)) {
             path.recv_packets += 1;
@@ -436,17 +456,21 @@ impl Connection {
         }
         let pending = std::mem::take(&mut self.undecryptable);
         let mut still = Vec::new();
-        for (mut packet, info) in pending {
+        let datagram_ecn = self.recv_ecn;
+        for (mut packet, info, ecn) in pending {
             let ty = match HeaderLayout::parse(&packet, self.scid.len()) {
                 Ok(hdr) => hdr.ty,
                 Err(_) => continue,
             };
             if !self.keys_ready(ty) {
-                still.push((packet, info));
+                still.push((packet, info, ecn));
                 continue;
             }
             self.on_datagram_path(info, 0);
-            self.recv_packet(&mut packet, info, now)?;
+            self.recv_ecn = ecn;
+            let result = self.recv_packet(&mut packet, info, now);
+            self.recv_ecn = datagram_ecn;
+            result?;
         }
         still.append(&mut self.undecryptable);
         still.truncate(MAX_UNDECRYPTABLE);

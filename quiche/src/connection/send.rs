@@ -170,11 +170,17 @@ impl Connection {
         } else {
             now
         };
+        let ecn = self.ecn.codepoint();
+        let ecn_change = self
+            .ecn
+            .on_datagram_sent(ecn != 0, now, self.recovery.pto());
+        self.log_ecn_change(ecn_change, now);
         let path = self.paths.active();
         let info = SendInfo {
             from: path.local,
             to: path.peer,
             at,
+            ecn,
         };
         Ok((written, info))
     }
@@ -375,6 +381,12 @@ impl Connection {
             } else {
                 self.stats.retrans_after_loss += 1;
             }
+        }
+        // The whole datagram carries one codepoint: marking never changes within `send_at`.
+        frames.ecn_marked = self.ecn.marking() && !self.probe_only;
+        if frames.ecn_marked {
+            self.ecn.on_marked_packet_sent(epoch);
+            self.stats.ecn_ect0_sent += 1;
         }
         let mut pkt = SentPacket::new(pn, now, len, ack_eliciting, in_flight, frames);
         pkt.pmtu_probe = self.pmtu_probe_building;

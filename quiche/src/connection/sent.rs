@@ -54,6 +54,9 @@ pub struct SentFrames {
     spill: Vec<SentFrame>,
     /// Whether the packet carried STREAM or CRYPTO bytes again after a loss.
     pub retransmission: bool,
+    /// Whether the packet's datagram went out with ECT(0): ECN validation counts these when
+    /// they are acknowledged or lost.
+    pub ecn_marked: bool,
 }
 
 const INLINE: usize = 3;
@@ -78,6 +81,7 @@ impl SentFrames {
         self.inline = [None; INLINE];
         self.spill.clear();
         self.retransmission = false;
+        self.ecn_marked = false;
     }
 
     /// Whether the record holds a heap buffer worth reusing (it once had more frames than fit

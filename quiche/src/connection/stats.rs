@@ -55,6 +55,11 @@ pub struct Stats {
     /// Of the `retrans` packets, those sent as PTO probes (RFC 9002 §6.2.4): they resend
     /// unacknowledged data that was not declared lost.
     pub retrans_in_probes: usize,
+    /// Packets sent marked ECT(0) (RFC 9000 §13.4; Rust only).
+    pub ecn_ect0_sent: usize,
+    /// Congestion events the peer's ECN-CE counts caused: window reductions, at most one per
+    /// round trip (RFC 9002 §7.1; Rust only).
+    pub ecn_ce_congestion_events: usize,
 }
 
 /// Statistics about the path of a connection.

@@ -270,6 +270,53 @@ pub unsafe extern "C" fn quiche_conn_recv(
     })
 }
 
+/// As `quiche_conn_recv`, for a datagram whose IP header carried the ECN codepoint `ecn` (the
+/// two low bits of the TOS / traffic class byte).
+///
+/// # Safety
+/// As `quiche_conn_recv`.
+#[no_mangle]
+pub unsafe extern "C" fn quiche_conn_recv_with_ecn(
+    conn: *mut Conn,
+    buf: *mut u8,
+    buf_len: size_t,
+    info: *const CRecvInfo,
+    ecn: u8,
+) -> ssize_t {
+    guard(invalid_ssize(), || {
+        // SAFETY: NULL is checked; otherwise valid by contract.
+        let (conn, buf, info) = unsafe { (conn.as_mut(), slice_out(buf, buf_len), info.as_ref()) };
+        let (Some(conn), Some(buf), Some(info)) = (conn, buf, info) else {
+            return invalid_ssize();
+        };
+        // SAFETY: the addresses are NULL (checked) or valid for their lengths by contract.
+        let (from, to) = unsafe {
+            (
+                sockaddr_to_std(info.from, info.from_len as usize),
+                sockaddr_to_std(info.to, info.to_len as usize),
+            )
+        };
+        let (Some(from), Some(to)) = (from, to) else {
+            return invalid_ssize();
+        };
+        match conn.conn.recv_with_ecn(buf, RecvInfo { from, to }, ecn) {
+            Ok(n) => len_ssize(n),
+            Err(e) => err_ssize(e),
+        }
+    })
+}
+
+/// The ECN codepoint to set on the next datagram `quiche_conn_send` writes (2 for ECT(0), 0 for
+/// none). `quiche_send_info` keeps quiche's layout, so the codepoint comes from here.
+///
+/// # Safety
+/// `conn` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn quiche_conn_send_ecn(conn: *const Conn) -> u8 {
+    // SAFETY: forwarded contract.
+    unsafe { with_conn(conn, 0, |c| c.conn.send_ecn_codepoint()) }
+}
+
 /// Writes one datagram to send into `out` and its addresses and send time into `out_info`;
 /// the datagram's length, or `QUICHE_ERR_DONE` when there is nothing to send.
 ///

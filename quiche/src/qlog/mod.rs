@@ -707,14 +707,47 @@ impl QlogLogger {
     /// Writes one event timed at `now` and returns its data, so that callers can recover the
     /// allocations inside it.
     fn write_event(&mut self, now: Instant, data: EventData) -> EventData {
-        // qlog tools expect events in time order (main-schema-05 §3.4.1); a caller that hands in
-        // an earlier `now` than before gets the previous event's time instead.
-        let elapsed = duration_ms(now.saturating_duration_since(self.start));
-        let time = elapsed.max(self.last_time);
-        self.last_time = time;
+        let time = self.event_time(now);
         let event = Event::with_time(time, data);
         self.write_record(|buf| serde_json::to_writer(buf, &event));
         event.data
+    }
+
+    /// The relative time of an event at `now`. qlog tools expect events in time order
+    /// (main-schema-05 §3.4.1): a caller that hands in an earlier `now` than before gets the
+    /// previous event's time instead.
+    fn event_time(&mut self, now: Instant) -> f32 {
+        let elapsed = duration_ms(now.saturating_duration_since(self.start));
+        let time = elapsed.max(self.last_time);
+        self.last_time = time;
+        time
+    }
+
+    /// `recovery:ecn_state_updated` (quic-events-12 §7.6; the qlog crate has no type for it, so
+    /// the event is written as plain JSON). States are `testing`, `unknown`, `failed` and
+    /// `capable`.
+    pub fn ecn_state_updated(&mut self, now: Instant, old: Option<&str>, new: &str) {
+        if !self.is_enabled() {
+            return;
+        }
+        let time = self.event_time(now);
+        let mut data = serde_json::Map::new();
+        if let Some(old) = old {
+            data.insert("old".to_string(), old.into());
+        }
+        data.insert("new".to_string(), new.into());
+        // The time as the qlog crate writes it (an f32's shortest form), not widened to f64, so
+        // that consecutive events compare in order.
+        let time: serde_json::Value = time
+            .to_string()
+            .parse::<serde_json::Number>()
+            .map_or(serde_json::Value::Null, serde_json::Value::Number);
+        let event = serde_json::json!({
+            "time": time,
+            "name": "recovery:ecn_state_updated",
+            "data": data,
+        });
+        self.write_record(|buf| serde_json::to_writer(buf, &event));
     }
 
     /// Writes one JSON text sequence record: RS, the JSON text, LF (RFC 7464 §2).

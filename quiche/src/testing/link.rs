@@ -1,11 +1,14 @@
 //! The parts of the link model that simulators share: a bottleneck that serialises datagrams
-//! behind a drop-tail queue, and the datagrams in flight in order of arrival. [`super::Pipe`]
+//! behind a drop-tail queue (with an optional AQM that marks ECN-CE above a threshold), and the datagrams in flight in order of arrival. [`super::Pipe`]
 //! joins one client and one server with them; simulators of several connections on one path
 //! (tools/netsim) build on the same pieces, so every simulator models a link the same way.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::time::{Duration, Instant};
+
+/// The CE codepoint (RFC 3168 §5).
+pub const CE: u8 = 0b11;
 
 /// A bottleneck of a given rate with a drop-tail queue in front of it and a propagation delay
 /// behind it. It only remembers when it finishes serialising what it has accepted; the rate,
@@ -41,6 +44,32 @@ impl Bottleneck {
         let done = start + Duration::from_secs_f64(len as f64 * 8.0 / rate);
         self.busy_until = Some(done);
         Some(done + delay)
+    }
+
+    /// An AQM in front of the queue (RFC 3168 §5, §6.1.1): an ECN-capable datagram (`ecn` is
+    /// ECT(0) or ECT(1)) offered at `now` while more than `ce_threshold` bytes wait is marked
+    /// CE instead of being left to grow the queue until it drops. Returns the codepoint the
+    /// datagram leaves with. `None` (or an infinitely fast link) marks nothing.
+    pub fn ecn_mark(
+        &self,
+        now: Instant,
+        ecn: u8,
+        rate_bps: Option<u64>,
+        ce_threshold: Option<usize>,
+    ) -> u8 {
+        let (Some(rate), Some(threshold)) = (rate_bps, ce_threshold) else {
+            return ecn;
+        };
+        if ecn & 0b11 == 0 {
+            // Not-ECT: the AQM leaves it to the drop-tail queue.
+            return ecn;
+        }
+        let backlog = self.queue_delay(now).as_secs_f64() * rate.max(1) as f64 / 8.0;
+        if backlog > threshold as f64 {
+            CE
+        } else {
+            ecn
+        }
     }
 
     /// How long a datagram offered at `now` would wait before its serialisation starts.
@@ -221,6 +250,11 @@ mod tests {
             Some(t0 + Duration::from_millis(1_500) + delay)
         );
         assert_eq!(sched(&mut b, 100), None, "1,500 bytes queued already");
+        // Above 1,000 queued bytes ECN-capable datagrams are marked, others are not.
+        assert_eq!(b.ecn_mark(t0, 0b10, Some(8_000), Some(1_000)), CE);
+        assert_eq!(b.ecn_mark(t0, 0b00, Some(8_000), Some(1_000)), 0);
+        assert_eq!(b.ecn_mark(t0, 0b10, Some(8_000), Some(2_000)), 0b10);
+        assert_eq!(b.ecn_mark(t0, 0b10, Some(8_000), None), 0b10);
         // Infinitely fast: only the delay.
         let mut fast = Bottleneck::default();
         assert_eq!(

@@ -74,6 +74,11 @@ pub struct LinkConfig {
     pub duplicate: f64,
     /// The link MTU: larger datagrams are dropped without notice.
     pub mtu: PathMtu,
+    /// ECN-capable datagrams that find more than this many bytes queued are marked CE (an AQM
+    /// in front of the bottleneck, see [`Bottleneck::ecn_mark`]); `None` marks nothing.
+    pub ce_threshold: Option<usize>,
+    /// Whether the link clears the ECN field of every datagram (a bleaching middlebox).
+    pub ecn_bleach: bool,
 }
 
 impl Default for LinkConfig {
@@ -87,6 +92,8 @@ impl Default for LinkConfig {
             reorder_delay: Duration::from_millis(5),
             duplicate: 0.0,
             mtu: PathMtu::default(),
+            ce_threshold: None,
+            ecn_bleach: false,
         }
     }
 }
@@ -106,6 +113,10 @@ pub struct LinkStats {
     pub dropped_mtu: u64,
     /// Datagrams the hook had corrupted (delivered, with a flipped byte).
     pub corrupted: u64,
+    /// Datagrams that entered the link ECN-capable (ECT(0) or ECT(1)).
+    pub ecn_capable: u64,
+    /// Datagrams the AQM marked CE.
+    pub ce_marked: u64,
     /// Bytes offered to the link.
     pub bytes: u64,
 }
@@ -166,7 +177,7 @@ pub struct Pipe {
     pub pcap: Option<pcap::PcapWriter<Box<dyn std::io::Write>>>,
     start: Instant,
     links: [Link; 2],
-    in_flight: InFlight<(Direction, Vec<u8>, RecvInfo)>,
+    in_flight: InFlight<(Direction, Vec<u8>, RecvInfo, u8)>,
     /// Per direction, the release time of the last paced datagram: like an application that
     /// holds a paced datagram until its time, the pipe asks that side for more only then.
     paced_until: [Option<Instant>; 2],
@@ -258,6 +269,12 @@ impl Pipe {
         self.now - self.start
     }
 
+    /// The link model of one direction, to change mid-run (a route change, an AQM switched
+    /// on).
+    pub fn link_config_mut(&mut self, direction: Direction) -> &mut LinkConfig {
+        &mut self.links[direction as usize].config
+    }
+
     /// Counters of the link in one direction.
     pub fn link_stats(&self, direction: Direction) -> LinkStats {
         self.links[direction as usize].stats
@@ -300,7 +317,7 @@ impl Pipe {
                     from: info.from,
                     to: info.to,
                 };
-                self.offer(direction, leave, data, addrs);
+                self.offer(direction, leave, data, addrs, info.ecn);
                 if leave > self.now {
                     // The sender is pacing: give the other side its turn and come back when
                     // this datagram has left.
@@ -312,7 +329,14 @@ impl Pipe {
         Ok(())
     }
 
-    fn offer(&mut self, direction: Direction, at: Instant, mut data: Vec<u8>, mut addrs: RecvInfo) {
+    fn offer(
+        &mut self,
+        direction: Direction,
+        at: Instant,
+        mut data: Vec<u8>,
+        mut addrs: RecvInfo,
+        ecn: u8,
+    ) {
         if direction == Direction::ToServer {
             if let Some(&(_, public)) = self.nat.iter().find(|(l, _)| *l == addrs.from) {
                 addrs.from = public;
@@ -354,6 +378,13 @@ impl Pipe {
             self.spare.push(data);
             return;
         }
+        let ecn = if link.config.ecn_bleach { 0 } else { ecn };
+        if ecn != 0 {
+            link.stats.ecn_capable += 1;
+        }
+        let ecn = link
+            .bottleneck
+            .ecn_mark(at, ecn, link.config.rate_bps, link.config.ce_threshold);
         let Some(mut arrival) = link.schedule(at, data.len()) else {
             link.stats.dropped_queue += 1;
             self.spare.push(data);
@@ -372,15 +403,19 @@ impl Pipe {
         }
         if verdict == Verdict::Duplicate || self.rng.chance(link.config.duplicate) {
             self.in_flight
-                .push(arrival, (direction, data.clone(), addrs));
+                .push(arrival, (direction, data.clone(), addrs, ecn));
         }
-        self.in_flight.push(arrival, (direction, data, addrs));
+        if ecn == super::link::CE {
+            link.stats.ce_marked += 1;
+        }
+        self.in_flight.push(arrival, (direction, data, addrs, ecn));
     }
 
     /// Delivers every datagram that has arrived by now. Errors from `recv` of a single datagram
     /// are the receiver's business (it drops the datagram or closes); they are not returned.
     pub fn deliver(&mut self) {
-        while let Some((direction, mut data, mut info)) = self.in_flight.pop_arrived(self.now) {
+        while let Some((direction, mut data, mut info, ecn)) = self.in_flight.pop_arrived(self.now)
+        {
             if direction == Direction::ToClient {
                 // The NAT maps the public address back to the client's local one; an address
                 // it no longer maps, or a black-holed one, loses the datagram.
@@ -402,7 +437,7 @@ impl Pipe {
                 Direction::ToServer => &mut self.server,
                 Direction::ToClient => &mut self.client,
             };
-            let _ = conn.recv_at(&mut data, info, self.now);
+            let _ = conn.recv_with_ecn_at(&mut data, info, ecn, self.now);
             // Bounded by the datagrams ever in flight at once.
             self.spare.push(data);
         }

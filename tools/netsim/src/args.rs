@@ -129,6 +129,15 @@ struct PathArgs {
     /// Turn path MTU discovery off (datagrams of --max-payload from the start)
     #[arg(long)]
     no_pmtud: bool,
+    /// The endpoints use ECN (RFC 9000 §13.4): they mark ECT(0) and take CE as congestion; the
+    /// bottleneck marks CE above --ce-threshold [default: off]
+    #[arg(long)]
+    ecn: bool,
+    /// With an AQM in front of each bottleneck: ECN-capable datagrams that find more than this
+    /// queued are marked CE: NNbdp or a size [default with --ecn: 1bdp, capped at half the
+    /// queue]
+    #[arg(long, value_name = "Q", value_parser = Queue::parse)]
+    ce_threshold: Option<Queue>,
 }
 
 /// The transfer and the receiver's flow control.
@@ -360,6 +369,15 @@ pub fn parse(args: &[String]) -> Result<Options, clap::Error> {
     }
     s.max_payload = path.max_payload.map_or(s.max_payload, usize::from);
     s.pmtud &= !path.no_pmtud;
+    s.ecn = path.ecn;
+    s.ce_threshold = match path.ce_threshold {
+        Some(q) => q.bytes(s.rate_bps, s.rtt()),
+        None if s.ecn => {
+            let bdp = s.bdp_bytes() as u64;
+            Some(s.queue_bytes().map_or(bdp, |q| bdp.min(q / 2)))
+        }
+        None => None,
+    };
 
     s.upload |= transfer.upload;
     s.windows.max_data = transfer.max_data.unwrap_or(s.windows.max_data);

@@ -66,6 +66,13 @@ pub fn run(r: &RunResult, s: &Scenario) -> String {
         "  slow start: ended by loss {}, by delay {}; {exit}{end}; lost in first slow start {}",
         r.slow_start_loss_exits, r.slow_start_delay_exits, r.lost_in_first_slow_start
     );
+    if s.ecn || s.ce_threshold.is_some() {
+        let _ = writeln!(
+            out,
+            "  ECN: sent ECT(0) {}, marked CE by the link {}, window reductions on CE {}",
+            r.ecn_ect0_sent, r.ce_marked, r.ecn_ce_congestion_events
+        );
+    }
     out
 }
 

@@ -166,6 +166,11 @@ pub struct Scenario {
     pub max_payload: usize,
     /// Whether the endpoints run path MTU discovery.
     pub pmtud: bool,
+    /// Whether the endpoints use ECN (mark ECT(0), validate and react to CE, RFC 9000 §13.4).
+    pub ecn: bool,
+    /// An AQM in front of each bottleneck marks ECN-capable datagrams CE while more than this
+    /// many bytes are queued (`None`: no marking, drop-tail only).
+    pub ce_threshold: Option<u64>,
     /// The sender's congestion control.
     pub cc: Cc,
     /// Flow-control windows.
@@ -194,6 +199,8 @@ impl Default for Scenario {
             mtu_drop: None,
             max_payload: 1200,
             pmtud: true,
+            ecn: false,
+            ce_threshold: None,
             cc: Cc::default(),
             windows: Windows::default(),
             time_limit: Duration::from_secs(600),
@@ -275,8 +282,16 @@ impl Scenario {
         if let Some((at, to)) = self.mtu_drop {
             reorder += &format!(", MTU -> {to} at {}", fmt_duration(at));
         }
+        let ecn = match (self.ecn, self.ce_threshold) {
+            (false, None) => String::new(),
+            (true, None) => ", ECN (no CE marking)".to_string(),
+            (false, Some(t)) => {
+                format!(", CE above {} (endpoints without ECN)", fmt_size(t as f64))
+            }
+            (true, Some(t)) => format!(", ECN with CE above {}", fmt_size(t as f64)),
+        };
         format!(
-            "{} {} over {}, RTT {} ({} up + {} down), {queue}, {loss}{reorder}; {}, iw {}, {}",
+            "{} {} over {}, RTT {} ({} up + {} down), {queue}, {loss}{reorder}{ecn}; {}, iw {}, {}",
             if self.upload { "upload" } else { "download" },
             fmt_size(self.size as f64),
             fmt_rate(self.rate_bps as f64),

@@ -79,6 +79,12 @@ pub struct RunResult {
     pub pmtu_probes: (u64, u64),
     /// Black holes the sender detected.
     pub black_holes: u64,
+    /// Packets the sender sent marked ECT(0).
+    pub ecn_ect0_sent: u64,
+    /// Datagrams of the data direction the AQM marked CE.
+    pub ce_marked: u64,
+    /// Window reductions the sender made on CE counts (at most one per round trip).
+    pub ecn_ce_congestion_events: u64,
 }
 
 impl RunResult {
@@ -136,6 +142,7 @@ fn config(s: &Scenario) -> Result<Config, String> {
     c.enable_hystart(s.cc.hystart);
     c.set_hystart_variant(s.cc.hystart_variant);
     c.enable_pacing(s.cc.pacing);
+    c.enable_ecn(s.ecn);
     c.set_initial_congestion_window_packets(s.cc.initial_window_packets);
     Ok(c)
 }
@@ -153,6 +160,10 @@ fn links(s: &Scenario) -> (LinkConfig, LinkConfig) {
         reorder_delay: s.reorder_delay,
         duplicate: 0.0,
         mtu: s.path_mtu(),
+        ce_threshold: s
+            .ce_threshold
+            .map(|b| usize::try_from(b).unwrap_or(usize::MAX)),
+        ecn_bleach: false,
     };
     (link(s.delay_up, s.loss_up), link(s.delay_down, s.loss_down))
 }
@@ -549,5 +560,8 @@ fn result(
             sender.pmtud_stats().probes_lost,
         ),
         black_holes: sender.pmtud_stats().black_holes,
+        ecn_ect0_sent: stats.ecn_ect0_sent as u64,
+        ce_marked: link.ce_marked,
+        ecn_ce_congestion_events: stats.ecn_ce_congestion_events as u64,
     }
 }

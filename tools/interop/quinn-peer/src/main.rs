@@ -50,6 +50,8 @@ const CHUNK: usize = 256 * 1024;
 const KEY_UPDATE_AFTER: u64 = 64 * 1024;
 const EXIT_UNSUPPORTED: i32 = 127;
 const CASES: &[&str] = &[
+    // quinn (quinn-udp) marks ECT(0) and reports ECN counts by default.
+    "ecn",
     "handshake",
     "transfer",
     "multiplexing",
