@@ -34,7 +34,11 @@ fn assert_link_used(r: &ShareResult) {
     let bytes: u64 = r
         .flows
         .iter()
-        .map(|f| f.bytes[from.as_secs() as usize + 1..to.as_secs() as usize].iter().sum::<u64>())
+        .map(|f| {
+            f.bytes[from.as_secs() as usize + 1..to.as_secs() as usize]
+                .iter()
+                .sum::<u64>()
+        })
         .sum();
     let used = bytes as f64 * 8.0 / (secs - 1.0) / r.scenario.rate_bps as f64;
     assert!(used > 0.9, "{used}");
@@ -77,7 +81,10 @@ fn bbr_pairs_converge_within_20_percent_in_10_s() {
             let (from, to) = judged(&r);
             assert!(r.balance(from, to) >= 0.8, "{queue:?} seed {seed}");
             let t = r.convergence(0.2, Duration::from_secs(1));
-            assert!(t.is_some_and(|t| t <= SETTLE), "{queue:?} seed {seed}: {t:?}");
+            assert!(
+                t.is_some_and(|t| t <= SETTLE),
+                "{queue:?} seed {seed}: {t:?}"
+            );
         }
     }
 }
@@ -133,7 +140,11 @@ fn bbr_drains_the_queue_after_the_rate_halves_and_cubic_does_not() {
     let queue = Queue::Bdp(1.0);
     let seed = 1;
     let b = run_share(&ShareScenario::rate_halving(bbr(), queue, seed), seed).unwrap();
-    let c = run_share(&ShareScenario::rate_halving(Cc::default(), queue, seed), seed).unwrap();
+    let c = run_share(
+        &ShareScenario::rate_halving(Cc::default(), queue, seed),
+        seed,
+    )
+    .unwrap();
     let (at, _) = b.scenario.rate_change.unwrap();
     let end = b.scenario.duration;
     let recovery = b.queue_recovery(RECOVERY_MARGIN);
@@ -143,7 +154,10 @@ fn bbr_drains_the_queue_after_the_rate_halves_and_cubic_does_not() {
         "BBR: recovery {recovery:?}, queue after {after_b}; CUBIC: recovery {:?}, after {after_c}",
         c.queue_recovery(RECOVERY_MARGIN)
     );
-    assert!(recovery.is_some_and(|t| t < Duration::from_secs(8)), "{recovery:?}");
+    assert!(
+        recovery.is_some_and(|t| t < Duration::from_secs(8)),
+        "{recovery:?}"
+    );
     assert!(after_b < 0.005, "{after_b}");
     // 1 BDP at the new rate is 80 ms of queue.
     assert!(after_c > 0.040, "{after_c}");

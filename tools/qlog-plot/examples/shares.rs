@@ -92,7 +92,10 @@ fn main() -> Result<(), String> {
     let mut runs = Vec::new();
     for queue in SHARE_QUEUES {
         for (a, b) in pairs {
-            runs.push(run_share(&ShareScenario::two_flows(a, b, queue, seed), seed)?);
+            runs.push(run_share(
+                &ShareScenario::two_flows(a, b, queue, seed),
+                seed,
+            )?);
         }
     }
     let mut rgb = vec![0u8; WIDTH as usize * HEIGHT as usize * 3];
