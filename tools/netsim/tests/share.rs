@@ -2,8 +2,9 @@
 //! on the shared-path simulator: the fairness targets for BBR and how fast BBR drains
 //! the queue a rate drop leaves behind, against CUBIC.
 //!
-//! Two seeds per cell (the second flow starts 3 s or 3.05 s after the first; `netsim
-//! --experiment share|halving` runs 20); every run is deterministic.
+//! Two seeds per cell in release builds, one in debug builds (the second flow starts 3 s or
+//! 3.05 s after the first; `netsim --experiment share|halving` runs 20); every run is
+//! deterministic.
 
 use std::time::Duration;
 
@@ -11,7 +12,13 @@ use netsim::share::{run_share, ShareResult, ShareScenario, RECOVERY_MARGIN, SETT
 use netsim::{Cc, Queue};
 use quiche::CongestionControlAlgorithm;
 
-const SEEDS: [u64; 2] = [1, 2];
+/// Seeds 1 and 2 in release builds; seed 1 alone in debug builds, where a 30-second run of two
+/// flows takes about 3 s of CPU.
+const SEEDS: &[u64] = if cfg!(debug_assertions) {
+    &[1]
+} else {
+    &[1, 2]
+};
 
 fn bbr() -> Cc {
     Cc::new(CongestionControlAlgorithm::Bbr, false)
@@ -54,7 +61,7 @@ fn assert_link_used(r: &ShareResult) {
 #[test]
 fn two_bbr_flows_both_get_a_share() {
     for queue in [Queue::Bdp(1.0), Queue::Bdp(8.0)] {
-        for seed in SEEDS {
+        for &seed in SEEDS {
             let r = two(bbr(), bbr(), queue, seed);
             assert_link_used(&r);
             let (from, to) = judged(&r);
@@ -76,7 +83,7 @@ fn two_bbr_flows_both_get_a_share() {
 #[ignore = "not met: two BBR flows take 25 s (median) to be within 20 % per second"]
 fn bbr_pairs_converge_within_20_percent_in_10_s() {
     for queue in [Queue::Bdp(1.0), Queue::Bdp(8.0)] {
-        for seed in SEEDS {
+        for &seed in SEEDS {
             let r = two(bbr(), bbr(), queue, seed);
             let (from, to) = judged(&r);
             assert!(r.balance(from, to) >= 0.8, "{queue:?} seed {seed}");
@@ -109,7 +116,7 @@ fn bbr_share_against_cubic(queue: Queue, seed: u64, bbr_first: bool) -> f64 {
 /// seeds: the test holds it to 85 % and the ignored one below states the bound.
 #[test]
 fn bbr_against_cubic_takes_at_most_80_percent_behind_8_bdp_and_85_behind_1() {
-    for seed in SEEDS {
+    for &seed in SEEDS {
         for bbr_first in [true, false] {
             let deep = bbr_share_against_cubic(Queue::Bdp(8.0), seed, bbr_first);
             assert!(deep <= 0.8, "8 BDP seed {seed}: {deep}");
@@ -123,7 +130,7 @@ fn bbr_against_cubic_takes_at_most_80_percent_behind_8_bdp_and_85_behind_1() {
 #[test]
 #[ignore = "not met: behind 1 BDP BBR takes up to 81 % against CUBIC"]
 fn bbr_against_cubic_takes_at_most_80_percent_behind_1_bdp() {
-    for seed in SEEDS {
+    for &seed in SEEDS {
         for bbr_first in [true, false] {
             let share = bbr_share_against_cubic(Queue::Bdp(1.0), seed, bbr_first);
             assert!(share <= 0.8, "seed {seed}: {share}");
