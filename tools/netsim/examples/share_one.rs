@@ -15,6 +15,11 @@ fn cc(name: &str) -> Cc {
 
 fn main() {
     let a: Vec<String> = std::env::args().skip(1).collect();
+    if a.len() < 4 {
+        eprintln!("usage: share_one bbr|cubic|reno bbr|cubic|reno QUEUE_BDP SEED");
+        eprintln!("       share_one halving bbr|cubic|reno QUEUE_BDP SEED");
+        std::process::exit(2);
+    }
     let s = if a[0] == "halving" {
         ShareScenario::rate_halving(
             cc(&a[1]),
