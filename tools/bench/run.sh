@@ -2,7 +2,8 @@
 # The benchmark, ours next to quinn and quic-go in one run:
 #  1. bulk transfer over loopback: quiche-server -> quiche-client over HTTP/3 (ours-h3) and over
 #     HTTP/0.9 (ours-hq, hq-interop: the same bytes without HTTP/3 framing), HTTP/0.9 with
-#     --disable-gso on both (ours-nogso), and quinn's peer program from tools/interop (server ->
+#     --disable-gso on both (ours-nogso), HTTP/0.9 with BBR on both (ours-bbr: --cc-algorithm bbr,
+#     beside CUBIC, the default), and quinn's peer program from tools/interop (server ->
 #     client, HTTP/0.9), alternating, RUNS times each; every transfer checked intact (exit
 #     status, byte count, SHA-256). One row per transfer, then medians: goodput, CPU seconds
 #     per GiB of each side, ratios ours-h3/ours-hq and ours/quinn;
@@ -203,6 +204,8 @@ hwm_kib() { awk '$1 == "VmHWM:" { print $2 }' "/proc/$1/status"; }
 ours_flags() {
     case "$1" in
         ours-nogso) echo "--disable-gso" ;;
+        # The sender is the server; the client gets it too, as with the other flags.
+        ours-bbr) echo "--cc-algorithm bbr" ;;
         *) echo "" ;;
     esac
 }
@@ -223,7 +226,7 @@ start_server() {
     : >"$log.out"
     : >"$log.err"
     case "$variant" in
-        ours-h3|ours-hq|ours-nogso|ours)
+        ours-h3|ours-hq|ours-nogso|ours-bbr|ours)
             # --no-retry: quinn-peer's server does not send Retry either (one round trip less).
             # shellcheck disable=SC2046 # the flags are words
             "$OURS_SERVER" --listen 127.0.0.1:0 --cert "$CERTS/cert.crt" --key "$CERTS/cert.key" \
@@ -266,7 +269,7 @@ transfer() {
     url="https://127.0.0.1:$PORT/bench.bin"
     local client=()
     case "$variant" in
-        ours-h3|ours-hq|ours-nogso)
+        ours-h3|ours-hq|ours-nogso|ours-bbr)
             # shellcheck disable=SC2207 # the flags are words
             client=("$OURS_CLIENT" $(ours_flags "$variant") $(ours_proto_flags "$variant") \
                 --ca "$CERTS/rootca.crt" --dump-responses "$DIR/out" "$url") ;;
@@ -337,8 +340,10 @@ END {
     values("ours-h3")
     values("ours-hq")
     if (nogso_skipped == "") values("ours-nogso"); else printf "%-17s skipped: %s\n", "ours-nogso", nogso_skipped
+    values("ours-bbr")
     values("quinn")
     ratio("ours-h3", "ours-hq")
+    ratio("ours-bbr", "ours-hq")
     ratio("ours-hq", "quinn")
     ratio("ours-h3", "quinn")
     if (nogso_skipped == "") ratio("ours-nogso", "quinn")
@@ -357,7 +362,7 @@ if [ "$TRANSFERS" = 1 ]; then
         || ! "$OURS_SERVER" --help 2>&1 | grep -q -- --disable-gso; then
         NOGSO_SKIPPED="flag not available (no --disable-gso in quiche-client/quiche-server --help)"
     fi
-    variants="ours-h3 ours-hq ours-nogso quinn"
+    variants="ours-h3 ours-hq ours-nogso ours-bbr quinn"
 
     step "generating $SIZE bytes of random data in $DIR"
     head -c "$SIZE" /dev/urandom >"$DIR/root/bench.bin"

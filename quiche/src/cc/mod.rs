@@ -554,6 +554,14 @@ impl Controller {
         }
     }
 
+    /// Gives a controller that randomises its behaviour (BBR's probe timing) a per-connection
+    /// seed; the others ignore it.
+    pub fn seed(&mut self, seed: u64) {
+        if let Controller::Bbr(bbr) = self {
+            bbr.seed(seed);
+        }
+    }
+
     /// Creates a controller with a user-supplied factory.
     pub fn from_factory(factory: &dyn CcFactory, cfg: &CcConfig) -> Self {
         Controller::Custom(factory.build(cfg))

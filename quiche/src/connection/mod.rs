@@ -358,7 +358,16 @@ impl Connection {
             cc_algorithm: config.cc_algorithm,
             cc: config.cc_config(max_datagram),
         };
-        let recovery = build_recovery(&recovery_config, config.cc_factory.as_deref());
+        let mut recovery = build_recovery(&recovery_config, config.cc_factory.as_deref());
+        // The source connection ID is random per connection: it seeds BBR's probe timing, so
+        // that flows sharing a bottleneck do not probe in lockstep.
+        let seed = scid
+            .as_ref()
+            .iter()
+            .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+                (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+            });
+        recovery.controller_mut().seed(seed);
 
         let streams = StreamMap::new(
             is_server,

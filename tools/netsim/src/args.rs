@@ -18,6 +18,7 @@ use crate::h3exp;
 use crate::matrix::{algorithms, matrix, LOSS_RATES, SEEDS};
 use crate::report;
 use crate::scenario::Scenario;
+use crate::share;
 use crate::sim::{run_traced, Trace};
 use crate::summary::{default_threads, run_seeds, Summary};
 use crate::units::{parse_duration, parse_probability, parse_rate, parse_size, Queue};
@@ -268,6 +269,13 @@ pub enum Experiment {
     /// queue: multiplexed on one connection vs one request at a time on 1 and on 6
     /// connections (--runs pages, 10; --loss replaces the 1%)
     Multiplex,
+    /// Two flows on one bottleneck (20 Mbps, 40 ms, queues of 1 and 8 BDP), the second
+    /// 3 s after the first: BBR+BBR, BBR+CUBIC, CUBIC+BBR, CUBIC+CUBIC (--runs seeds, 20;
+    /// -v: the per-second table of the first seed)
+    Share,
+    /// One flow over 20 Mbps, 40 ms whose rate halves at 10 s (queues of 1 and 8 BDP):
+    /// BBR, CUBIC and Reno (with HyStart++), how fast the queue drains (--runs seeds, 20)
+    Halving,
 }
 
 /// `--cc`'s values: the names of [`CC_NAMES`], parsed by the library.
@@ -415,6 +423,7 @@ pub fn parse(args: &[String]) -> Result<Options, clap::Error> {
     let runs = r.runs.map_or(
         match experiment {
             Some(Experiment::Multiplex) => MULTIPLEX_SEEDS,
+            Some(Experiment::Share | Experiment::Halving) => SEEDS,
             _ if matrix => SEEDS,
             _ => 1,
         },
@@ -646,6 +655,28 @@ fn run_experiment(
             let rows = h3exp::multiplex_experiment(&s, &h3exp::MODES, seeds, o.threads)?;
             write!(out, "{}", h3exp::multiplex_report(&s, &rows))?;
             Ok(rows.iter().all(|r| r.all_completed()))
+        }
+        Experiment::Share => {
+            let rows = share::share_experiment(
+                &share::share_pairs(),
+                &share::SHARE_QUEUES,
+                seeds,
+                o.threads,
+            )?;
+            write!(out, "{}", share::share_report(&rows))?;
+            if o.verbose {
+                for row in &rows {
+                    if let Some(r) = row.runs.first() {
+                        write!(out, "\n{}", share::share_table(r))?;
+                    }
+                }
+            }
+            Ok(true)
+        }
+        Experiment::Halving => {
+            let rows = share::halving_experiment(&share::SHARE_QUEUES, seeds, o.threads)?;
+            write!(out, "{}", share::halving_report(&rows))?;
+            Ok(true)
         }
     }
 }

@@ -23,6 +23,7 @@ fn links(s: &Scenario) -> (LinkModel, LinkModel) {
         rate_bps: s.rate_bps,
         queue_bytes,
         loss,
+        rate_change: None,
     };
     (link(s.delay_up, s.loss_up), link(s.delay_down, s.loss_down))
 }

@@ -17,6 +17,7 @@ pub mod net;
 pub mod report;
 pub mod scenario;
 pub mod shallow;
+pub mod share;
 pub mod sim;
 pub mod summary;
 pub mod units;

@@ -26,6 +26,20 @@ pub struct LinkModel {
     pub queue_bytes: Option<u64>,
     /// Probability that a datagram is lost at random (before it reaches the queue).
     pub loss: f64,
+    /// A change of rate mid-run: from this time after the network was created, the
+    /// bottleneck serialises at this rate (bits per second) instead of `rate_bps`. Datagrams
+    /// already accepted keep the times they were given; the queue limit stays in bytes.
+    pub rate_change: Option<(Duration, u64)>,
+}
+
+impl LinkModel {
+    /// The rate in force `elapsed` after the network was created.
+    pub fn rate_at(&self, elapsed: Duration) -> u64 {
+        match self.rate_change {
+            Some((at, rate)) if elapsed >= at => rate,
+            _ => self.rate_bps,
+        }
+    }
 }
 
 /// What one direction of the shared link did.
@@ -50,13 +64,14 @@ struct Link {
 impl Link {
     /// When a datagram of `len` bytes offered at `now` reaches the far end, or `None` when the
     /// queue has no room for it.
-    fn schedule(&mut self, now: Instant, len: usize) -> Option<Instant> {
+    fn schedule(&mut self, now: Instant, elapsed: Duration, len: usize) -> Option<Instant> {
         let m = &self.model;
         let queue = m
             .queue_bytes
             .map(|q| usize::try_from(q).unwrap_or(usize::MAX));
+        // The bottleneck takes its rate per datagram, so a scheduled change needs no state.
         self.bottleneck
-            .schedule(now, len, Some(m.rate_bps), queue, m.delay)
+            .schedule(now, len, Some(m.rate_at(elapsed)), queue, m.delay)
     }
 }
 
@@ -174,6 +189,13 @@ impl Net {
         self.links[direction as usize].counters
     }
 
+    /// How long a datagram put on the link in `direction` now would wait in the queue.
+    pub fn queue_delay(&self, direction: Direction) -> Duration {
+        self.links[direction as usize]
+            .bottleneck
+            .queue_delay(self.now)
+    }
+
     /// Lets every connection send what it can now, putting its datagrams on the shared link.
     fn flush(&mut self) -> Result<(), Error> {
         let n = self.pairs.len();
@@ -225,7 +247,8 @@ impl Net {
             self.spare.push(data);
             return;
         }
-        let Some(arrival) = link.schedule(at, data.len()) else {
+        let elapsed = at.saturating_duration_since(self.start);
+        let Some(arrival) = link.schedule(at, elapsed, data.len()) else {
             link.counters.dropped_queue += 1;
             self.spare.push(data);
             return;
@@ -279,12 +302,21 @@ impl Net {
     /// One step: every connection sends, arrivals are delivered, the clock jumps to the next
     /// event and due timers fire. Returns false when nothing is left to happen.
     pub fn step(&mut self) -> Result<bool, Error> {
+        self.step_until(None)
+    }
+
+    /// [`Net::step`], but the clock stops at `limit` if nothing happens before it (so that a
+    /// caller can open a connection or take a sample at a time of its choosing).
+    pub fn step_until(&mut self, limit: Option<Instant>) -> Result<bool, Error> {
         self.flush()?;
         self.deliver();
         self.flush()?;
         let Some(next) = self.next_event() else {
             return Ok(false);
         };
+        let next = limit
+            .filter(|&l| l > self.now)
+            .map_or(next, |l| next.min(l));
         self.now = self.now.max(next);
         self.deliver();
         let now = self.now;

@@ -117,7 +117,7 @@ fn err(what: &str, e: Error) -> String {
 
 /// The configuration both endpoints share; only the sender's congestion control matters, but
 /// both get it so that uploads and downloads are symmetric.
-fn config(s: &Scenario) -> Result<Config, String> {
+pub(crate) fn config(s: &Scenario) -> Result<Config, String> {
     let mut c = Config::new(quiche::PROTOCOL_VERSION).map_err(|e| err("config", e))?;
     c.set_application_protos(&[b"hq-interop"])
         .map_err(|e| err("alpn", e))?;

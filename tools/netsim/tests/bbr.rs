@@ -102,3 +102,21 @@ fn bbr_loses_fewer_packets_than_cubic_behind_a_1_bdp_queue() {
     // And it is no slower than 3 % behind CUBIC for it.
     assert!(b.time().median <= c.time().median * 1.03);
 }
+
+/// The target without loss behind 32 BDP: BBR's median time within 2 % of CUBIC's
+/// with fewer packets lost. Not met: BBR is 2.6 % slower (13.86 s against 13.51 s; ProbeRTT
+/// every 5 s and the 1 % pacing margin, see README "BBR"), and CUBIC with HyStart++ loses no
+/// packet here, so "fewer" cannot hold; BBR loses none either.
+#[test]
+#[ignore = "not met: BBR is 2.6 % slower than CUBIC without loss behind 32 BDP"]
+fn bbr_within_2_percent_of_cubic_without_loss() {
+    let base = Scenario {
+        queue: Queue::Bdp(32.0),
+        ..Scenario::default()
+    };
+    let rows = matrix(&base, &[0.0], &[bbr(), cubic()], &SEEDS[..1], 1).unwrap();
+    let b = &cell(&rows, 0.0, bbr()).summary;
+    let c = &cell(&rows, 0.0, cubic()).summary;
+    assert!(b.time().median <= c.time().median * 1.02);
+    assert!(b.lost().median < c.lost().median);
+}

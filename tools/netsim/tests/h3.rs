@@ -170,6 +170,7 @@ fn parallel_downloads(s: &Scenario, n: usize, size: u64) -> Vec<Duration> {
         rate_bps: s.rate_bps,
         queue_bytes: s.queue_bytes(),
         loss: 0.0,
+        rate_change: None,
     };
     let mut net = Net::new(link(s.delay_up), link(s.delay_down), 1);
     let mut cc = config(s, Windows::default(), false).unwrap();

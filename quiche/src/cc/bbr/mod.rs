@@ -254,6 +254,15 @@ impl Bbr {
         bbr
     }
 
+    /// Mixes `seed` into the generator that randomises the time between bandwidth probes.
+    /// The draft randomises that time "for better mixing and fairness convergence"
+    /// (§5.3.3.8.3): flows that drew the same sequence would probe in lockstep, so each
+    /// connection seeds its own (from its connection ID; the core reads no clock or OS RNG).
+    pub fn seed(&mut self, seed: u64) {
+        // Never zero: xorshift stays at zero forever.
+        self.rng = (self.rng ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15)) | 1;
+    }
+
     /// The current state.
     pub fn bbr_state(&self) -> BbrState {
         self.state
