@@ -2,9 +2,9 @@
 //! virtual clock through a modelled link, and a pcap writer for dissecting what they exchanged.
 //!
 //! Everything here is deterministic: the clock only moves when the pipe moves it, and random
-//! loss, reordering and duplication come from a seeded generator.
+//! loss, reordering, duplication and jitter come from a seeded generator.
 
-use super::link::{Bottleneck, InFlight};
+use super::link::{Bottleneck, InFlight, Jitter};
 use super::{pcap, virtual_epoch, Rng};
 
 use std::net::SocketAddr;
@@ -51,7 +51,7 @@ pub struct DatagramInfo<'a> {
 pub type Hook = Box<dyn FnMut(&DatagramInfo) -> Verdict>;
 
 /// The model of one direction of the link: a bottleneck with a drop-tail queue, a propagation
-/// delay, and random loss, reordering and duplication.
+/// delay, and random loss, reordering, duplication and jitter.
 #[derive(Clone, Debug)]
 pub struct LinkConfig {
     /// One-way propagation delay.
@@ -68,6 +68,10 @@ pub struct LinkConfig {
     pub reorder_delay: Duration,
     /// Probability that a datagram is delivered twice.
     pub duplicate: f64,
+    /// The largest random extra delay of a datagram (uniform, order kept; see [`Jitter`]).
+    /// Zero, the default, draws nothing from the generator, so runs without jitter are the
+    /// same as before the option existed.
+    pub jitter: Duration,
 }
 
 impl Default for LinkConfig {
@@ -80,6 +84,7 @@ impl Default for LinkConfig {
             reorder: 0.0,
             reorder_delay: Duration::from_millis(5),
             duplicate: 0.0,
+            jitter: Duration::ZERO,
         }
     }
 }
@@ -102,6 +107,7 @@ pub struct LinkStats {
 struct Link {
     config: LinkConfig,
     bottleneck: Bottleneck,
+    jitter: Jitter,
     sent_index: u64,
     stats: LinkStats,
 }
@@ -111,6 +117,7 @@ impl Link {
         Link {
             config,
             bottleneck: Bottleneck::default(),
+            jitter: Jitter::default(),
             sent_index: 0,
             stats: LinkStats::default(),
         }
@@ -323,6 +330,10 @@ impl Pipe {
             self.spare.push(data);
             return;
         };
+        if !link.config.jitter.is_zero() {
+            let draw = self.rng.next_f64();
+            arrival = link.jitter.apply(arrival, link.config.jitter, draw);
+        }
         if let Verdict::Delay(extra) = verdict {
             arrival += extra;
         } else if self.rng.chance(link.config.reorder) {

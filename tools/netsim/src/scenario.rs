@@ -157,6 +157,9 @@ pub struct Scenario {
     pub reorder: f64,
     /// How long a reordered datagram is held back.
     pub reorder_delay: Duration,
+    /// The largest random extra one-way delay of a datagram, in both directions (uniform,
+    /// seeded, order kept: `quiche::testing::Jitter`); zero for none.
+    pub jitter: Duration,
     /// The sender's congestion control.
     pub cc: Cc,
     /// Flow-control windows.
@@ -181,6 +184,7 @@ impl Default for Scenario {
             loss_down: 0.0,
             reorder: 0.0,
             reorder_delay: Duration::from_millis(5),
+            jitter: Duration::ZERO,
             cc: Cc::default(),
             windows: Windows::default(),
             time_limit: Duration::from_secs(600),
@@ -239,8 +243,13 @@ impl Scenario {
         } else {
             String::new()
         };
+        let jitter = if self.jitter.is_zero() {
+            String::new()
+        } else {
+            format!(", jitter 0-{}", fmt_duration(self.jitter))
+        };
         format!(
-            "{} {} over {}, RTT {} ({} up + {} down), {queue}, {loss}{reorder}; {}, iw {}, {}",
+            "{} {} over {}, RTT {} ({} up + {} down), {queue}, {loss}{reorder}{jitter}; {}, iw {}, {}",
             if self.upload { "upload" } else { "download" },
             fmt_size(self.size as f64),
             fmt_rate(self.rate_bps as f64),

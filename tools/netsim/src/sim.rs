@@ -142,6 +142,7 @@ fn links(s: &Scenario) -> (LinkConfig, LinkConfig) {
         reorder: s.reorder,
         reorder_delay: s.reorder_delay,
         duplicate: 0.0,
+        jitter: s.jitter,
     };
     (link(s.delay_up, s.loss_up), link(s.delay_down, s.loss_down))
 }
