@@ -4,31 +4,30 @@
 //! Two variants share the delay detection (DESIGN.md §7, "The two HyStart++ variants"):
 //!
 //! - [`HystartVariant::Css`], RFC 9406: after the RTT rise, Conservative Slow Start grows at
-//!   1/[`CSS_GROWTH_DIVISOR`] of the slow-start rate for at most [`CSS_ROUNDS`] rounds; if the RTT falls back below
-//!   the level that triggered it, the exit was spurious and slow start resumes; otherwise
-//!   congestion avoidance follows.
+//!   1/[`CSS_GROWTH_DIVISOR`] of the slow-start rate for at most [`CSS_ROUNDS`] rounds; if the
+//!   RTT falls back below the level that triggered it, the exit was spurious and slow start
+//!   resumes; otherwise congestion avoidance follows.
 //! - [`HystartVariant::Lss`], the 2020 drafts: detection only once the window reaches
 //!   [`LOW_CWND_PACKETS`]; after the RTT rise `ssthresh = cwnd` and Limited Slow Start (RFC 3742's
 //!   rule) grows the window until the first congestion event.
 //!
 //! Two constants differ from the values RFC 9406 §4.3 recommends, as that section allows ("An
-//! implementation MAY tune them for different network characteristics"): [`N_RTT_SAMPLE`] is 2,
-//! not 8, and [`CSS_GROWTH_DIVISOR`] is 12, not 4. Why, measured in tools/netsim (README,
-//! "Slow start over shallow buffers"): when the bottleneck queue holds about one BDP, the round
-//! whose window crosses the BDP starts with an empty queue, so its minimum shows no rise; the
-//! rise shows in the next round's first samples, which already see the standing queue (later
-//! samples of a paced slow-start round only add the queue that round's own growth builds, so
-//! they cannot lower the minimum, only postpone the verdict). With eight samples the exit comes
-//! seven ACKs (14 packets, 14 more datagrams of window) after the first sample that shows the
-//! rise; with two, one ACK after; and Conservative Slow Start then grows at a twelfth of the
-//! slow-start rate, so the window overshoots the path less before the losses it can no longer
-//! prevent arrive. On the reference path (5 Mbit/s,
-//! 60 ms, one-BDP queue) the first slow start loses 25 packets instead of 41 (standard slow
-//! start: 65) at the same download time. The cost is the accuracy §4.3 warns about: with RTT
-//! jitter a round's minimum over two samples is higher, so spurious exits are likelier;
-//! Conservative Slow Start resumes slow start as soon as a round's minimum falls back below the
-//! level that triggered it (§4.2), and netsim shows no download more than 2 % longer than with
-//! standard slow start on a 32-BDP path with up to 10 ms of jitter per direction.
+//! implementation MAY tune them for different network characteristics"): [`N_RTT_SAMPLE`] is 2, not
+//! 8, and [`CSS_GROWTH_DIVISOR`] is 12, not 4. Why, measured in tools/netsim (README, "Slow-start
+//! strategies over shallow buffers"): when the bottleneck queue holds about one BDP, the round
+//! whose window crosses the BDP starts with an empty queue, so its minimum shows no rise; the rise
+//! shows in the next round's first samples, which already see the standing queue (later samples of
+//! a paced slow-start round only add the queue that round's own growth builds, so they cannot lower
+//! the minimum, only postpone the verdict). With eight samples the exit comes seven ACKs (14
+//! packets, 14 more datagrams of window) after the first sample that shows the rise; with two, one
+//! ACK after; and Conservative Slow Start then grows at a twelfth of the slow-start rate, so the
+//! window overshoots the path less before the losses it can no longer prevent arrive. On the
+//! reference path (5 Mbit/s, 60 ms, one-BDP queue) the first slow start loses 25 packets instead of
+//! 41 (standard slow start: 65) at the same download time. The cost is the accuracy §4.3 warns
+//! about: with RTT jitter a round's minimum over two samples is higher, so spurious exits are
+//! likelier; Conservative Slow Start resumes slow start as soon as a round's minimum falls back
+//! below the level that triggered it (§4.2), and netsim shows no download more than 2 % longer than
+//! with standard slow start on a 32-BDP path with up to 10 ms of jitter per direction.
 //!
 //! Rounds are delimited by Application-space packet numbers: a round ends when a packet sent at
 //! or after its start is acknowledged (RFC 9406 §4.2's `windowEnd`, with packet numbers in place
@@ -230,8 +229,8 @@ impl HyStart {
         }
     }
 
-    /// Conservative Slow Start: 1/[`CSS_GROWTH_DIVISOR`] of the growth, back to slow start if the RTT falls
-    /// below the baseline, congestion avoidance after [`CSS_ROUNDS`] rounds.
+    /// Conservative Slow Start: 1/[`CSS_GROWTH_DIVISOR`] of the growth, back to slow start if the
+    /// RTT falls below the baseline, congestion avoidance after [`CSS_ROUNDS`] rounds.
     fn on_ack_css(&mut self, round_ended: bool, ack: &AckBatch, win: &mut Window) {
         let Phase::Css {
             mut rounds_done,

@@ -22,9 +22,10 @@ fn seed_path(strategy: SlowStartStrategy) -> Scenario {
 
 /// On the reference path (5 Mbit/s, 60 ms, 8 MB) with a one-BDP queue, the default strategy
 /// loses at least 50 % fewer packets in the first slow start than standard slow start, for a
-/// download no more than 1 % longer (issue 16). Measured (README, "Slow start over shallow
-/// buffers"): standard 65 packets lost in the first slow start, 13.493 s; HyStart++ with the
-/// tuned constants 25 (RFC 9406's recommended ones: 41), 13.493 s; SEARCH 48, 13.505 s.
+/// download no more than 1 % longer (issue 16). Measured (README, "Slow-start strategies over
+/// shallow buffers"): standard 65 packets lost in the first slow start, 13.493 s; HyStart++
+/// with the tuned constants 25 (RFC 9406's recommended ones: 41), 13.493 s; SEARCH 48,
+/// 13.505 s.
 #[test]
 fn default_strategy_cuts_first_slow_start_losses_at_one_bdp() {
     let default = run(&seed_path(SlowStartStrategy::default()), 1, None).unwrap();
