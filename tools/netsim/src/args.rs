@@ -645,9 +645,9 @@ mod tests {
     fn every_flag_reaches_the_scenario() {
         let o = parse(&args(
             "--size 2MB --rate=260Mbps --rtt 31ms --queue 2bdp --loss 1% --loss-down 0.02 \
-             --reorder 0.1 --reorder-delay 3ms --jitter 4ms --cc reno --no-hystart --hystart-variant lss \
-             --iw 32 --no-pacing --max-data 1MB --max-stream-data 100kB --max-window 2MB \
-             --max-stream-window 1MiB --upload --runs 5 --seed 7 --threads 3 \
+             --reorder 0.1 --reorder-delay 3ms --jitter 4ms --cc reno --no-hystart \
+             --hystart-variant lss --iw 32 --no-pacing --max-data 1MB --max-stream-data 100kB \
+             --max-window 2MB --max-stream-window 1MiB --upload --runs 5 --seed 7 --threads 3 \
              --time-limit 30s --qlog-dir /tmp/q -v",
         ))
         .unwrap();

@@ -243,13 +243,13 @@ impl Scenario {
         } else {
             String::new()
         };
-        let jitter = if self.jitter.is_zero() {
-            String::new()
+        let reorder = if self.jitter.is_zero() {
+            reorder
         } else {
-            format!(", jitter 0-{}", fmt_duration(self.jitter))
+            format!("{reorder}, jitter 0-{}", fmt_duration(self.jitter))
         };
         format!(
-            "{} {} over {}, RTT {} ({} up + {} down), {queue}, {loss}{reorder}{jitter}; {}, iw {}, {}",
+            "{} {} over {}, RTT {} ({} up + {} down), {queue}, {loss}{reorder}; {}, iw {}, {}",
             if self.upload { "upload" } else { "download" },
             fmt_size(self.size as f64),
             fmt_rate(self.rate_bps as f64),
