@@ -125,6 +125,29 @@ impl PathMtu {
     }
 }
 
+/// Random extra delay on a link, for paths whose RTT varies (radio links, busy routers):
+/// each datagram is delayed by a uniform draw in `[0, max]` on top of the link model, but never
+/// arrives before the datagram sent before it, so jitter does not reorder (reordering is a
+/// separate knob). A late datagram holds back the ones behind it, as on a real link whose delay
+/// varies; the draws come from the caller's seeded generator, so runs stay deterministic.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Jitter {
+    last_arrival: Option<Instant>,
+}
+
+impl Jitter {
+    /// The arrival of a datagram the link model delivers at `arrival`, with `draw` in `[0, 1)`
+    /// picking its extra delay in `[0, max]`.
+    pub fn apply(&mut self, arrival: Instant, max: Duration, draw: f64) -> Instant {
+        let extra = max.mul_f64(draw.clamp(0.0, 1.0));
+        let at = self
+            .last_arrival
+            .map_or(arrival + extra, |last| (arrival + extra).max(last));
+        self.last_arrival = Some(at);
+        at
+    }
+}
+
 /// Items in flight, taken out in order of arrival; items arriving at the same moment come out
 /// in the order they were put in.
 #[derive(Debug)]
@@ -231,6 +254,24 @@ mod tests {
         assert!(mtu.carries(s(3), 1252));
         assert!(mtu.carries(s(5), 60_000));
         assert!(PathMtu::default().carries(s(0), 65_507));
+    }
+
+    #[test]
+    fn jitter_delays_within_its_bound_and_keeps_the_order() {
+        let t0 = super::super::virtual_epoch();
+        let max = Duration::from_millis(10);
+        let mut j = Jitter::default();
+        assert_eq!(j.apply(t0, max, 0.5), t0 + Duration::from_millis(5));
+        // Sent later but drawn shorter: held behind the first.
+        let second = j.apply(t0 + Duration::from_millis(1), max, 0.0);
+        assert_eq!(second, t0 + Duration::from_millis(5));
+        assert_eq!(
+            j.apply(t0 + Duration::from_millis(20), max, 1.0),
+            t0 + Duration::from_millis(30)
+        );
+        // Without jitter the arrival is the model's.
+        let mut none = Jitter::default();
+        assert_eq!(none.apply(t0, Duration::ZERO, 0.7), t0);
     }
 
     #[test]

@@ -5,7 +5,7 @@ pub mod link;
 pub mod pcap;
 pub mod pipe;
 
-pub use self::link::{Bottleneck, InFlight, PathMtu, IPV4_UDP_OVERHEAD};
+pub use self::link::{Bottleneck, InFlight, Jitter, PathMtu, IPV4_UDP_OVERHEAD};
 pub use self::pipe::{Direction, LinkConfig, LinkStats, Pipe, Verdict};
 
 use std::time::Instant;

@@ -2,9 +2,9 @@
 //! virtual clock through a modelled link, and a pcap writer for dissecting what they exchanged.
 //!
 //! Everything here is deterministic: the clock only moves when the pipe moves it, and random
-//! loss, reordering and duplication come from a seeded generator.
+//! loss, reordering, duplication and jitter come from a seeded generator.
 
-use super::link::{Bottleneck, InFlight, PathMtu};
+use super::link::{Bottleneck, InFlight, Jitter, PathMtu};
 use super::{pcap, virtual_epoch, Rng};
 
 use std::net::SocketAddr;
@@ -55,7 +55,7 @@ pub struct DatagramInfo<'a> {
 pub type Hook = Box<dyn FnMut(&DatagramInfo) -> Verdict>;
 
 /// The model of one direction of the link: a bottleneck with a drop-tail queue, a propagation
-/// delay, and random loss, reordering and duplication.
+/// delay, and random loss, reordering, duplication and jitter.
 #[derive(Clone, Debug)]
 pub struct LinkConfig {
     /// One-way propagation delay.
@@ -79,6 +79,10 @@ pub struct LinkConfig {
     pub ce_threshold: Option<usize>,
     /// Whether the link clears the ECN field of every datagram (a bleaching middlebox).
     pub ecn_bleach: bool,
+    /// The largest random extra delay of a datagram (uniform, order kept; see [`Jitter`]).
+    /// Zero, the default, draws nothing from the generator, so runs without jitter are the
+    /// same as before the option existed.
+    pub jitter: Duration,
 }
 
 impl Default for LinkConfig {
@@ -94,6 +98,7 @@ impl Default for LinkConfig {
             mtu: PathMtu::default(),
             ce_threshold: None,
             ecn_bleach: false,
+            jitter: Duration::ZERO,
         }
     }
 }
@@ -124,6 +129,7 @@ pub struct LinkStats {
 struct Link {
     config: LinkConfig,
     bottleneck: Bottleneck,
+    jitter: Jitter,
     sent_index: u64,
     stats: LinkStats,
 }
@@ -133,6 +139,7 @@ impl Link {
         Link {
             config,
             bottleneck: Bottleneck::default(),
+            jitter: Jitter::default(),
             sent_index: 0,
             stats: LinkStats::default(),
         }
@@ -395,6 +402,10 @@ impl Pipe {
             let span = data.len().min(16) as u64;
             let at = data.len() - 1 - self.rng.below(span) as usize;
             data[at] ^= 1 + self.rng.below(255) as u8;
+        }
+        if !link.config.jitter.is_zero() {
+            let draw = self.rng.next_f64();
+            arrival = link.jitter.apply(arrival, link.config.jitter, draw);
         }
         if let Verdict::Delay(extra) = verdict {
             arrival += extra;

@@ -139,6 +139,10 @@ struct PathArgs {
     /// queue]
     #[arg(long, value_name = "Q", value_parser = Queue::parse)]
     ce_threshold: Option<Queue>,
+    /// Largest random extra one-way delay per datagram, both directions (uniform, order kept)
+    /// [default: 0]
+    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
+    jitter: Option<Duration>,
 }
 
 /// The transfer and the receiver's flow control.
@@ -386,6 +390,7 @@ pub fn parse(args: &[String]) -> Result<Options, clap::Error> {
         }
         None => None,
     };
+    s.jitter = path.jitter.unwrap_or(s.jitter);
 
     s.upload |= transfer.upload;
     s.windows.max_data = transfer.max_data.unwrap_or(s.windows.max_data);
@@ -731,9 +736,9 @@ mod tests {
     fn every_flag_reaches_the_scenario() {
         let o = parse(&args(
             "--size 2MB --rate=260Mbps --rtt 31ms --queue 2bdp --loss 1% --loss-down 0.02 \
-             --reorder 0.1 --reorder-delay 3ms --cc reno --no-hystart --hystart-variant lss \
-             --iw 32 --no-pacing --max-data 1MB --max-stream-data 100kB --max-window 2MB \
-             --max-stream-window 1MiB --upload --runs 5 --seed 7 --threads 3 \
+             --reorder 0.1 --reorder-delay 3ms --jitter 4ms --cc reno --no-hystart \
+             --hystart-variant lss --iw 32 --no-pacing --max-data 1MB --max-stream-data 100kB \
+             --max-window 2MB --max-stream-window 1MiB --upload --runs 5 --seed 7 --threads 3 \
              --time-limit 30s --qlog-dir /tmp/q -v",
         ))
         .unwrap();
@@ -746,6 +751,7 @@ mod tests {
         assert_eq!((s.loss_up, s.loss_down), (0.01, 0.02));
         assert_eq!(s.reorder, 0.1);
         assert_eq!(s.reorder_delay, Duration::from_millis(3));
+        assert_eq!(s.jitter, Duration::from_millis(4));
         assert_eq!(s.cc.algorithm, CongestionControlAlgorithm::Reno);
         assert!(!s.cc.hystart && !s.cc.pacing);
         assert_eq!(s.cc.hystart_variant, HystartVariant::Lss);

@@ -171,6 +171,9 @@ pub struct Scenario {
     /// An AQM in front of each bottleneck marks ECN-capable datagrams CE while more than this
     /// many bytes are queued (`None`: no marking, drop-tail only).
     pub ce_threshold: Option<u64>,
+    /// The largest random extra one-way delay of a datagram, in both directions (uniform,
+    /// seeded, order kept: `quiche::testing::Jitter`); zero for none.
+    pub jitter: Duration,
     /// The sender's congestion control.
     pub cc: Cc,
     /// Flow-control windows.
@@ -201,6 +204,7 @@ impl Default for Scenario {
             pmtud: true,
             ecn: false,
             ce_threshold: None,
+            jitter: Duration::ZERO,
             cc: Cc::default(),
             windows: Windows::default(),
             time_limit: Duration::from_secs(600),
@@ -289,6 +293,11 @@ impl Scenario {
                 format!(", CE above {} (endpoints without ECN)", fmt_size(t as f64))
             }
             (true, Some(t)) => format!(", ECN with CE above {}", fmt_size(t as f64)),
+        };
+        let reorder = if self.jitter.is_zero() {
+            reorder
+        } else {
+            format!("{reorder}, jitter 0-{}", fmt_duration(self.jitter))
         };
         format!(
             "{} {} over {}, RTT {} ({} up + {} down), {queue}, {loss}{reorder}{ecn}; {}, iw {}, {}",

@@ -164,6 +164,7 @@ fn links(s: &Scenario) -> (LinkConfig, LinkConfig) {
             .ce_threshold
             .map(|b| usize::try_from(b).unwrap_or(usize::MAX)),
         ecn_bleach: false,
+        jitter: s.jitter,
     };
     (link(s.delay_up, s.loss_up), link(s.delay_down, s.loss_down))
 }

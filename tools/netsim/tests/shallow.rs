@@ -10,6 +10,7 @@ use netsim::shallow::{cells, matrix, Cell};
 use netsim::summary::default_threads;
 use netsim::{run, Cc, Queue, Scenario};
 use quiche::{CongestionControlAlgorithm, SlowStartStrategy};
+use std::time::Duration;
 
 fn seed_path(strategy: SlowStartStrategy) -> Scenario {
     Scenario {
@@ -20,11 +21,11 @@ fn seed_path(strategy: SlowStartStrategy) -> Scenario {
 }
 
 /// On the reference path (5 Mbit/s, 60 ms, 8 MB) with a one-BDP queue, the default strategy
-/// loses fewer packets in the first slow start than standard slow start, for a download no
-/// more than 1 % longer. Measured (README, "Shallow buffers"): standard 65 packets lost in the
-/// first slow start, 13.493 s; HyStart++ 41, 13.493 s; SEARCH 48, 13.505 s. The issue asks
-/// for 50 % fewer; neither strategy reaches it on this path (see the README for why), so the
-/// bound asserted is the 35 % the default achieves with some margin.
+/// loses at least 50 % fewer packets in the first slow start than standard slow start, for a
+/// download no more than 1 % longer (issue 16). Measured (README, "Slow-start strategies over
+/// shallow buffers"): standard 65 packets lost in the first slow start, 13.493 s; HyStart++
+/// with the tuned constants 25 (RFC 9406's recommended ones: 41), 13.493 s; SEARCH 48,
+/// 13.505 s.
 #[test]
 fn default_strategy_cuts_first_slow_start_losses_at_one_bdp() {
     let default = run(&seed_path(SlowStartStrategy::default()), 1, None).unwrap();
@@ -35,7 +36,7 @@ fn default_strategy_cuts_first_slow_start_losses_at_one_bdp() {
         "a one-BDP queue overflows in standard slow start"
     );
     assert!(
-        default.lost_in_first_slow_start * 100 <= standard.lost_in_first_slow_start * 65,
+        default.lost_in_first_slow_start * 2 <= standard.lost_in_first_slow_start,
         "default {} lost in the first slow start, standard {}",
         default.lost_in_first_slow_start,
         standard.lost_in_first_slow_start
@@ -46,7 +47,7 @@ fn default_strategy_cuts_first_slow_start_losses_at_one_bdp() {
         default.time,
         standard.time
     );
-    // The queue drops fewer packets over the whole run, too (56 against 98).
+    // The queue drops fewer packets over the whole run, too (40 against 98).
     assert!(
         default.dropped_queue < standard.dropped_queue,
         "queue drops: default {}, standard {}",
@@ -78,6 +79,51 @@ fn default_strategy_costs_at_most_two_percent_in_every_cell() {
             default.time,
             standard.time
         );
+    }
+}
+
+/// Fewer RTT samples per round make HyStart++ likelier to leave slow start on jitter alone; on
+/// a 32-BDP path, where the queue never overflows in slow start, such an exit must not cost
+/// time: Conservative Slow Start resumes slow start when the RTT falls back (RFC 9406 §4.2).
+/// With up to 10 ms of extra delay per datagram and direction (a sixth of the RTT; the delay
+/// threshold is 7.5 ms), the default's download is no more than 2 % longer than standard slow
+/// start's, seed by seed (the seed draws the jitter), with Reno and CUBIC, on a path where
+/// slow start matters (20 Mbit/s, 60 ms: 8 MB is 53 BDPs) and on the reference path; and it
+/// still ends slow start without a loss.
+#[test]
+fn jitter_does_not_end_slow_start_early_on_a_deep_queue() {
+    let seeds = if std::env::var_os("NETSIM_FULL_MATRIX").is_some() {
+        1..=10
+    } else {
+        1..=3
+    };
+    for rate_bps in [20_000_000, 5_000_000] {
+        for algorithm in [
+            CongestionControlAlgorithm::Reno,
+            CongestionControlAlgorithm::CUBIC,
+        ] {
+            for seed in seeds.clone() {
+                let path = |strategy| Scenario {
+                    rate_bps,
+                    queue: Queue::Bdp(32.0),
+                    jitter: Duration::from_millis(10),
+                    cc: Cc::with_slow_start(algorithm, strategy),
+                    ..Scenario::default()
+                };
+                let default = run(&path(SlowStartStrategy::default()), seed, None).unwrap();
+                let standard = run(&path(SlowStartStrategy::Standard), seed, None).unwrap();
+                let what = format!("{rate_bps} bit/s, {algorithm:?}, seed {seed}");
+                assert!(default.completed && standard.completed, "{what}");
+                assert!(
+                    default.time.as_secs_f64() <= standard.time.as_secs_f64() * 1.02,
+                    "{what}: default {:?}, standard {:?}",
+                    default.time,
+                    standard.time
+                );
+                assert_eq!(default.lost_in_first_slow_start, 0, "{what}");
+                assert!(default.slow_start_delay_exits >= 1, "{what}");
+            }
+        }
     }
 }
 
