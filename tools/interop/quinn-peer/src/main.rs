@@ -298,6 +298,19 @@ async fn serve_conn(incoming: Incoming, retry: bool, root: Arc<PathBuf>, stats: 
     while let Ok((send, recv)) = conn.accept_bi().await {
         tokio::spawn(serve_stream(send, recv, root.clone(), stats.clone()));
     }
+    // The sender's loss-recovery counters, for tools/cclab (which compares them with ours and
+    // with Linux TCP's): one line per connection.
+    let s = conn.stats();
+    log!(
+        "conn_stats sent_packets={} lost_packets={} lost_bytes={} congestion_events={} cwnd={} \
+         rtt_ms={:.3}",
+        s.path.sent_packets,
+        s.path.lost_packets,
+        s.path.lost_bytes,
+        s.path.congestion_events,
+        s.path.cwnd,
+        s.path.rtt.as_secs_f64() * 1e3
+    );
     stats.conn_done();
 }
 
