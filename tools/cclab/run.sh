@@ -12,6 +12,7 @@
 #   ours        target/release quiche-server/-client, HTTP/0.9, CUBIC + HyStart++ (default)
 #   ours-std    ... CUBIC, standard slow start      ours-search  ... CUBIC, SEARCH
 #   ours-reno   ... Reno + HyStart++                ours-bbr     ... BBR
+#   ours-mtu    ... CUBIC + HyStart++ with 1452-byte datagrams (quinn's PMTUD ceiling)
 #   base, base-std, base-reno  the same with the binaries in --base-bin DIR (a before/after pair)
 #   tcp, tcp-reno   Linux TCP CUBIC / Reno (tcpbench.py, TCP_INFO counters)
 #   quinn       tools/interop/.build/bin/quinn-peer (quinn 0.11, its default CUBIC)
@@ -129,18 +130,24 @@ run_one() { # sender loss seed run -> one result line appended to results.tsv
     case "$s" in
     ours*|base*)
         case "$s" in base*) bin="$base_bin" ;; esac
+        case "$s" in *-mtu-*) echo "cclab: -mtu goes last ($s)" >&2; exit 2 ;; esac
         case "$s" in *-std) ss=standard ;; *-search) ss=search ;; *-reno) cc=reno ;;
                      *-bbr) cc=bbr ;; esac
-        local q=()
+        local q=() mtu=()
+        # quinn discovers the path MTU (up to a 1452-byte UDP payload); we do not: -mtu gives
+        # ours the same datagram size, to compare the loss recovery alone.
+        case "$s" in *-mtu) mtu=(--max-udp-payload 1452) ;; esac
         if [ "$qlog" = 1 ]; then mkdir -p "$out/qlog/$s-$loss-$r"; q=(env "QLOGDIR=$out/qlog/$s-$loss-$r"); fi
         # shellcheck disable=SC2086
         RUST_LOG=info in_s ${q[@]+"${q[@]}"} "$bin/quiche-server" --listen "$ADDR_S:4433" \
             --cert "$out/cert.pem" --key "$out/key.pem" --root "$out/root" --no-retry \
-            --cc-algorithm "$cc" --slow-start "$ss" $extra >"$log.server" 2>&1 &
+            --cc-algorithm "$cc" --slow-start "$ss" ${mtu[@]+"${mtu[@]}"} $extra \
+            >"$log.server" 2>&1 &
         server_pid=$!
         wait_port udp 4433 || ok=0
         # shellcheck disable=SC2086
-        in_c timeout "$timeout" "$bin/quiche-client" --http09 --no-verify $extra \
+        in_c timeout "$timeout" "$bin/quiche-client" --http09 --no-verify \
+            ${mtu[@]+"${mtu[@]}"} $extra \
             "https://$ADDR_S:4433/file" >"$log.client" 2>&1 || ok=0
         stop_server "$log.server" "closed ("
         secs="$(field "$log.client" secs)"
@@ -172,7 +179,7 @@ run_one() { # sender loss seed run -> one result line appended to results.tsv
         stop_server "$log.server" "conn_stats"
         secs="$(field "$log.client" secs)"
         lost="$(field "$log.server" lost_packets)"
-        extra_f="congestion_events=$(field "$log.server" congestion_events)"
+        extra_f="congestion_events=$(field "$log.server" congestion_events),mean_cwnd=$(field "$log.server" mean_cwnd)"
         ;;
     *) echo "cclab: unknown sender $s" >&2; exit 2 ;;
     esac

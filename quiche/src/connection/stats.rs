@@ -21,7 +21,8 @@ pub struct Stats {
     pub recv_bytes: u64,
     /// Bytes of the packets declared lost.
     pub lost_bytes: u64,
-    /// Stream bytes sent again after a loss.
+    /// Stream bytes of the packets declared lost, which are queued to be sent again (see
+    /// `stream_resent_bytes` for the bytes actually sent again).
     pub stream_retrans_bytes: u64,
     /// Number of network paths the connection has used.
     pub paths_count: usize,
@@ -55,6 +56,10 @@ pub struct Stats {
     /// Of the `retrans` packets, those sent as PTO probes (RFC 9002 §6.2.4): they resend
     /// unacknowledged data that was not declared lost.
     pub retrans_in_probes: usize,
+    /// STREAM bytes sent again (Rust only): repairs of declared losses and PTO probes. Against
+    /// `stream_retrans_bytes` (the STREAM bytes of packets declared lost), anything above 1.0
+    /// is data resent that was never declared lost.
+    pub stream_resent_bytes: u64,
 }
 
 /// Statistics about the path of a connection.
