@@ -154,6 +154,12 @@ run_one() { # sender loss seed run -> one result line appended to results.tsv
         retrans="$(field "$log.server" retrans)"
         lost="$(grep -o '[0-9]* lost,' "$log.server" | tail -1 | cut -d' ' -f1 || true)"
         extra_f="$(grep -o 'spurious_lost=[0-9]* pto_count=[0-9]*' "$log.server" | tail -1 | tr ' ' , || true)"
+        # Bytes: STREAM bytes sent again per STREAM byte declared lost (1.0: only losses resent).
+        local rb lb
+        rb="$(field "$log.server" stream_resent_bytes)" lb="$(field "$log.server" stream_lost_bytes)"
+        if [ -n "$rb" ] && [ -n "$lb" ] && [ "$lb" != 0 ]; then
+            extra_f="$extra_f,resent_per_lost_byte=$(python3 -c "print(f'{$rb/$lb:.3f}')")"
+        fi
         ;;
     tcp|tcp-reno)
         case "$s" in tcp-reno) cc=reno ;; esac
@@ -246,7 +252,7 @@ for loss in losses:
             for part in (r[8] if len(r) > 8 else "").replace(",", " ").split():
                 if "=" in part:
                     k, v = part.split("=", 1); kv.setdefault(k, []).append(v)
-        other = " ".join(f"{k}={fmt(med(v))}" for k, v in kv.items())
+        other = " ".join(f"{k}={fmt(med(v), 3 if any('.' in x for x in v) else 0)}" for k, v in kv.items())
         print(f"| {float(loss)*100:g} % | {s} | {fmt(med(t) if t else None, 2)} | "
               f"{fmt(min(t) if t else None, 2)}..{fmt(max(t) if t else None, 2)} | "
               f"{fmt(med([r[4] for r in rs]))} | {fmt(med([r[5] for r in rs]))} | "
