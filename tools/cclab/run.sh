@@ -225,37 +225,5 @@ done
 steal1="$(steal)"
 echo "load at end: $(load); steal during the runs: $(((steal1 - steal0) / 100)) s" | tee -a "$out/load.txt"
 
-python3 - "$out/results.tsv" "$senders" <<'EOF'
-import sys, statistics
-rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
-order = sys.argv[2].split(",")
-def med(xs):
-    xs = [float(x) for x in xs if x not in ("n/a", "nan", "fail", "")]
-    return statistics.median(xs) if xs else None
-def fmt(v, d=0):
-    return "n/a" if v is None else (f"{v:.{d}f}")
-print()
-print("| loss | sender | median time (s) | min..max (s) | queue drops | random drops | retransmitted | lost | other (median) | runs |")
-print("|---|---|---|---|---|---|---|---|---|---|")
-losses = []
-for r in rows:
-    if r[1] not in losses: losses.append(r[1])
-for loss in losses:
-    for s in order:
-        rs = [r for r in rows if r[0] == s and r[1] == loss]
-        if not rs: continue
-        t = [float(r[3]) for r in rs if r[3] not in ("fail", "nan", "")]
-        fails = len(rs) - len(t)
-        other = ""
-        kv = {}
-        for r in rs:
-            for part in (r[8] if len(r) > 8 else "").replace(",", " ").split():
-                if "=" in part:
-                    k, v = part.split("=", 1); kv.setdefault(k, []).append(v)
-        other = " ".join(f"{k}={fmt(med(v), 3 if any('.' in x for x in v) else 0)}" for k, v in kv.items())
-        print(f"| {float(loss)*100:g} % | {s} | {fmt(med(t) if t else None, 2)} | "
-              f"{fmt(min(t) if t else None, 2)}..{fmt(max(t) if t else None, 2)} | "
-              f"{fmt(med([r[4] for r in rs]))} | {fmt(med([r[5] for r in rs]))} | "
-              f"{fmt(med([r[6] for r in rs]))} | {fmt(med([r[7] for r in rs]))} | {other} | "
-              f"{len(t)}{f' ({fails} failed)' if fails else ''} |")
-EOF
+echo
+"$HERE/table.py" --senders "$senders" "$out/results.tsv" | tee "$out/table.md"
