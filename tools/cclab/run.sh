@@ -54,6 +54,8 @@ while [ $# -gt 0 ]; do
     esac
 done
 [ "$(id -u)" = 0 ] || { echo "cclab: must run as root" >&2; exit 2; }
+case ",$senders," in *,base*) [ -x "$base_bin/quiche-server" ] || \
+    { echo "cclab: the base senders need --base-bin DIR with quiche-server/-client" >&2; exit 2; } ;; esac
 
 out="${out:-/tmp/cclab-$(date -u +%Y%m%dT%H%M%S)-$$}"
 mkdir -p "$out"
