@@ -106,6 +106,9 @@ lab_down() {
     linkem_pid=""
 }
 in_s() { ip netns exec "$NS_S" "$@"; }
+# For a server started with `&`: exec, so that $! is the server itself (ip netns exec and env
+# exec in turn) and stop_server's kill reaches it, not a subshell that would leave it running.
+bg_s() { exec ip netns exec "$NS_S" "$@"; }
 in_c() { ip netns exec "$NS_C" "$@"; }
 wait_port() { # udp|tcp port
     for _ in $(seq 100); do
@@ -141,7 +144,7 @@ run_one() { # sender loss seed run -> one result line appended to results.tsv
         case "$s" in *-mtu) mtu=(--max-udp-payload 1452) ;; esac
         if [ "$qlog" = 1 ]; then mkdir -p "$out/qlog/$s-$loss-$r"; q=(env "QLOGDIR=$out/qlog/$s-$loss-$r"); fi
         # shellcheck disable=SC2086
-        RUST_LOG=info in_s ${q[@]+"${q[@]}"} "$bin/quiche-server" --listen "$ADDR_S:4433" \
+        RUST_LOG=info bg_s ${q[@]+"${q[@]}"} "$bin/quiche-server" --listen "$ADDR_S:4433" \
             --cert "$out/cert.pem" --key "$out/key.pem" --root "$out/root" --no-retry \
             --cc-algorithm "$cc" --slow-start "$ss" ${mtu[@]+"${mtu[@]}"} $extra \
             >"$log.server" 2>&1 &
@@ -165,7 +168,7 @@ run_one() { # sender loss seed run -> one result line appended to results.tsv
         ;;
     tcp|tcp-reno)
         case "$s" in tcp-reno) cc=reno ;; esac
-        in_s python3 "$NETLAB/tcpbench.py" server --bind "$ADDR_S" --cc "$cc" --max-conns 1 \
+        bg_s python3 "$NETLAB/tcpbench.py" server --bind "$ADDR_S" --cc "$cc" --max-conns 1 \
             >"$log.server" 2>&1 &
         server_pid=$!
         wait_port tcp 5201 || ok=0
@@ -177,7 +180,7 @@ run_one() { # sender loss seed run -> one result line appended to results.tsv
         lost=n/a # TCP_INFO has no count of segments declared lost over the connection
         ;;
     quinn)
-        in_s "$QUINN" server --listen "$ADDR_S:4433" --cert "$out/cert.pem" \
+        bg_s "$QUINN" server --listen "$ADDR_S:4433" --cert "$out/cert.pem" \
             --key "$out/key.pem" --root "$out/root" >"$log.server" 2>&1 &
         server_pid=$!
         wait_port udp 4433 || ok=0
