@@ -816,7 +816,9 @@ fn log_closed(peer: &Peer) {
     let stats = conn.stats();
     log::info!(
         "{}: closed (timed out: {}, local error: {:?}, peer error: {:?}): {} requests served, \
-         {} refused, {} packets sent, {} lost, {} bytes sent",
+         {} refused, {} packets sent, {} lost, {} bytes sent; retrans={} (after loss {}, \
+         in probes {}) spurious_lost={} pto_count={} lost_by_time={} lost_by_packets={} \
+         lost_bytes={} stream_lost_bytes={} stream_resent_bytes={}",
         conn.trace_id(),
         conn.is_timed_out(),
         conn.local_error(),
@@ -826,5 +828,15 @@ fn log_closed(peer: &Peer) {
         stats.sent,
         stats.lost,
         stats.sent_bytes,
+        stats.retrans,
+        stats.retrans_after_loss,
+        stats.retrans_in_probes,
+        stats.spurious_lost,
+        stats.pto_count,
+        stats.lost_by_time_threshold,
+        stats.lost_by_packet_threshold,
+        stats.lost_bytes,
+        stats.stream_retrans_bytes,
+        stats.stream_resent_bytes,
     );
 }

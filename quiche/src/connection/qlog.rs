@@ -167,7 +167,37 @@ impl Connection {
     /// Logs a change of the connection's state.
     #[cfg(feature = "qlog")]
     pub(super) fn qlog_state(&mut self, now: Instant, state: crate::qlog::ConnectionState) {
+        use crate::qlog::ConnectionState as S;
+        let closing = matches!(state, S::Closing | S::Draining | S::Closed);
+        let stats = if closing && self.qlog.is_some() {
+            Some(self.stats())
+        } else {
+            None
+        };
         if let Some(q) = self.qlog.as_deref_mut() {
+            if let Some(s) = stats {
+                q.loss_counters(
+                    now,
+                    &[
+                        ("sent", s.sent as u64),
+                        ("lost", s.lost as u64),
+                        (
+                            "lost_by_packet_threshold",
+                            s.lost_by_packet_threshold as u64,
+                        ),
+                        ("lost_by_time_threshold", s.lost_by_time_threshold as u64),
+                        ("spurious_lost", s.spurious_lost as u64),
+                        ("retrans", s.retrans as u64),
+                        ("retrans_after_loss", s.retrans_after_loss as u64),
+                        ("retrans_in_probes", s.retrans_in_probes as u64),
+                        ("pto_count", s.pto_count as u64),
+                        ("pto_probes_sent", s.pto_probes_sent as u64),
+                        ("persistent_congestion", s.persistent_congestion as u64),
+                        ("stream_lost_bytes", s.stream_retrans_bytes),
+                        ("stream_resent_bytes", s.stream_resent_bytes),
+                    ],
+                );
+            }
             q.connection_state_updated(now, state);
         }
     }

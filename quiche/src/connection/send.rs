@@ -790,7 +790,9 @@ impl Connection {
             );
             b.skip(emitted.len)?;
             frames.retransmission |= emitted.retransmission;
-            if !emitted.retransmission {
+            if emitted.retransmission {
+                self.stats.stream_resent_bytes += emitted.len as u64;
+            } else {
                 self.tx_emitted += emitted.len as u64;
             }
             frames.push(SentFrame::Stream {

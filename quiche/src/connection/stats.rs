@@ -21,7 +21,8 @@ pub struct Stats {
     pub recv_bytes: u64,
     /// Bytes of the packets declared lost.
     pub lost_bytes: u64,
-    /// Stream bytes sent again after a loss.
+    /// Stream bytes of the packets declared lost, which are queued to be sent again (see
+    /// `stream_resent_bytes` for the bytes actually sent again).
     pub stream_retrans_bytes: u64,
     /// Number of network paths the connection has used.
     pub paths_count: usize,
@@ -60,6 +61,10 @@ pub struct Stats {
     /// Congestion events the peer's ECN-CE counts caused: window reductions, at most one per
     /// round trip (RFC 9002 §7.1; Rust only).
     pub ecn_ce_congestion_events: usize,
+    /// STREAM bytes sent again (Rust only): repairs of declared losses and PTO probes. Against
+    /// `stream_retrans_bytes` (the STREAM bytes of packets declared lost), anything above 1.0
+    /// is data resent that was never declared lost.
+    pub stream_resent_bytes: u64,
 }
 
 /// Statistics about the path of a connection.

@@ -223,6 +223,27 @@ fn qlog_of_a_lossy_transfer_is_valid_and_consistent() {
 
     check_trace(&records(&client_log), &pipe.client, "client");
     check_trace(&records(&server_log), &pipe.server, "server");
+
+    // Closing writes the sender's loss counters by cause, once, as Stats has them.
+    let s = pipe.client.stats();
+    pipe.client.close(true, 0, b"done").unwrap();
+    pipe.step().unwrap();
+    let log = records(&client_log);
+    let counters: Vec<_> = log
+        .iter()
+        .filter(|r| r["name"] == "quiche:loss_counters")
+        .collect();
+    assert_eq!(counters.len(), 1, "one loss_counters event");
+    let c = &counters[0]["data"];
+    assert_eq!(c["lost"], s.lost as u64);
+    assert_eq!(c["retrans"], s.retrans as u64);
+    assert_eq!(c["retrans_after_loss"], s.retrans_after_loss as u64);
+    assert_eq!(c["spurious_lost"], s.spurious_lost as u64);
+    assert_eq!(c["stream_resent_bytes"], s.stream_resent_bytes);
+    assert!(
+        s.stream_resent_bytes > 0,
+        "a lossy upload resends stream data"
+    );
 }
 
 #[test]

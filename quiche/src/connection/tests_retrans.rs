@@ -184,6 +184,13 @@ fn low_rtt_random_loss_repairs_once() {
                 s.lost
             );
             assert_eq!(s.retrans, s.retrans_after_loss + s.retrans_in_probes);
+            // In bytes, the repairs match the losses: nothing is resent that was not lost.
+            assert!(
+                s.stream_resent_bytes * 100 <= s.stream_retrans_bytes * 105,
+                "{cc} seed {seed}: resent {} of {} lost stream bytes",
+                s.stream_resent_bytes,
+                s.stream_retrans_bytes
+            );
             times[i] += t;
         }
     }

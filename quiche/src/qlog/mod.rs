@@ -266,6 +266,8 @@ pub struct QlogLogger {
     h3: self::h3::H3Log,
     /// The connection's QUIC version, written in long packet headers.
     version: Option<u32>,
+    /// Whether `quiche:loss_counters` was written (once per trace).
+    counters_logged: bool,
 }
 
 impl fmt::Debug for QlogLogger {
@@ -309,6 +311,7 @@ impl QlogLogger {
             connection_state: None,
             h3: Default::default(),
             version: None,
+            counters_logged: false,
         };
         let ty = match vantage {
             Vantage::Client => VantagePointType::Client,
@@ -643,6 +646,31 @@ impl QlogLogger {
             done: Some(done),
         });
         self.write_event(now, data);
+    }
+
+    /// `quiche:loss_counters`, an event of this library's own (qlog readers take an unknown
+    /// event as plain JSON): the connection's loss and retransmission counters by cause,
+    /// one field per pair (serde_json orders the keys by name), written once, when the
+    /// connection starts to close, so that a trace says how much was resent and why (loss,
+    /// PTO probe, spurious loss).
+    pub fn loss_counters(&mut self, now: Instant, fields: &[(&str, u64)]) {
+        if !self.is_enabled() || self.counters_logged {
+            return;
+        }
+        self.counters_logged = true;
+        let elapsed = duration_ms(now.saturating_duration_since(self.start));
+        let time = elapsed.max(self.last_time);
+        self.last_time = time;
+        let data: serde_json::Map<String, serde_json::Value> = fields
+            .iter()
+            .map(|&(k, v)| (k.to_owned(), v.into()))
+            .collect();
+        let record = serde_json::json!({
+            "time": time,
+            "name": "quiche:loss_counters",
+            "data": data,
+        });
+        self.write_record(|buf| serde_json::to_writer(buf, &record));
     }
 
     fn fill_scratch<'f, 'a: 'f>(

@@ -1036,3 +1036,26 @@ fn every_event_kind_is_readable_by_qlog_reader() {
         .iter()
         .all(|e| matches!(e, ::qlog::reader::Event::Qlog(_))));
 }
+
+#[test]
+fn loss_counters_written_once_and_read_as_json() {
+    let start = virtual_epoch();
+    let (mut q, buf) = logger(Vantage::Server, start);
+    q.loss_counters(
+        start + ms(7),
+        &[("lost", 3), ("retrans", 4), ("spurious_lost", 1)],
+    );
+    // A second close event (Closing, then Closed) must not repeat the counters.
+    q.loss_counters(start + ms(9), &[("lost", 5)]);
+    let ev = events(&buf);
+    assert_eq!(names(&ev), ["quiche:loss_counters"]);
+    assert_eq!(ev[0]["time"], serde_json::json!(7.0));
+    let keys: Vec<&String> = ev[0]["data"].as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["lost", "retrans", "spurious_lost"]);
+    assert_eq!(ev[0]["data"]["retrans"], serde_json::json!(4));
+    let bytes = buf.bytes();
+    let reader = ::qlog::reader::QlogSeqReader::new(Box::new(io::Cursor::new(bytes))).unwrap();
+    let read: Vec<_> = reader.collect();
+    assert_eq!(read.len(), 1);
+    assert!(matches!(read[0], ::qlog::reader::Event::Json(_)));
+}

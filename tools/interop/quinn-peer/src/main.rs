@@ -297,9 +297,38 @@ async fn serve_conn(incoming: Incoming, retry: bool, root: Arc<PathBuf>, stats: 
             Err(e) => return log!("handshake: {e}"),
         },
     };
+    // The congestion window sampled every 5 ms while the connection lives, for tools/cclab
+    // (its time average is what sets the throughput of a window-limited download).
+    let sampler = {
+        let conn = conn.clone();
+        tokio::spawn(async move {
+            let (mut sum, mut n) = (0u64, 0u64);
+            let mut tick = tokio::time::interval(Duration::from_millis(5));
+            while conn.close_reason().is_none() {
+                tick.tick().await;
+                sum += conn.stats().path.cwnd;
+                n += 1;
+            }
+            sum.checked_div(n).unwrap_or(0)
+        })
+    };
     while let Ok((send, recv)) = conn.accept_bi().await {
         tokio::spawn(serve_stream(send, recv, root.clone(), stats.clone()));
     }
+    // The sender's loss-recovery counters, for tools/cclab (which compares them with ours and
+    // with Linux TCP's): one line per connection.
+    let s = conn.stats();
+    log!(
+        "conn_stats sent_packets={} lost_packets={} lost_bytes={} congestion_events={} cwnd={} \
+         rtt_ms={:.3} mean_cwnd={}",
+        s.path.sent_packets,
+        s.path.lost_packets,
+        s.path.lost_bytes,
+        s.path.congestion_events,
+        s.path.cwnd,
+        s.path.rtt.as_secs_f64() * 1e3,
+        sampler.await.unwrap_or(0)
+    );
     stats.conn_done();
 }
 
