@@ -18,13 +18,22 @@ impl Connection {
     /// The size of the PMTU probe to send now, if one is due and the congestion window and a
     /// buffer of `buf_len` bytes allow it. Probes wait for the handshake to be confirmed
     /// (RFC 9000 §14.3.1) and give way to loss-recovery probes and to closing.
+    ///
+    /// They also wait until the active path is validated, and for its PATH_CHALLENGE and
+    /// PATH_RESPONSE frames: a probe goes out alone, and on a peer address not yet validated
+    /// it would take the whole anti-amplification budget (RFC 9000 §9.3.1). Every ACK of such
+    /// a probe buys a budget for the next one, so the challenge, ACKs and data would never
+    /// go out and validation would fail while the peer is actively using the address.
     pub(super) fn pmtu_probe_due(&mut self, buf_len: usize, now: Instant) -> Option<usize> {
+        let path = self.paths.active();
         if !self.pmtud.is_enabled()
             || !self.handshake_confirmed
             || self.one_rtt.is_none()
             || self.lifecycle.close_pending()
             || self.lifecycle.is_closing_or_draining()
             || self.is_probing(Epoch::Application)
+            || !path.validated()
+            || path.has_path_frames()
         {
             return None;
         }

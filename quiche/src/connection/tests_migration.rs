@@ -583,3 +583,52 @@ fn the_first_packet_to_a_new_address_carries_a_challenge_even_with_a_full_window
         .unwrap();
     assert_eq!(pipe.client.paths.active().pending_responses(), 1);
 }
+
+#[test]
+fn a_due_mtu_probe_does_not_take_the_budget_of_an_unvalidated_path() {
+    let (mut c, mut s) = configs();
+    for cfg in [&mut c, &mut s] {
+        cfg.set_max_send_udp_payload_size(1452);
+        cfg.discover_pmtu(true);
+    }
+    let mut pipe = established(&mut c, &mut s);
+    // The NAT gives the client another public address: a new IP address, so the server starts
+    // its MTU search over there (RFC 8899 §4.3) and a probe is due the moment it moves. The
+    // client's small packets (a request, then ACKs) give the server a small budget on the
+    // new path until it is validated.
+    let public = addr("127.0.0.3:50001");
+    pipe.nat = vec![(pipe.client_addr, public)];
+    pipe.client.stream_send(0, b"GET /", true).unwrap();
+    pipe.run_until(Duration::from_secs(1), |p| p.server.stream_readable(0))
+        .unwrap();
+    let mut buf = [0u8; 64];
+    while pipe.server.stream_recv(0, &mut buf).is_ok() {}
+    assert_eq!(pipe.server.active_path().1, public);
+    pipe.server.stream_send(0, b"answer", true).unwrap();
+    // The challenge, then the answer, go out on the new path at once: well before validation
+    // would time out (three initial PTOs, about 3 s) and fall back to the old address.
+    let server_addr = pipe.server_addr;
+    let answered = pipe.run_until(Duration::from_millis(500), |p| {
+        p.client.stream_readable(0) && p.server.is_path_validated(server_addr, public) == Ok(true)
+    });
+    let ev = events(&mut pipe.server);
+    assert!(
+        answered.is_ok(),
+        "no answer or no validation within 500 ms: {ev:?}"
+    );
+    assert_eq!(pipe.server.active_path().1, public);
+    assert!(
+        !ev.contains(&PathEvent::FailedValidation(server_addr, public)),
+        "{ev:?}"
+    );
+    assert!(
+        ev.contains(&PathEvent::PeerMigrated(pipe.server_addr, public)),
+        "{ev:?}"
+    );
+    // The MTU search then runs on the validated path, with probes of their full size.
+    pipe.run_until(Duration::from_secs(2), |p| {
+        p.server.pmtud_stats().probes_acked > 0 && p.server.pmtud.is_search_complete()
+    })
+    .unwrap();
+    assert_eq!(pipe.server.max_send_udp_payload_size, 1452);
+}
