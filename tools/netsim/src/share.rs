@@ -143,6 +143,52 @@ pub struct FlowResult {
     pub sent: u64,
     /// Packets its server declared lost.
     pub lost: u64,
+    /// Its sender's congestion controller, every [`TRACE_SAMPLE`] from its start.
+    pub trace: Vec<TracePoint>,
+}
+
+/// How often [`FlowResult::trace`] samples the sender.
+pub const TRACE_SAMPLE: Duration = Duration::from_millis(100);
+
+/// One sample of a flow's sender (its server): what its congestion controller holds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TracePoint {
+    /// Time since the experiment's start.
+    pub at: Duration,
+    /// The controller's state by its qlog name (for BBR, `probe_bw_up` and so on).
+    pub state: &'static str,
+    /// Pacing rate in bytes per second (for BBR, the bandwidth estimate times the pacing
+    /// gain, less 1 %).
+    pub pacing_rate: Option<u64>,
+    /// Congestion window in bytes.
+    pub cwnd: usize,
+    /// Bytes in flight.
+    pub in_flight: usize,
+    /// Latest RTT sample.
+    pub latest_rtt: Duration,
+    /// Minimum RTT seen.
+    pub min_rtt: Option<Duration>,
+}
+
+impl FlowResult {
+    /// The trace as text: one line per sample (time, state, pacing rate in Mbit/s, cwnd and
+    /// in flight in kB, latest and minimum RTT in ms).
+    pub fn trace_table(&self) -> String {
+        let mut out = String::from("t_s state pacing_mbps cwnd_kb inflight_kb rtt_ms min_rtt_ms\n");
+        for p in &self.trace {
+            out.push_str(&format!(
+                "{:.1} {} {:.2} {:.1} {:.1} {:.1} {:.1}\n",
+                p.at.as_secs_f64(),
+                p.state,
+                p.pacing_rate.unwrap_or(0) as f64 * 8e-6,
+                p.cwnd as f64 / 1e3,
+                p.in_flight as f64 / 1e3,
+                p.latest_rtt.as_secs_f64() * 1e3,
+                p.min_rtt.map_or(0.0, |d| d.as_secs_f64() * 1e3),
+            ));
+        }
+        out
+    }
 }
 
 /// The outcome of one experiment.
@@ -325,11 +371,27 @@ pub fn run_share(s: &ShareScenario, seed: u64) -> Result<ShareResult, String> {
     let mut bytes = vec![vec![0u64; intervals]; s.flows.len()];
     let mut apps: Vec<Apps> = Vec::new();
     let mut queue_delay = Vec::new();
+    let mut traces: Vec<Vec<TracePoint>> = vec![Vec::new(); s.flows.len()];
     let mut buf = vec![0; 64 * 1024];
     loop {
         let elapsed = net.elapsed();
         while queue_delay.len() as f64 * QUEUE_SAMPLE.as_secs_f64() <= elapsed.as_secs_f64() {
             queue_delay.push(net.queue_delay(Direction::ToClient));
+            let at = QUEUE_SAMPLE * (queue_delay.len() as u32 - 1);
+            if at.as_millis() % TRACE_SAMPLE.as_millis() == 0 {
+                for (trace, pair) in traces.iter_mut().zip(net.pairs.iter()) {
+                    let st = pair.server.path_stats();
+                    trace.push(TracePoint {
+                        at,
+                        state: st.cc_state,
+                        pacing_rate: st.pacing_rate,
+                        cwnd: st.cwnd,
+                        in_flight: st.bytes_in_flight,
+                        latest_rtt: st.latest_rtt,
+                        min_rtt: st.min_rtt,
+                    });
+                }
+            }
         }
         if elapsed >= s.duration {
             break;
@@ -381,14 +443,16 @@ pub fn run_share(s: &ShareScenario, seed: u64) -> Result<ShareResult, String> {
         .flows
         .iter()
         .zip(bytes)
+        .zip(traces)
         .enumerate()
-        .map(|(f, (flow, bytes))| {
+        .map(|(f, ((flow, bytes), trace))| {
             let stats = net.pairs.get(f).map(|p| p.server.stats());
             FlowResult {
                 flow: *flow,
                 bytes,
                 sent: stats.as_ref().map_or(0, |st| st.sent as u64),
                 lost: stats.as_ref().map_or(0, |st| st.lost as u64),
+                trace,
             }
         })
         .collect();

@@ -76,11 +76,14 @@ fn two_bbr_flows_both_get_a_share() {
 }
 
 /// The issue's target: from 10 s after the second flow starts, two BBR flows within 20 % of
-/// each other (every 1-second interval, and over the rest of the run). Not met (README, "BBR:
-/// two flows on one bottleneck"): BBR's bandwidth probing converges over several 2-3 s
-/// cycles; 1 of 20 seeds meets it behind 1 BDP, none behind 8 BDP.
+/// each other (every 1-second interval, and over the rest of the run). Not met (README, "Why
+/// two BBR flows converge slowly"): the flows are window-limited with a standing queue, so
+/// each one's share follows its bandwidth estimate, which the two-cycle max filter holds for
+/// 5-6 s; behind 1 BDP loss-driven swings break the per-second bound. 1 of 20 seeds meets it
+/// behind 1 BDP, none behind 8 BDP; only leaving the draft (a one-cycle filter, a smaller
+/// window gain) moved it, and not to the target.
 #[test]
-#[ignore = "not met: two BBR flows take 25 s (median) to be within 20 % per second"]
+#[ignore = "not met: two BBR flows take 22-25 s (median) to be within 20 % per second"]
 fn bbr_pairs_converge_within_20_percent_in_10_s() {
     for queue in [Queue::Bdp(1.0), Queue::Bdp(8.0)] {
         for &seed in SEEDS {
@@ -126,7 +129,9 @@ fn bbr_against_cubic_takes_at_most_80_percent_behind_8_bdp_and_85_behind_1() {
     }
 }
 
-/// The issue's bound behind 1 BDP too: not met in every seed (0.77-0.81 over 20 seeds).
+/// The issue's bound behind 1 BDP too: not met in every seed (0.77-0.81 over 20 seeds; 0.804
+/// with BBR first at seed 2). Within the draft no change found moves it (README, "Why two BBR
+/// flows converge slowly").
 #[test]
 #[ignore = "not met: behind 1 BDP BBR takes up to 81 % against CUBIC"]
 fn bbr_against_cubic_takes_at_most_80_percent_behind_1_bdp() {

@@ -25,6 +25,8 @@
 //!   Drop-tail overflow comes with a full queue, so congestion losses still count; and a loss
 //!   rate above [`HIGH_LOSS_PERMILLE`] (15 %) always counts, so that a buffer too shallow to
 //!   show in the RTT is not overrun. ECN-CE marks are explicit and always count.
+//! - ProbeBW_DOWN ends on the BDP of `BBR.bw` rather than of `BBR.max_bw` (see
+//!   `is_time_to_cruise`).
 //! - `PickProbeWait`'s randomness comes from a small deterministic generator seeded per
 //!   controller: the library never reads the clock or the OS's entropy on this path, and
 //!   simulations stay reproducible.
@@ -445,6 +447,11 @@ impl Bbr {
         hi.saturating_sub(headroom).max(self.min_pipe_cwnd())
     }
 
+    /// The draft's IsTimeToCruise (§5.3.3.9) compares with `Inflight(BBR.max_bw, 1.0)`; this
+    /// uses `BBR.bw` (the max bounded by `bw_shortterm`), so that after a lossy round DOWN
+    /// drains to the bounded BDP. Without loss the two are equal; behind a 1-BDP queue the
+    /// draft's letter made two flows less even (netsim README, "Why two BBR flows converge
+    /// slowly": balance 0.77 against 0.91, 8 seeds).
     fn is_time_to_cruise(&self, inflight: u64) -> bool {
         inflight <= self.inflight_with_headroom() && inflight <= self.inflight(1_000)
     }
