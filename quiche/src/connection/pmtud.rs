@@ -25,6 +25,10 @@ impl Connection {
             || self.lifecycle.close_pending()
             || self.lifecycle.is_closing_or_draining()
             || self.is_probing(Epoch::Application)
+            // Not on a path still being validated: its first datagrams carry the
+            // PATH_CHALLENGE (RFC 9000 §9.3), and the amplification limit would cut the
+            // probe short of its size.
+            || !self.paths.active().validated()
         {
             return None;
         }
