@@ -623,9 +623,7 @@ async fn run_client(argv: &[String]) -> Result<Outcome> {
             // quinn-proto switches to a fresh connection ID and pings from the new address,
             // and the server validates it.
             tokio::time::sleep(MIGRATE_AFTER).await;
-            client
-                .endpoint
-                .rebind(std::net::UdpSocket::bind(bind)?)?;
+            client.endpoint.rebind(std::net::UdpSocket::bind(bind)?)?;
             let n = fetch_all(&client, &conn, &client.target.paths).await;
             conn.close(0u32.into(), b"");
             n?
