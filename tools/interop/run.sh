@@ -106,12 +106,13 @@ relay_args() {
         transferloss) echo "--drop 0.02 --max-drop-burst 3" ;;
         transfercorruption) echo "--corrupt 0.02" ;;
         # The runner's NAT rebinds at 1 s, then every 5 s, on a 10 Mbit/s link where 10 MiB
-        # take 8 s. Loopback moves them in under a second: a 15 ms delay each way (the
-        # runner's 30 ms round trip) and a rebinding every 0.25 s (port) or once at 0.2 s
-        # (address and port), counted from the client's first datagram (an interpreter starts
-        # slowly; a rebinding during the handshake ends the connection, RFC 9000 §9), put
-        # rebindings inside the transfer.
-        rebind-port) echo "--clock-from-first-datagram --delay-ms 15 --rebind-port-every 0.25" ;;
+        # take 8 s. Loopback moves them in under a second: a delay and a rebinding every 0.3 s
+        # (port; 10 ms each way: with aioquic, more delay and rebinding every 0.25 s left
+        # clients silent on closed mappings) or once at 0.2 s (address and port; 15 ms each
+        # way, so that a fast server is not done by then), counted from the client's first
+        # datagram (an interpreter starts slowly; a rebinding during the handshake ends the
+        # connection, RFC 9000 §9), put rebindings inside the transfer.
+        rebind-port) echo "--clock-from-first-datagram --delay-ms 10 --rebind-port-every 0.3" ;;
         rebind-addr) echo "--clock-from-first-datagram --delay-ms 15 --rebind-addr-at 0.2" ;;
     esac
 }
