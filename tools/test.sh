@@ -68,6 +68,17 @@ tools/interop/run.sh --clients aioquic,quic-go,quinn --servers ours \
 tools/interop/run.sh --wire off --peers ours,aioquic,quic-go,quinn --cases transfer
 # QUIC v2 by compatible version negotiation (RFC 9368): the peers that can do it.
 tools/interop/run.sh --clients ours,aioquic --servers ours,aioquic --cases v2
+# ECN marking and ACK_ECN counts on the wire, with the peers that do ECN.
+tools/interop/run.sh --peers ours,quic-go,quinn --cases ecn
+# Loss and corruption through tools/relay, and NAT rebinding and active migration (the server
+# follows the client after path validation), with one peer in both roles.
+tools/interop/run.sh --clients ours --servers quic-go --cases handshakeloss,transferloss,handshakecorruption
+tools/interop/run.sh --clients quic-go --servers ours --cases handshakeloss,transferloss,handshakecorruption
+tools/interop/run.sh --clients ours --servers quic-go --cases rebind-port,rebind-addr,connectionmigration
+tools/interop/run.sh --clients quic-go --servers ours --cases rebind-port,rebind-addr,connectionmigration
+
+step "load smoke: 200 connections from tools/load against quiche-server"
+tools/load/smoke.sh 200 2
 
 step "HTTP/3 interop: our apps against aioquic, quic-go and ngtcp2, both roles"
 tools/interop/run.sh --clients ours --servers ours,aioquic,quic-go,ngtcp2 --cases http3

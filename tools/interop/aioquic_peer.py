@@ -22,6 +22,7 @@ import asyncio
 import mimetypes
 import os
 import signal
+import socket
 import ssl
 import sys
 import time
@@ -38,6 +39,8 @@ from aioquic.tls import CipherSuite
 ALPN = ["hq-interop"]
 CASES = {
     "http3",
+    # Active migration (RFC 9000 §9.2) to a new local socket after the handshake.
+    "connectionmigration",
     "handshake",
     "transfer",
     "multiplexing",
@@ -398,6 +401,8 @@ async def one_connection(args, host, port, paths, ticket=None, early=False):
             # aioquic defers the update until the handshake is confirmed
             # (RFC 9001 §6.1), which is as early as it may happen.
             protocol.request_key_update()
+        if args.case == "connectionmigration":
+            await migrate(protocol)
         if early:
             # Requests written before the handshake completes go out as 0-RTT.
             task = asyncio.ensure_future(fetch_all(protocol, paths, args.out, authority))
@@ -420,6 +425,26 @@ async def one_connection(args, host, port, paths, ticket=None, early=False):
             "early_accepted": hs is not None and hs.early_data_accepted,
         }
     return nbytes, (tickets[-1] if tickets else None), state
+
+
+async def migrate(protocol):
+    """connectionmigration: once the server's HANDSHAKE_DONE is in (a client must not
+    migrate before the handshake is confirmed, RFC 9000 §9), move the connection to a new
+    local socket and a new connection ID (§9.5); aioquic then sends from the new address and
+    the server validates it. aioquic has no migration API: the protocol object is handed a
+    new datagram transport, as its own interop client does for NAT rebinding."""
+    await asyncio.sleep(0.1)
+    loop = asyncio.get_running_loop()
+    old = protocol._transport
+    # aioquic's connect() sends from a dual-stack IPv6 socket (IPv4 as ::ffff:a.b.c.d): the
+    # new socket is one too.
+    sock = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+    sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+    sock.bind(("::", 0, 0, 0))
+    await loop.create_datagram_endpoint(lambda: protocol, sock=sock)
+    old.close()
+    protocol.change_connection_id()
+    protocol.transmit()
 
 
 async def run_client(args):

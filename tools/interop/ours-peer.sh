@@ -44,7 +44,12 @@ client)
     [ "$kase" = http3 ] || args+=(--http09)
     case "$kase" in
         # ecn: on by default (ECT(0) while validating, counts in ACK frames).
-        handshake|transfer|multiplexing|retry|http3|ecn) ;;
+        # rebind-port and rebind-addr are plain transfers (run.sh tells the client
+        # "transfer"; the client does not know that tools/relay rebinds it).
+        handshake|transfer|multiplexing|retry|http3|ecn|rebind-port|rebind-addr) ;;
+        # Active migration (RFC 9000 §9.2): halfway through, the client moves to a new local
+        # socket on its own (we have no preferred_address to move to, see README.md).
+        connectionmigration) args+=(--migrate) ;;
         resumption) args+=(--resume) ;;
         zerortt) args+=(--resume --early-data) ;;
         chacha20) args+=(--chacha20) ;;

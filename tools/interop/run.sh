@@ -7,8 +7,9 @@
 #
 # LIST is comma separated. Peers: aioquic, quic-go, quinn, ngtcp2, ours. Cases: handshake, transfer,
 # multiplexing, retry, resumption, zerortt, chacha20, keyupdate, versionnegotiation, http3, v2,
-# handshakeloss, transferloss, handshakecorruption, transfercorruption (through tools/relay,
-# which drops or corrupts datagrams between client and server). --wire: capture each test on
+# handshakeloss, transferloss, handshakecorruption, transfercorruption, rebind-port, rebind-addr
+# (through tools/relay, which drops, corrupts or rebinds datagrams between client and server),
+# connectionmigration. --wire: capture each test on
 # lo with dumpcap and check the decrypted trace with tshark (wirecheck.py); auto = when both
 # are installed and capturing works. --keep keeps downloads and traces of passed tests.
 # Exit status: 0 when nothing failed (unsupported does not count as a failure), 1 otherwise.
@@ -21,6 +22,7 @@ CERTS="$REPO/quiche/tests/certs"
 ALL_PEERS="aioquic,quic-go,quinn,ngtcp2"
 ALL_CASES="handshake,transfer,multiplexing,retry,resumption,zerortt,chacha20,keyupdate,versionnegotiation,http3,v2,ecn"
 ALL_CASES+=",handshakeloss,transferloss,handshakecorruption,transfercorruption"
+ALL_CASES+=",rebind-port,rebind-addr,connectionmigration"
 RELAY="$REPO/target/release/relay"
 
 clients="$ALL_PEERS"
@@ -89,7 +91,7 @@ case_timeout() {
         transfer|multiplexing|chacha20|keyupdate|http3) echo 60 ;;
         # The interop runner gives the multiconnect cases 300 s (50 handshakes under 30 % loss).
         handshakeloss|handshakecorruption) echo 300 ;;
-        transferloss|transfercorruption) echo 120 ;;
+        transferloss|transfercorruption|rebind-port|rebind-addr|connectionmigration) echo 120 ;;
         *) echo 30 ;;
     esac
 }
@@ -103,6 +105,15 @@ relay_args() {
         handshakecorruption) echo "--corrupt 0.3" ;;
         transferloss) echo "--drop 0.02 --max-drop-burst 3" ;;
         transfercorruption) echo "--corrupt 0.02" ;;
+        # The runner's NAT rebinds at 1 s, then every 5 s, on a 10 Mbit/s link where 10 MiB
+        # take 8 s. Loopback moves them in under a second: a delay and a rebinding every 0.3 s
+        # (port; 10 ms each way: with aioquic, more delay and rebinding every 0.25 s left
+        # clients silent on closed mappings) or once at 0.2 s (address and port; 15 ms each
+        # way, so that a fast server is not done by then), counted from the client's first
+        # datagram (an interpreter starts slowly; a rebinding during the handshake ends the
+        # connection, RFC 9000 §9), put rebindings inside the transfer.
+        rebind-port) echo "--clock-from-first-datagram --delay-ms 10 --rebind-port-every 0.3" ;;
+        rebind-addr) echo "--clock-from-first-datagram --delay-ms 15 --rebind-addr-at 0.2" ;;
     esac
 }
 
@@ -112,7 +123,7 @@ relay_args() {
 endpoint_case() {
     case "$1" in
         handshakeloss|handshakecorruption) echo multiconnect ;;
-        transferloss|transfercorruption) echo transfer ;;
+        transferloss|transfercorruption|rebind-port|rebind-addr) echo transfer ;;
         *) echo "$1" ;;
     esac
 }
@@ -121,7 +132,14 @@ endpoint_case() {
 # impairment really happened: something dropped, or corrupted, in each direction).
 relay_problem() {
     local what n dir total=0
-    case "$1" in *loss) what=dropped ;; *) what=corrupted ;; esac
+    case "$1" in
+        rebind-*)
+            n="$(grep "^relay: " "$2" 2>/dev/null | grep -o " rebinds=[0-9]*" | cut -d= -f2)"
+            [ "${n:-0}" -gt 0 ] || echo "relay did not rebind"
+            return ;;
+        *loss) what=dropped ;;
+        *) what=corrupted ;;
+    esac
     for dir in c2s s2c; do
         n="$(grep "^$dir: " "$2" 2>/dev/null | grep -o " $what=[0-9]*" | cut -d= -f2)"
         if [ -z "$n" ]; then echo "relay printed no $dir counters"; return; fi
@@ -162,7 +180,8 @@ make_files() {
         chacha20|keyupdate) add "$(rand_name 10)" $((3 << 20)) ;;
         # 50 files of 1 KiB, each on a connection of its own (the runner's multiconnect).
         handshakeloss|handshakecorruption) for _ in $(seq 1 50); do add "$(rand_name 10)" 1024; done ;;
-        transferloss|transfercorruption) add "$(rand_name 10)" $((2 << 20)) ;;
+        transferloss|transfercorruption|connectionmigration) add "$(rand_name 10)" $((2 << 20)) ;;
+        rebind-port|rebind-addr) add "$(rand_name 10)" $((10 << 20)) ;;
         http3)
             # HTTP/3 (ALPN h3), all requests at once on one connection. The interop runner
             # asks for 5, 10 and 500 KiB; a small file and a 5 MiB one are added here.

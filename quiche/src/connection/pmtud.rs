@@ -32,6 +32,9 @@ impl Connection {
             || self.lifecycle.close_pending()
             || self.lifecycle.is_closing_or_draining()
             || self.is_probing(Epoch::Application)
+            // Not on a path still being validated, nor before its PATH_CHALLENGE/PATH_RESPONSE
+            // are out: its first datagrams carry the challenge (RFC 9000 §9.3), and the
+            // amplification limit would cut the probe short of its size.
             || !path.validated()
             || path.has_path_frames()
         {

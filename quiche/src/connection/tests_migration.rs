@@ -632,3 +632,39 @@ fn a_due_mtu_probe_does_not_take_the_budget_of_an_unvalidated_path() {
     .unwrap();
     assert_eq!(pipe.server.max_send_udp_payload_size, 1452);
 }
+
+#[test]
+fn a_pmtu_probe_never_goes_first_to_an_unvalidated_address() {
+    // Seen in the interop rebind-addr case: the server followed the client to a new address
+    // and its first datagram there was a due PMTU probe (PING + PADDING, cut to the
+    // amplification budget), not the PATH_CHALLENGE that must come first (§9.3).
+    let (mut c, mut s) = configs();
+    c.set_max_recv_udp_payload_size(1500);
+    s.set_max_send_udp_payload_size(1500);
+    let mut pipe = established(&mut c, &mut s);
+    let mut buf = vec![0u8; 65536];
+    let mut pkt = pipe.client.raw_1rtt_packet(
+        &encode(&[Frame::Ping, Frame::Padding { len: 400 }]),
+        pipe.now,
+    );
+    let moved = addr("10.0.0.9:50001");
+    let info = RecvInfo {
+        from: moved,
+        to: pipe.server_addr,
+    };
+    pipe.server.recv_at(&mut pkt, info, pipe.now).unwrap();
+    assert_eq!(pipe.server.active_path().1, moved);
+    // The search starts over on the new path (a probe is wanted), but waits for validation.
+    assert!(pipe.server.pmtud.probe_size(pipe.now).is_some());
+    assert!(pipe.server.pmtu_probe_due(buf.len(), pipe.now).is_none());
+    let (len, out) = pipe.server.send_at(&mut buf, pipe.now).unwrap();
+    assert_eq!(out.to, moved);
+    let back = RecvInfo {
+        from: pipe.server_addr,
+        to: pipe.client_addr,
+    };
+    pipe.client
+        .recv_at(&mut buf[..len], back, pipe.now)
+        .unwrap();
+    assert_eq!(pipe.client.paths.active().pending_responses(), 1);
+}

@@ -90,6 +90,11 @@ pub struct Options {
     pub drop_c2s_range: Option<(u64, u64)>,
     /// Stop after this long (measured from the start).
     pub duration: Option<Duration>,
+    /// Count the times of the rebindings and the black-out from the first client datagram
+    /// instead of from [`Relay::bind`]: a client that is slow to start (an interpreter) then
+    /// still gets its handshake done before the first rebinding, as in the runner, where the
+    /// NAT's clock starts with the connection.
+    pub clock_from_first_datagram: bool,
 }
 
 impl Options {
@@ -111,6 +116,7 @@ impl Options {
             blackhole_for: Duration::ZERO,
             drop_c2s_range: None,
             duration: None,
+            clock_from_first_datagram: false,
         }
     }
 }
@@ -334,9 +340,11 @@ impl Relay {
             opts.seed ^ 0x7332_6300,
         );
         let start = Instant::now();
+        // With the clock started by the first client datagram, nothing is armed before it.
+        let armed = !opts.clock_from_first_datagram;
         Ok(Relay {
-            next_port_rebind: opts.rebind_port_every.map(|t| start + t),
-            addr_rebind: opts.rebind_addr_at.map(|t| start + t),
+            next_port_rebind: opts.rebind_port_every.filter(|_| armed).map(|t| start + t),
+            addr_rebind: opts.rebind_addr_at.filter(|_| armed).map(|t| start + t),
             opts,
             poll,
             listen,
@@ -437,6 +445,13 @@ impl Relay {
         Ok(())
     }
 
+    /// Counts the rebinding and black-out times from `now` on.
+    fn restart_clock(&mut self, now: Instant) {
+        self.start = now;
+        self.next_port_rebind = self.opts.rebind_port_every.map(|t| now + t);
+        self.addr_rebind = self.opts.rebind_addr_at.map(|t| now + t);
+    }
+
     fn blacked_out(&self, now: Instant) -> bool {
         self.opts.blackhole_at.is_some_and(|at| {
             let from = self.start + at;
@@ -456,6 +471,9 @@ impl Relay {
             let session = match self.by_client.get(&from) {
                 Some(&i) => i,
                 None => {
+                    if self.sessions.is_empty() && self.opts.clock_from_first_datagram {
+                        self.restart_clock(Instant::now());
+                    }
                     let i = self.sessions.len();
                     let mut upstream = UdpSocket::bind(SocketAddr::new(self.upstream_ip, 0))?;
                     self.poll.registry().register(

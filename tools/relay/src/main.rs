@@ -74,6 +74,10 @@ struct Cli {
     /// 2-7 for the amplification-limit case.
     #[arg(long, value_name = "A-B", value_parser = parse_range)]
     drop_c2s_packets: Option<(u64, u64)>,
+    /// Count the rebinding and black-out times from the first client datagram, not from the
+    /// start of the relay.
+    #[arg(long)]
+    clock_from_first_datagram: bool,
     /// Stop after this many seconds (default: at SIGTERM/SIGINT).
     #[arg(long, value_name = "SECS")]
     duration: Option<f64>,
@@ -136,6 +140,7 @@ fn options(cli: &Cli) -> Result<Options, String> {
     o.blackhole_for = secs("blackhole-for", cli.blackhole_for)?;
     o.drop_c2s_range = cli.drop_c2s_packets;
     o.duration = cli.duration.map(|v| secs("duration", v)).transpose()?;
+    o.clock_from_first_datagram = cli.clock_from_first_datagram;
     Ok(o)
 }
 

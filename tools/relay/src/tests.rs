@@ -283,3 +283,26 @@ fn blackhole_and_drop_range() {
     assert_eq!(*seen.last().unwrap(), 99);
     assert_eq!(back.len() as u64, c.s2c.forwarded);
 }
+
+#[test]
+fn clock_from_first_datagram_delays_the_rebinding_for_a_late_client() {
+    let (server, srv) = echo_server();
+    let mut o = Options::transparent("127.0.0.1:0".parse().unwrap(), server);
+    o.rebind_addr_at = Some(Duration::from_millis(200));
+    o.clock_from_first_datagram = true;
+    let stop = Arc::new(AtomicBool::new(false));
+    let (addr, relay) = spawn(o, Arc::clone(&stop)).unwrap();
+    // The client starts after the relay's own 200 ms are over: from the relay's start, the
+    // rebinding would come before its first datagram (and with no session, move nothing).
+    std::thread::sleep(Duration::from_millis(400));
+    let back = client_run(addr, 80, Duration::from_millis(5));
+    let at_server = srv.join().unwrap();
+    stop.store(true, Ordering::Relaxed);
+    let c = relay.join().unwrap().unwrap();
+
+    let ips: Vec<IpAddr> = at_server.iter().map(|(a, _)| a.ip()).collect();
+    assert_eq!(ips.first(), Some(&IpAddr::from([127, 0, 0, 1])));
+    assert_eq!(ips.last(), Some(&IpAddr::from([127, 0, 0, 2])));
+    assert_eq!(c.rebinds, 1);
+    assert_eq!(back.len(), 80);
+}

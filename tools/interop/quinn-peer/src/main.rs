@@ -49,9 +49,14 @@ const CHUNK: usize = 256 * 1024;
 /// confirmed (RFC 9001 §6.1 forbids an earlier update) and the transfer has barely started.
 const KEY_UPDATE_AFTER: u64 = 64 * 1024;
 const EXIT_UNSUPPORTED: i32 = 127;
+/// connectionmigration: how long after the handshake the client moves to a new socket (the
+/// server's HANDSHAKE_DONE is in by then on loopback).
+const MIGRATE_AFTER: Duration = Duration::from_millis(100);
 const CASES: &[&str] = &[
     // quinn (quinn-udp) marks ECT(0) and reports ECN counts by default.
     "ecn",
+    // Active migration (RFC 9000 §9.2) to a new local socket after the handshake.
+    "connectionmigration",
     "handshake",
     "transfer",
     "multiplexing",
@@ -611,6 +616,18 @@ async fn run_client(argv: &[String]) -> Result<Outcome> {
     let start = Instant::now();
     let total = match case.as_str() {
         "resumption" | "zerortt" => resume(&client, case == "zerortt").await?,
+        "connectionmigration" => {
+            let conn = client.connect_1rtt().await?;
+            // Wait for the handshake to be confirmed (HANDSHAKE_DONE: a client must not
+            // migrate before, RFC 9000 §9), then move the endpoint to a new socket:
+            // quinn-proto switches to a fresh connection ID and pings from the new address,
+            // and the server validates it.
+            tokio::time::sleep(MIGRATE_AFTER).await;
+            client.endpoint.rebind(std::net::UdpSocket::bind(bind)?)?;
+            let n = fetch_all(&client, &conn, &client.target.paths).await;
+            conn.close(0u32.into(), b"");
+            n?
+        }
         _ => {
             let conn = client.connect_1rtt().await?;
             let n = fetch_all(&client, &conn, &client.target.paths).await;
