@@ -9,6 +9,8 @@
 mod datagram;
 pub mod ecn;
 mod frames;
+#[cfg(any(test, feature = "fuzzing"))]
+mod fuzzing;
 mod handshake;
 mod ids;
 mod migration;

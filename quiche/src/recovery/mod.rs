@@ -1014,6 +1014,16 @@ pub struct PathCcState {
 }
 
 /// A fixed base instant for tests on a manual clock (the library itself never reads the clock).
+#[cfg(any(test, feature = "fuzzing"))]
+impl<P> Recovery<P> {
+    /// Panics when a space's in-flight totals differ from a recount of its packets.
+    pub(crate) fn debug_check_invariants(&self) {
+        for s in &self.spaces {
+            s.sent.debug_check_invariants();
+        }
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::disallowed_methods)]
 pub(crate) fn test_now() -> Instant {

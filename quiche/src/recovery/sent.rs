@@ -389,6 +389,26 @@ impl<P> SentPackets<P> {
     }
 }
 
+#[cfg(any(test, feature = "fuzzing"))]
+impl<P> SentPackets<P> {
+    /// Panics when the running totals differ from a recount over the tracked packets.
+    pub(crate) fn debug_check_invariants(&self) {
+        let (mut bytes, mut eliciting, mut tracked) = (0usize, 0usize, 0usize);
+        for slot in &self.slots {
+            if let Slot::Sent(p) = slot {
+                tracked += 1;
+                if p.in_flight {
+                    bytes += p.size;
+                    eliciting += usize::from(p.ack_eliciting);
+                }
+            }
+        }
+        assert_eq!(bytes, self.totals.bytes_in_flight, "bytes in flight");
+        assert_eq!(eliciting, self.totals.ack_eliciting_in_flight);
+        assert_eq!(tracked, self.totals.tracked);
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::single_range_in_vec_init)]
 mod tests {
