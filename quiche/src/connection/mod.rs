@@ -228,6 +228,8 @@ pub struct Connection {
     /// The peer's ACK delay exponent, for decoding its ACK frames.
     peer_ack_delay_exponent: u64,
     last_now: Option<Instant>,
+    /// Which 1-RTT packet numbers to skip, to catch optimistic ACKs.
+    pn_skipper: crate::recovery::PnSkipper,
     stats: Stats,
     #[cfg(feature = "qlog")]
     qlog: Option<Box<crate::qlog::QlogLogger>>,
@@ -461,6 +463,7 @@ impl Connection {
             pmtu_probe_building: false,
             peer_ack_delay_exponent: 3,
             last_now: None,
+            pn_skipper: crate::recovery::PnSkipper::new(seed.rotate_left(17)),
             stats: Stats {
                 paths_count: 1,
                 ..Stats::default()
