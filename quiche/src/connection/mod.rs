@@ -25,6 +25,8 @@ pub mod stats;
 #[cfg(test)]
 pub(crate) mod tests;
 #[cfg(test)]
+mod tests_defences;
+#[cfg(test)]
 mod tests_ecn;
 #[cfg(test)]
 mod tests_handshake_loss;

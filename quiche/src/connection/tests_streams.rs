@@ -7,12 +7,11 @@ use std::time::{Duration, Instant};
 
 use octets::OctetsMut;
 
-use super::sent::{SentFrame, SentFrames};
+use super::sent::SentFrame;
 use super::tests::{client_config, server_config};
 use super::{Connection, RecvInfo};
 use crate::frame::Frame;
-use crate::packet::{encrypt_pkt, ConnectionId, Epoch, Header};
-use crate::recovery::SentPacket;
+use crate::packet::{ConnectionId, Epoch};
 use crate::testing::{Direction, LinkConfig, Pipe, Rng, Verdict};
 use crate::{Config, Error, Shutdown};
 
