@@ -14,7 +14,10 @@ use quiche::testing::Pipe;
 use quiche::{Connection, RecvInfo};
 
 fn cert(name: &str) -> String {
-    format!("{}/../quiche/tests/certs/{name}", env!("CARGO_MANIFEST_DIR"))
+    format!(
+        "{}/../quiche/tests/certs/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    )
 }
 
 fn config(server: bool) -> quiche::Config {
@@ -61,7 +64,12 @@ impl<'a> Input<'a> {
         match sel >> 6 {
             0 => u64::from(sel & 0x3f),
             1 => u64::from(u16::from_le_bytes([self.u8(), self.u8()])),
-            2 => u64::from(u32::from_le_bytes([self.u8(), self.u8(), self.u8(), self.u8()])),
+            2 => u64::from(u32::from_le_bytes([
+                self.u8(),
+                self.u8(),
+                self.u8(),
+                self.u8(),
+            ])),
             _ => match sel & 3 {
                 0 => (1 << 62) - 1,
                 1 => (1 << 62) - 1 - u64::from(self.u8()),
@@ -95,7 +103,9 @@ fn stream_id(inp: &mut Input) -> u64 {
 /// Decodes one frame from the input; ACK ranges land in `acks`.
 fn frame<'a: 'c, 'b: 'c, 'c>(inp: &mut Input<'a>, acks: &'b RangeSet) -> Frame<'c> {
     match inp.u8() % 24 {
-        0 => Frame::Padding { len: usize::from(inp.u8()) + 1 },
+        0 => Frame::Padding {
+            len: usize::from(inp.u8()) + 1,
+        },
         1 => Frame::Ping,
         2 if !acks.is_empty() => Frame::ACK {
             ack_delay: inp.varint(),
@@ -107,37 +117,75 @@ fn frame<'a: 'c, 'b: 'c, 'c>(inp: &mut Input<'a>, acks: &'b RangeSet) -> Frame<'
             error_code: inp.varint(),
             final_size: inp.varint(),
         },
-        4 => Frame::StopSending { stream_id: stream_id(inp), error_code: inp.varint() },
-        5 => Frame::Crypto { offset: inp.varint(), data: inp.bytes(255) },
-        6 => Frame::NewToken { token: inp.bytes(64) },
+        4 => Frame::StopSending {
+            stream_id: stream_id(inp),
+            error_code: inp.varint(),
+        },
+        5 => Frame::Crypto {
+            offset: inp.varint(),
+            data: inp.bytes(255),
+        },
+        6 => Frame::NewToken {
+            token: inp.bytes(64),
+        },
         7 | 8 | 9 => {
             let stream_id = stream_id(inp);
             let offset = inp.varint();
             let data = inp.bytes(255);
             let fin = inp.u8() & 1 == 1;
-            Frame::Stream { stream_id, offset, data, fin }
+            Frame::Stream {
+                stream_id,
+                offset,
+                data,
+                fin,
+            }
         }
         10 => Frame::MaxData { max: inp.varint() },
-        11 => Frame::MaxStreamData { stream_id: stream_id(inp), max: inp.varint() },
-        12 => Frame::MaxStreamsBidi { max: inp.varint().min(1 << 60) },
-        13 => Frame::MaxStreamsUni { max: inp.varint().min(1 << 60) },
-        14 => Frame::DataBlocked { limit: inp.varint() },
-        15 => Frame::StreamDataBlocked { stream_id: stream_id(inp), limit: inp.varint() },
-        16 => Frame::StreamsBlockedBidi { limit: inp.varint().min(1 << 60) },
-        17 => Frame::StreamsBlockedUni { limit: inp.varint().min(1 << 60) },
+        11 => Frame::MaxStreamData {
+            stream_id: stream_id(inp),
+            max: inp.varint(),
+        },
+        12 => Frame::MaxStreamsBidi {
+            max: inp.varint().min(1 << 60),
+        },
+        13 => Frame::MaxStreamsUni {
+            max: inp.varint().min(1 << 60),
+        },
+        14 => Frame::DataBlocked {
+            limit: inp.varint(),
+        },
+        15 => Frame::StreamDataBlocked {
+            stream_id: stream_id(inp),
+            limit: inp.varint(),
+        },
+        16 => Frame::StreamsBlockedBidi {
+            limit: inp.varint().min(1 << 60),
+        },
+        17 => Frame::StreamsBlockedUni {
+            limit: inp.varint().min(1 << 60),
+        },
         18 => {
             let seq_num = inp.varint();
             let retire_prior_to = inp.varint();
             let len = 1 + usize::from(inp.u8() % 20);
             let cid = inp.bytes(len);
             let conn_id = if cid.is_empty() { &[7u8][..] } else { cid };
-            Frame::NewConnectionId { seq_num, retire_prior_to, conn_id, reset_token: inp.array() }
+            Frame::NewConnectionId {
+                seq_num,
+                retire_prior_to,
+                conn_id,
+                reset_token: inp.array(),
+            }
         }
-        19 => Frame::RetireConnectionId { seq_num: inp.varint() },
+        19 => Frame::RetireConnectionId {
+            seq_num: inp.varint(),
+        },
         20 => Frame::PathChallenge { data: inp.array() },
         21 => Frame::PathResponse { data: inp.array() },
         22 => Frame::HandshakeDone,
-        _ => Frame::Datagram { data: inp.bytes(64) },
+        _ => Frame::Datagram {
+            data: inp.bytes(64),
+        },
     }
 }
 
@@ -175,7 +223,11 @@ pub fn run(data: &[u8], server: bool) {
         match inp.u8() % 5 {
             0 | 1 => {
                 // One packet of up to 8 frames from the peer.
-                let target_stats = if server { pipe.server.stats() } else { pipe.client.stats() };
+                let target_stats = if server {
+                    pipe.server.stats()
+                } else {
+                    pipe.client.stats()
+                };
                 sent_by_target = sent_by_target.max(target_stats.sent as u64);
                 let mut acks = RangeSet::new(16);
                 ack_ranges(&mut inp, sent_by_target, &mut acks);
@@ -201,9 +253,15 @@ pub fn run(data: &[u8], server: bool) {
                     return;
                 };
                 let info = if server {
-                    RecvInfo { from: pipe.client_addr, to: pipe.server_addr }
+                    RecvInfo {
+                        from: pipe.client_addr,
+                        to: pipe.server_addr,
+                    }
                 } else {
-                    RecvInfo { from: pipe.server_addr, to: pipe.client_addr }
+                    RecvInfo {
+                        from: pipe.server_addr,
+                        to: pipe.client_addr,
+                    }
                 };
                 let _ = target.recv_at(&mut pkt, info, now);
             }
@@ -221,7 +279,11 @@ pub fn run(data: &[u8], server: bool) {
             }
             _ => {
                 // The application reads and writes on a stream of the fuzzed endpoint.
-                let target = if server { &mut pipe.server } else { &mut pipe.client };
+                let target = if server {
+                    &mut pipe.server
+                } else {
+                    &mut pipe.client
+                };
                 let id = u64::from(inp.u8() % 48);
                 let mut buf = [0u8; 512];
                 let _ = target.stream_recv(id, &mut buf);

@@ -75,7 +75,10 @@ fn honest_peers_never_trip_the_skipped_numbers_and_see_the_gaps() {
     let missing = (largest - 1000..largest)
         .filter(|&pn| !acks.is_duplicate(pn))
         .count();
-    assert!((1..=4).contains(&missing), "{missing} numbers skipped in 1,000");
+    assert!(
+        (1..=4).contains(&missing),
+        "{missing} numbers skipped in 1,000"
+    );
 }
 
 #[test]
@@ -180,7 +183,11 @@ fn new_connection_id_flood_retiring_as_it_goes_keeps_the_id_set_bounded() {
         let until = pipe.now + Duration::from_millis(40);
         // Ends early (Err) once nothing is left to do: the retirements were acknowledged.
         let _ = pipe.run_until(Duration::from_secs(1), |p| p.now >= until);
-        assert!(pipe.server.available_dcids() <= 8, "{}", pipe.server.available_dcids());
+        assert!(
+            pipe.server.available_dcids() <= 8,
+            "{}",
+            pipe.server.available_dcids()
+        );
     }
 }
 
@@ -246,7 +253,9 @@ fn replayed_zero_rtt_is_not_accepted_twice() {
     let flight = capture(&mut pipe);
     pipe.client.set_session(&session).unwrap();
     pipe.flush().unwrap();
-    pipe.client.stream_send(0, b"GET /transfer\r\n", true).unwrap();
+    pipe.client
+        .stream_send(0, b"GET /transfer\r\n", true)
+        .unwrap();
     assert!(pipe.client.is_in_early_data());
     pipe.handshake().unwrap();
     assert!(pipe.server.tls.is_early_data_accepted());
@@ -265,8 +274,14 @@ fn replayed_zero_rtt_is_not_accepted_twice() {
     for mut d in flight.iter().take(4).cloned() {
         let _ = replayed.recv_at(&mut d, info, pipe.now);
     }
-    assert!(!replayed.tls.is_early_data_accepted(), "0-RTT accepted twice");
-    assert!(!replayed.stream_readable(0), "replayed early data delivered");
+    assert!(
+        !replayed.tls.is_early_data_accepted(),
+        "0-RTT accepted twice"
+    );
+    assert!(
+        !replayed.stream_readable(0),
+        "replayed early data delivered"
+    );
     let mut buf = [0u8; 64];
     assert!(replayed.stream_recv(0, &mut buf).is_err());
     let _: &Connection = &replayed;

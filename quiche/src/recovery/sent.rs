@@ -299,7 +299,12 @@ impl<P> SentPackets<P> {
                 self.compact();
                 return Err(Error::InvalidAckRange);
             }
-            if self.recent_skips.iter().flatten().any(|pn| range.contains(pn)) {
+            if self
+                .recent_skips
+                .iter()
+                .flatten()
+                .any(|pn| range.contains(pn))
+            {
                 self.compact();
                 return Err(Error::OptimisticAckDetected);
             }

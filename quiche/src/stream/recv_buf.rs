@@ -681,7 +681,11 @@ impl RecvBuf {
     pub(crate) fn debug_check_invariants(&self) {
         assert!(self.read_off <= self.contig_end && self.contig_end <= self.highest);
         if let Some(fs) = self.final_size {
-            assert!(self.highest <= fs, "received {} beyond final size {fs}", self.highest);
+            assert!(
+                self.highest <= fs,
+                "received {} beyond final size {fs}",
+                self.highest
+            );
         }
         if self.reset.is_none() {
             assert!(
