@@ -25,7 +25,10 @@ fuzz_target!(|data: &[u8]| {
     let mut frames = frame::parse_all(payload, pkt);
     while let Some(Ok(f)) = frames.next() {
         assert!(frames.offset() <= payload.len());
-        assert!(f.allowed_in(pkt), "decoded {f:?} that {pkt:?} may not carry");
+        assert!(
+            f.allowed_in(pkt),
+            "decoded {f:?} that {pkt:?} may not carry"
+        );
         let len = f.wire_len();
         if buf.len() < len {
             buf.resize(len, 0);

@@ -9,6 +9,8 @@
 mod datagram;
 pub mod ecn;
 mod frames;
+#[cfg(any(test, feature = "fuzzing"))]
+mod fuzzing;
 mod handshake;
 mod ids;
 mod migration;
@@ -22,6 +24,8 @@ pub mod state;
 pub mod stats;
 #[cfg(test)]
 pub(crate) mod tests;
+#[cfg(test)]
+mod tests_defences;
 #[cfg(test)]
 mod tests_ecn;
 #[cfg(test)]
@@ -226,6 +230,8 @@ pub struct Connection {
     /// The peer's ACK delay exponent, for decoding its ACK frames.
     peer_ack_delay_exponent: u64,
     last_now: Option<Instant>,
+    /// Which 1-RTT packet numbers to skip, to catch optimistic ACKs.
+    pn_skipper: crate::recovery::PnSkipper,
     stats: Stats,
     #[cfg(feature = "qlog")]
     qlog: Option<Box<crate::qlog::QlogLogger>>,
@@ -459,6 +465,7 @@ impl Connection {
             pmtu_probe_building: false,
             peer_ack_delay_exponent: 3,
             last_now: None,
+            pn_skipper: crate::recovery::PnSkipper::new(seed.rotate_left(17)),
             stats: Stats {
                 paths_count: 1,
                 ..Stats::default()

@@ -11,7 +11,7 @@ use crate::packet::{decrypt_hdr, decrypt_pkt, Epoch, HeaderLayout, Type};
 use crate::tls::{HeaderProtectionKey, PacketKey};
 
 /// Packets kept while the keys to open them are not yet available (RFC 9001 §5.7).
-const MAX_UNDECRYPTABLE: usize = 16;
+pub(super) const MAX_UNDECRYPTABLE: usize = 16;
 
 /// What became of one packet of a datagram.
 enum Fate {

@@ -364,6 +364,11 @@ impl Connection {
         let len = encrypt_pkt(buf, pn, pn_offset, pn_len, padded_len, hp, key)?;
 
         self.spaces[epoch.index()].next_pn += 1;
+        // Only 1-RTT numbers are skipped: the handshake is short and its spaces are not worth a
+        // gap's immediate ACK.
+        if ty == Type::Short && self.pn_skipper.on_packet_sent() {
+            self.spaces[epoch.index()].next_pn += 1;
+        }
         if let Some(keys) = self.one_rtt.as_mut().filter(|_| ty == Type::Short) {
             keys.first_sent_in_phase.get_or_insert(pn);
             keys.sealed_in_phase += 1;

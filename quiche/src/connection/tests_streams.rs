@@ -7,12 +7,11 @@ use std::time::{Duration, Instant};
 
 use octets::OctetsMut;
 
-use super::sent::{SentFrame, SentFrames};
+use super::sent::SentFrame;
 use super::tests::{client_config, server_config};
 use super::{Connection, RecvInfo};
 use crate::frame::Frame;
-use crate::packet::{encrypt_pkt, ConnectionId, Epoch, Header};
-use crate::recovery::SentPacket;
+use crate::packet::{ConnectionId, Epoch};
 use crate::testing::{Direction, LinkConfig, Pipe, Rng, Verdict};
 use crate::{Config, Error, Shutdown};
 
@@ -22,37 +21,9 @@ fn payload(len: usize, seed: u64) -> Vec<u8> {
 }
 
 impl Connection {
-    /// Seals `payload` (raw frame bytes, valid or not) in the next 1-RTT packet, as the send
-    /// path would, and records it with recovery so that the peer's acknowledgement of it is
-    /// legitimate.
+    /// [`Connection::fuzz_seal_1rtt`] for tests, which always have 1-RTT keys.
     pub(super) fn raw_1rtt_packet(&mut self, payload: &[u8], now: Instant) -> Vec<u8> {
-        let pn = self.spaces[Epoch::Application.index()].next_pn;
-        let pn_len = 4;
-        let keys = self.one_rtt.as_ref().expect("1-RTT keys");
-        let mut hdr = Header::new_short(ConnectionId::from_ref(&self.dcid), keys.key_phase);
-        hdr.pkt_num = pn;
-        hdr.pkt_num_len = pn_len;
-        let mut buf = vec![0u8; payload.len() + 128];
-        let pn_offset = hdr.to_bytes(&mut OctetsMut::with_slice(&mut buf)).unwrap();
-        let hdr_len = pn_offset + pn_len;
-        buf[hdr_len..hdr_len + payload.len()].copy_from_slice(payload);
-        let len = encrypt_pkt(
-            &mut buf,
-            pn,
-            pn_offset,
-            pn_len,
-            payload.len(),
-            &*keys.hp_seal,
-            &*keys.seal,
-        )
-        .unwrap();
-        buf.truncate(len);
-        self.spaces[Epoch::Application.index()].next_pn += 1;
-        let record = SentPacket::new(pn, now, len, false, false, SentFrames::default());
-        self.recovery
-            .on_packet_sent(record, Epoch::Application, now)
-            .unwrap();
-        buf
+        self.fuzz_seal_1rtt(payload, now).expect("1-RTT keys")
     }
 }
 

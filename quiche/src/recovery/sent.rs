@@ -155,7 +155,14 @@ pub struct SentPackets<P> {
     /// Whether any packet was ever sent (distinguishes "nothing sent" from "packet 0 sent").
     any_sent: bool,
     totals: Totals,
+    /// The last numbers skipped on purpose, kept after compaction drops their slots: a peer
+    /// never receives them, so an ACK covering one is optimistic whenever it comes.
+    recent_skips: [Option<u64>; RECENT_SKIPS],
+    recent_skips_next: usize,
 }
+
+/// How many skipped numbers [`SentPackets`] remembers beyond its ring.
+const RECENT_SKIPS: usize = 8;
 
 impl<P> Default for SentPackets<P> {
     fn default() -> Self {
@@ -164,6 +171,8 @@ impl<P> Default for SentPackets<P> {
             base: 0,
             any_sent: false,
             totals: Totals::default(),
+            recent_skips: [None; RECENT_SKIPS],
+            recent_skips_next: 0,
         }
     }
 }
@@ -239,8 +248,10 @@ impl<P> SentPackets<P> {
         } else if gap > MAX_SKIPPED_GAP {
             return Err(Error::InvalidState);
         } else {
-            for _ in 0..gap {
+            for skipped in next..pkt.pkt_num {
                 self.slots.push_back(Slot::Skipped);
+                self.recent_skips[self.recent_skips_next] = Some(skipped);
+                self.recent_skips_next = (self.recent_skips_next + 1) % RECENT_SKIPS;
             }
         }
         self.totals.add(&pkt);
@@ -287,6 +298,15 @@ impl<P> SentPackets<P> {
             if !self.any_sent || range.end > next {
                 self.compact();
                 return Err(Error::InvalidAckRange);
+            }
+            if self
+                .recent_skips
+                .iter()
+                .flatten()
+                .any(|pn| range.contains(pn))
+            {
+                self.compact();
+                return Err(Error::OptimisticAckDetected);
             }
             let largest = range.end - 1;
             scan.largest_acked = Some(scan.largest_acked.map_or(largest, |l| l.max(largest)));
@@ -389,6 +409,26 @@ impl<P> SentPackets<P> {
     }
 }
 
+#[cfg(any(test, feature = "fuzzing"))]
+impl<P> SentPackets<P> {
+    /// Panics when the running totals differ from a recount over the tracked packets.
+    pub(crate) fn debug_check_invariants(&self) {
+        let (mut bytes, mut eliciting, mut tracked) = (0usize, 0usize, 0usize);
+        for slot in &self.slots {
+            if let Slot::Sent(p) = slot {
+                tracked += 1;
+                if p.in_flight {
+                    bytes += p.size;
+                    eliciting += usize::from(p.ack_eliciting);
+                }
+            }
+        }
+        assert_eq!(bytes, self.totals.bytes_in_flight, "bytes in flight");
+        assert_eq!(eliciting, self.totals.ack_eliciting_in_flight);
+        assert_eq!(tracked, self.totals.tracked);
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::single_range_in_vec_init)]
 mod tests {
@@ -437,6 +477,23 @@ mod tests {
         assert_eq!(scan.packets, 2);
         assert!(s.is_empty());
         assert_eq!(s.largest_sent(), Some(9));
+    }
+
+    #[test]
+    fn a_skipped_number_is_refused_after_compaction_dropped_its_slot() {
+        let t = test_now();
+        let mut s = SentPackets::new();
+        let mut acked = Vec::new();
+        s.push(pkt(0, t)).unwrap();
+        s.push(pkt(2, t)).unwrap();
+        s.on_ack_received([0..1], &mut acked, |_| {}).unwrap();
+        s.on_ack_received([2..3], &mut acked, |_| {}).unwrap();
+        assert!(s.is_empty());
+        // The slot of 1 is gone, the memory of skipping it is not.
+        assert_eq!(
+            s.on_ack_received([0..3], &mut acked, |_| {}).unwrap_err(),
+            Error::OptimisticAckDetected
+        );
     }
 
     #[test]

@@ -626,3 +626,24 @@ fn set_membership(set: &mut StreamIdSet, id: u64, member: bool) {
         set.remove(&id);
     }
 }
+
+#[cfg(any(test, feature = "fuzzing"))]
+impl StreamMap {
+    /// Panics when a peer opened more streams than we allowed or a receive buffer broke its
+    /// bounds (see [`RecvBuf::debug_check_invariants`]).
+    pub(crate) fn debug_check_invariants(&self) {
+        for d in &self.dirs {
+            assert!(
+                d.peer_opened <= d.local_max_streams,
+                "peer opened {} streams, limit {}",
+                d.peer_opened,
+                d.local_max_streams
+            );
+        }
+        for s in self.streams.values() {
+            if let Some(r) = &s.recv {
+                r.debug_check_invariants();
+            }
+        }
+    }
+}

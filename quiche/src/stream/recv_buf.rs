@@ -363,6 +363,31 @@ impl RecvBuf {
     }
 }
 
+#[cfg(any(test, feature = "fuzzing"))]
+impl RecvBuf {
+    /// Panics when the buffer delivered or holds bytes beyond the final size or the credit we
+    /// granted, or holds more than that credit allows.
+    pub(crate) fn debug_check_invariants(&self) {
+        assert!(self.read_off <= self.contig_end && self.contig_end <= self.highest);
+        if let Some(fs) = self.final_size {
+            assert!(
+                self.highest <= fs,
+                "received {} beyond final size {fs}",
+                self.highest
+            );
+        }
+        if self.reset.is_none() {
+            assert!(
+                self.highest <= self.flow.max_data(),
+                "received {} beyond stream credit {}",
+                self.highest,
+                self.flow.max_data()
+            );
+        }
+        assert!(self.data.len() as u64 <= self.highest - self.read_off);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -673,3 +698,4 @@ mod tests {
         assert!(rb.is_complete());
     }
 }
+

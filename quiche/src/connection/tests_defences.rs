@@ -1,0 +1,288 @@
+//! Attacks mounted on the pipe and the outcome each must have: optimistic ACKs, ACK-range and
+//! connection-ID floods, CRYPTO data beyond the buffer and 0-RTT replay. (Stream-limit,
+//! PATH_CHALLENGE and amplification attacks have their tests in `tests_streams`,
+//! `tests_migration` and `tests_handshake_loss`.)
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::Duration;
+
+use super::tests::{client_config, server_config};
+use super::tests_streams::{encode, established};
+use super::Connection;
+use crate::frame::{AckRanges, Frame};
+use crate::packet::Epoch;
+use crate::ranges::RangeSet;
+use crate::recovery::PnSkipper;
+use crate::testing::{Direction, Pipe, Verdict};
+use crate::{ConnectionId, RecvInfo};
+
+const PROTOCOL_VIOLATION: u64 = 0xa;
+const CONNECTION_ID_LIMIT_ERROR: u64 = 0x9;
+const CRYPTO_BUFFER_EXCEEDED: u64 = 0xd;
+
+fn to_server(pipe: &Pipe) -> RecvInfo {
+    RecvInfo {
+        from: pipe.client_addr,
+        to: pipe.server_addr,
+    }
+}
+
+/// Seals `frames` in a 1-RTT packet of the client and hands it to the server.
+fn client_sends(pipe: &mut Pipe, frames: &[Frame]) {
+    let mut pkt = pipe.client.raw_1rtt_packet(&encode(frames), pipe.now);
+    let info = to_server(pipe);
+    let _ = pipe.server.recv_at(&mut pkt, info, pipe.now);
+}
+
+fn server_error(pipe: &Pipe) -> Option<u64> {
+    pipe.server
+        .local_error()
+        .filter(|e| !e.is_app)
+        .map(|e| e.error_code)
+}
+
+/// Runs a download of `len` bytes from the server on stream 1... (the server's first bidi
+/// stream is 1) until the client has read it all.
+fn download(pipe: &mut Pipe, len: usize) {
+    let data = vec![0x5a; len];
+    let mut off = 0;
+    let mut got = 0;
+    let mut buf = vec![0u8; 65536];
+    pipe.run_until(Duration::from_secs(60), |p| {
+        if off < data.len() {
+            off += p.server.stream_send(1, &data[off..], true).unwrap_or(0);
+        }
+        while let Ok((n, _)) = p.client.stream_recv(1, &mut buf) {
+            got += n;
+        }
+        got == data.len()
+    })
+    .unwrap();
+}
+
+#[test]
+fn honest_peers_never_trip_the_skipped_numbers_and_see_the_gaps() {
+    let mut pipe = established(&mut client_config(), &mut server_config());
+    // About 1,700 packets: several skips.
+    download(&mut pipe, 2_000_000);
+    assert!(pipe.server.local_error().is_none() && pipe.client.local_error().is_none());
+    let acks = &pipe.client.spaces[Epoch::Application.index()].acks;
+    let largest = acks.largest_received().unwrap();
+    assert!(largest > 2 * PnSkipper::MIN_INTERVAL, "{largest}");
+    // No loss on this link: every number below the largest not received was skipped.
+    // One skip in every 256 to 511 numbers: between 1 and 4 in the last 1,000.
+    let missing = (largest - 1000..largest)
+        .filter(|&pn| !acks.is_duplicate(pn))
+        .count();
+    assert!(
+        (1..=4).contains(&missing),
+        "{missing} numbers skipped in 1,000"
+    );
+}
+
+#[test]
+fn optimistic_ack_of_a_skipped_number_is_protocol_violation() {
+    let mut pipe = established(&mut client_config(), &mut server_config());
+    download(&mut pipe, 1_000_000);
+    // The attacker acknowledges everything up to the largest number it saw, as if nothing it
+    // did not receive had been sent: the skipped number gives it away.
+    let largest = pipe.client.spaces[Epoch::Application.index()]
+        .acks
+        .largest_received()
+        .unwrap();
+    let mut ranges = RangeSet::new(4);
+    ranges.insert(0..largest + 1);
+    client_sends(
+        &mut pipe,
+        &[Frame::ACK {
+            ack_delay: 0,
+            ranges: AckRanges::Set(&ranges),
+            ecn_counts: None,
+        }],
+    );
+    assert_eq!(server_error(&pipe), Some(PROTOCOL_VIOLATION));
+}
+
+/// The server "sends" `n` tiny 1-RTT packets (recorded by recovery, never delivered): numbers
+/// without skips, which a flood of ACK ranges can name.
+fn server_sent_packets(pipe: &mut Pipe, n: u64) -> u64 {
+    let first = pipe.server.spaces[Epoch::Application.index()].next_pn;
+    for _ in 0..n {
+        pipe.server.raw_1rtt_packet(&[0x01], pipe.now);
+    }
+    first
+}
+
+#[test]
+fn ack_range_flood_costs_bounded_work_and_memory() {
+    let mut pipe = established(&mut client_config(), &mut server_config());
+    let first = server_sent_packets(&mut pipe, 10_000);
+    // 5,000 ranges of one packet each in one (large) packet: every other number.
+    let mut ranges = RangeSet::new(10_000);
+    for pn in (first..first + 10_000).step_by(2) {
+        ranges.insert(pn..pn + 1);
+    }
+    assert_eq!(ranges.len(), 5_000);
+    let ack = Frame::ACK {
+        ack_delay: 0,
+        ranges: AckRanges::Set(&ranges),
+        ecn_counts: None,
+    };
+    for _ in 0..3 {
+        client_sends(&mut pipe, std::slice::from_ref(&ack));
+        assert_eq!(server_error(&pipe), None);
+        pipe.server.debug_check_invariants();
+    }
+    // What the ACK processing keeps is sized by the packets tracked, not by the ranges named.
+    assert!(pipe.server.ack_outcome.acked.capacity() <= 2 * 10_000 + 64);
+    // Ranges beyond what was sent end the connection at the first of them.
+    let mut beyond = RangeSet::new(10_000);
+    for pn in (first + 20_000..first + 30_000).step_by(2) {
+        beyond.insert(pn..pn + 1);
+    }
+    client_sends(
+        &mut pipe,
+        &[Frame::ACK {
+            ack_delay: 0,
+            ranges: AckRanges::Set(&beyond),
+            ecn_counts: None,
+        }],
+    );
+    assert_eq!(server_error(&pipe), Some(PROTOCOL_VIOLATION));
+}
+
+fn new_cid(seq_num: u64, retire_prior_to: u64) -> Frame<'static> {
+    // Distinct IDs and tokens per sequence number.
+    let id: &'static [u8] = Box::leak(seq_num.to_be_bytes().to_vec().into_boxed_slice());
+    Frame::NewConnectionId {
+        seq_num,
+        retire_prior_to,
+        conn_id: id,
+        reset_token: [seq_num as u8; 16],
+    }
+}
+
+#[test]
+fn new_connection_id_flood_is_connection_id_limit_error() {
+    let mut pipe = established(&mut client_config(), &mut server_config());
+    // Far more IDs than active_connection_id_limit, none retired.
+    let frames: Vec<Frame> = (100..400).map(|s| new_cid(s, 0)).collect();
+    client_sends(&mut pipe, &frames);
+    assert_eq!(server_error(&pipe), Some(CONNECTION_ID_LIMIT_ERROR));
+}
+
+#[test]
+fn new_connection_id_flood_retiring_as_it_goes_keeps_the_id_set_bounded() {
+    let mut pipe = established(&mut client_config(), &mut server_config());
+    // Each ID retires every earlier one: legal while the server's RETIRE_CONNECTION_IDs get
+    // acknowledged, and what it holds stays bounded.
+    for s in 100..400u64 {
+        client_sends(&mut pipe, &[new_cid(s, s)]);
+        assert_eq!(server_error(&pipe), None, "at {s}");
+        let until = pipe.now + Duration::from_millis(40);
+        // Ends early (Err) once nothing is left to do: the retirements were acknowledged.
+        let _ = pipe.run_until(Duration::from_secs(1), |p| p.now >= until);
+        assert!(
+            pipe.server.available_dcids() <= 8,
+            "{}",
+            pipe.server.available_dcids()
+        );
+    }
+}
+
+#[test]
+fn retire_connection_id_flood_gets_bounded_replacements() {
+    let mut pipe = established(&mut client_config(), &mut server_config());
+    let before = pipe.server.active_scids();
+    // The same (already retired) numbers again and again, and numbers never issued beyond.
+    for _ in 0..200 {
+        client_sends(&mut pipe, &[Frame::RetireConnectionId { seq_num: 1 }]);
+        assert_eq!(server_error(&pipe), None);
+    }
+    assert!(pipe.server.active_scids() <= before.max(8));
+    client_sends(&mut pipe, &[Frame::RetireConnectionId { seq_num: 1 << 40 }]);
+    assert_eq!(server_error(&pipe), Some(PROTOCOL_VIOLATION));
+}
+
+#[test]
+fn crypto_data_beyond_the_buffer_is_crypto_buffer_exceeded() {
+    let mut pipe = established(&mut client_config(), &mut server_config());
+    // Post-handshake CRYPTO data far ahead of what was read: the server does not buffer it.
+    let data = [0u8; 16];
+    client_sends(
+        &mut pipe,
+        &[Frame::Crypto {
+            offset: 1 << 30,
+            data: &data,
+        }],
+    );
+    assert_eq!(server_error(&pipe), Some(CRYPTO_BUFFER_EXCEEDED));
+}
+
+/// Records the client's datagrams as they leave.
+fn capture(pipe: &mut Pipe) -> Rc<RefCell<Vec<Vec<u8>>>> {
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    let sink = seen.clone();
+    pipe.hook = Some(Box::new(move |d| {
+        if d.direction == Direction::ToServer {
+            sink.borrow_mut().push(d.data.to_vec());
+        }
+        Verdict::Deliver
+    }));
+    seen
+}
+
+#[test]
+fn replayed_zero_rtt_is_not_accepted_twice() {
+    let mut client = client_config();
+    client.enable_early_data();
+    let mut server = server_config();
+    server.enable_early_data();
+    let session = {
+        let mut first = Pipe::new(&mut client, &mut server).unwrap();
+        first.handshake().unwrap();
+        first
+            .run_until(Duration::from_secs(5), |p| p.client.session().is_some())
+            .unwrap();
+        first.client.session().unwrap()
+    };
+    // The genuine client: its first flight (ClientHello and a 0-RTT request) is recorded by an
+    // on-path attacker.
+    let mut pipe = Pipe::new(&mut client, &mut server).unwrap();
+    let flight = capture(&mut pipe);
+    pipe.client.set_session(&session).unwrap();
+    pipe.flush().unwrap();
+    pipe.client
+        .stream_send(0, b"GET /transfer\r\n", true)
+        .unwrap();
+    assert!(pipe.client.is_in_early_data());
+    pipe.handshake().unwrap();
+    assert!(pipe.server.tls.is_early_data_accepted());
+    let flight = flight.borrow().clone();
+
+    // The attacker replays that flight to a fresh connection of the same server.
+    let mut replayed = crate::accept(
+        &ConnectionId::from_ref(&[0x42; 16]),
+        None,
+        pipe.server_addr,
+        pipe.client_addr,
+        &mut server,
+    )
+    .unwrap();
+    let info = to_server(&pipe);
+    for mut d in flight.iter().take(4).cloned() {
+        let _ = replayed.recv_at(&mut d, info, pipe.now);
+    }
+    assert!(
+        !replayed.tls.is_early_data_accepted(),
+        "0-RTT accepted twice"
+    );
+    assert!(
+        !replayed.stream_readable(0),
+        "replayed early data delivered"
+    );
+    let mut buf = [0u8; 64];
+    assert!(replayed.stream_recv(0, &mut buf).is_err());
+    let _: &Connection = &replayed;
+}
