@@ -196,7 +196,14 @@ fn big_chain_server_config() -> Config {
     let chain = std::iter::once(leaf)
         .chain(std::iter::repeat_n(root, 9))
         .collect::<String>();
-    let path = std::env::temp_dir().join(format!("quiche-big-chain-{}.pem", std::process::id()));
+    // One file per call: tests run in parallel in one process, and one removing the file
+    // another is about to load made the load fail.
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = std::env::temp_dir().join(format!(
+        "quiche-big-chain-{}-{call}.pem",
+        std::process::id()
+    ));
     std::fs::write(&path, chain).unwrap();
     let mut c = server_config();
     c.load_cert_chain_from_pem_file(path.to_str().unwrap())

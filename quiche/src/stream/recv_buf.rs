@@ -698,4 +698,3 @@ mod tests {
         assert!(rb.is_complete());
     }
 }
-
