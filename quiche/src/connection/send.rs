@@ -506,7 +506,12 @@ impl Connection {
         if ty == Type::Short {
             eliciting |= self.write_datagrams(&mut b, room_limit, frames)?;
         }
-        if epoch == Epoch::Application {
+        // A repair that the window's last sub-datagram room would split waits for the ACK
+        // that opens the window: sent whole in one packet, as it was lost, it is one repair
+        // packet rather than two (issue 16: retransmitted packets per lost packet).
+        if epoch == Epoch::Application
+            && !(room_limit < cap && self.repair_split_by_window(b.cap().min(room_limit)))
+        {
             eliciting |= self.write_streams(&mut b, room_limit, frames)?;
         }
 
@@ -530,6 +535,24 @@ impl Connection {
     /// Whether an optional ACK of `ack_len` bytes at the front of a packet with `cap` payload
     /// bytes would split the lost stream range the packet is about to repair, which would fit
     /// whole without it.
+    /// Whether the stream data next in line is a repair (lost data sent again) whose whole
+    /// range does not fit in `room` bytes. Only asked when the congestion window, not the
+    /// datagram, limits the packet: bytes are then in flight and their ACK or loss opens the
+    /// window, so waiting cannot stall the connection (the minimum window is two datagrams).
+    fn repair_split_by_window(&self, room: usize) -> bool {
+        let Some(id) = self.streams.next_stream_to_send() else {
+            return false;
+        };
+        if !self.streams.next_emit_is_repair(id) {
+            return false;
+        }
+        let Some((offset, ready)) = self.streams.peek_emit(id) else {
+            return false;
+        };
+        let ready = usize::try_from(ready).unwrap_or(usize::MAX);
+        frame::stream_header_len(id, offset, ready).saturating_add(ready) > room
+    }
+
     fn ack_splits_repair(&self, epoch: Epoch, now: Instant, cap: usize, ack_len: usize) -> bool {
         if epoch != Epoch::Application
             || self.lifecycle.close_pending()

@@ -173,6 +173,7 @@ fn low_rtt_random_loss_repairs_once() {
         .unwrap_or(2_000_000);
     let seeds = 10;
     let mut times = [Duration::ZERO; 2];
+    let (mut retrans, mut lost) = ([0usize; 2], [0usize; 2]);
     for seed in 1..=seeds {
         for (i, cc) in ["reno", "cubic"].into_iter().enumerate() {
             let (s, t) = lossy_low_rtt_download(size, cc, seed);
@@ -192,7 +193,19 @@ fn low_rtt_random_loss_repairs_once() {
                 s.stream_retrans_bytes
             );
             times[i] += t;
+            retrans[i] += s.retrans;
+            lost[i] += s.lost;
         }
+    }
+    eprintln!("retrans {retrans:?} lost {lost:?} times {times:?}");
+    // Over the ten seeds, at most 5 % more repair packets than losses (issue 16).
+    for (i, cc) in ["reno", "cubic"].into_iter().enumerate() {
+        assert!(
+            retrans[i] * 100 <= lost[i] * 105,
+            "{cc}: retrans {} lost {}",
+            retrans[i],
+            lost[i]
+        );
     }
     assert!(
         times[0] <= times[1] * 2,
