@@ -456,16 +456,21 @@ impl Connection {
         let mut ack_last = None;
         if ack_owed {
             let ack_len = self.encode_ack(epoch, &mut b, now);
-            if ack_len > 0
-                && can_send_data
-                && !self.ack_deferred
-                && self.ack_splits_repair(epoch, now, cap, ack_len)
-            {
+            let splits =
+                ack_len > 0 && can_send_data && self.ack_splits_repair(epoch, cap, ack_len);
+            let must_go = self.ack_deferred || self.spaces[epoch.index()].acks.should_send_ack(now);
+            if splits && !must_go {
                 // Nothing else was written yet: start the payload over without the ACK.
                 b = OctetsMut::with_slice(payload);
                 ack_last = Some(ack_len);
             } else if ack_len > 0 {
                 self.on_ack_written(epoch, frames, now);
+                if splits && !probing {
+                    // An ACK that cannot wait (owed, or already deferred once) goes alone in a
+                    // packet outside the window, and the repair whole in the next one: one
+                    // small datagram instead of a second repair packet (issue 16).
+                    return Ok((b.off(), false));
+                }
             }
         }
 
@@ -506,12 +511,7 @@ impl Connection {
         if ty == Type::Short {
             eliciting |= self.write_datagrams(&mut b, room_limit, frames)?;
         }
-        // A repair that the window's last sub-datagram room would split waits for the ACK
-        // that opens the window: sent whole in one packet, as it was lost, it is one repair
-        // packet rather than two (issue 16: retransmitted packets per lost packet).
-        if epoch == Epoch::Application
-            && !(room_limit < cap && self.repair_split_by_window(b.cap().min(room_limit)))
-        {
+        if epoch == Epoch::Application {
             eliciting |= self.write_streams(&mut b, room_limit, frames)?;
         }
 
@@ -532,32 +532,11 @@ impl Connection {
         Ok((b.off(), eliciting))
     }
 
-    /// Whether an optional ACK of `ack_len` bytes at the front of a packet with `cap` payload
-    /// bytes would split the lost stream range the packet is about to repair, which would fit
-    /// whole without it.
-    /// Whether the stream data next in line is a repair (lost data sent again) whose whole
-    /// range does not fit in `room` bytes. Only asked when the congestion window, not the
-    /// datagram, limits the packet: bytes are then in flight and their ACK or loss opens the
-    /// window, so waiting cannot stall the connection (the minimum window is two datagrams).
-    fn repair_split_by_window(&self, room: usize) -> bool {
-        let Some(id) = self.streams.next_stream_to_send() else {
-            return false;
-        };
-        if !self.streams.next_emit_is_repair(id) {
-            return false;
-        }
-        let Some((offset, ready)) = self.streams.peek_emit(id) else {
-            return false;
-        };
-        let ready = usize::try_from(ready).unwrap_or(usize::MAX);
-        frame::stream_header_len(id, offset, ready).saturating_add(ready) > room
-    }
-
-    fn ack_splits_repair(&self, epoch: Epoch, now: Instant, cap: usize, ack_len: usize) -> bool {
-        if epoch != Epoch::Application
-            || self.lifecycle.close_pending()
-            || self.spaces[epoch.index()].acks.should_send_ack(now)
-        {
+    /// Whether an ACK of `ack_len` bytes at the front of a packet with `cap` payload bytes
+    /// would split the lost stream range the packet is about to repair, which would fit whole
+    /// without it.
+    fn ack_splits_repair(&self, epoch: Epoch, cap: usize, ack_len: usize) -> bool {
+        if epoch != Epoch::Application || self.lifecycle.close_pending() {
             return false;
         }
         let Some(id) = self.streams.next_stream_to_send() else {

@@ -123,8 +123,10 @@ fn lossy_low_rtt_download(size: usize, cc: &str, seed: u64) -> (crate::Stats, Du
     let mut client = client_config();
     let mut server = server_config();
     server.set_cc_algorithm_name(cc).unwrap();
-    client.set_initial_max_data(64 << 20);
-    client.set_initial_max_stream_data_bidi_local(64 << 20);
+    // The apps' flow-control windows: the client's MAX_DATA and MAX_STREAM_DATA updates are
+    // ack-eliciting, so the server owes ACKs while it repairs losses.
+    client.set_initial_max_data(10_000_000);
+    client.set_initial_max_stream_data_bidi_local(1_000_000);
     let to_server = LinkConfig {
         delay: Duration::from_micros(50),
         rate_bps: Some(10_000_000_000),
