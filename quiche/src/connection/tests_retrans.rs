@@ -162,17 +162,18 @@ fn lossy_low_rtt_download(size: usize, cc: &str, seed: u64) -> (crate::Stats, Du
     (pipe.server.stats(), pipe.now - start)
 }
 
-/// Each lost packet is repaired by about one packet: an ACK riding along no longer splits the
-/// lost range (RFC 9000 §13.3); what remains is a repair split across the sub-datagram room of
-/// a window below four datagrams, a few per cent. Reno keeps up with CUBIC at a
-/// sub-millisecond RTT: a loss sends its repair at once (RFC 9002 §7.3.2) instead of waiting
-/// out the peer's delayed ACK. 2 MB per run (debug builds; RETRANS_TEST_BYTES overrides).
+/// Each lost packet is repaired by about one packet: an ACK riding along goes after the repair
+/// and one that cannot wait goes alone, so neither splits the lost range (RFC 9000 §13.3);
+/// over ten seeds at most 5 % more repair packets than losses (issue 16). Reno keeps up with
+/// CUBIC at a sub-millisecond RTT: a loss sends its repair at once (RFC 9002 §7.3.2) instead
+/// of waiting out the peer's delayed ACK. 5 MB per run, the most that keeps the test near 15 s
+/// in a debug build on a loaded machine (RETRANS_TEST_BYTES overrides; 20 MB takes a minute).
 #[test]
 fn low_rtt_random_loss_repairs_once() {
     let size = std::env::var("RETRANS_TEST_BYTES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(2_000_000);
+        .unwrap_or(5_000_000);
     let seeds = 10;
     let mut times = [Duration::ZERO; 2];
     let (mut retrans, mut lost) = ([0usize; 2], [0usize; 2]);
