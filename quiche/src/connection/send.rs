@@ -458,19 +458,15 @@ impl Connection {
             let ack_len = self.encode_ack(epoch, &mut b, now);
             let splits =
                 ack_len > 0 && can_send_data && self.ack_splits_repair(epoch, cap, ack_len);
-            let must_go = self.ack_deferred || self.spaces[epoch.index()].acks.should_send_ack(now);
-            if splits && !must_go {
+            // An ACK only riding along waits behind repairs, even several in a row (each one
+            // would otherwise shift every following repair by the ACK's bytes); one that is
+            // owed (RFC 9000 §13.2.1) goes first.
+            if splits && !self.spaces[epoch.index()].acks.should_send_ack(now) {
                 // Nothing else was written yet: start the payload over without the ACK.
                 b = OctetsMut::with_slice(payload);
                 ack_last = Some(ack_len);
             } else if ack_len > 0 {
                 self.on_ack_written(epoch, frames, now);
-                if splits && !probing {
-                    // An ACK that cannot wait (owed, or already deferred once) goes alone in a
-                    // packet outside the window, and the repair whole in the next one: one
-                    // small datagram instead of a second repair packet (issue 16).
-                    return Ok((b.off(), false));
-                }
             }
         }
 
@@ -524,7 +520,6 @@ impl Connection {
         // Only whole: a truncated ACK would drop ranges the peer never heard of once this
         // packet is acknowledged. If it does not fit, a later packet carries it.
         if let Some(len) = ack_last {
-            self.ack_deferred = true;
             if len <= b.cap() && self.encode_ack(epoch, &mut b, now) > 0 {
                 self.on_ack_written(epoch, frames, now);
             }
@@ -588,7 +583,6 @@ impl Connection {
             frames.push(SentFrame::Ack { largest });
         }
         space.acks.on_ack_sent();
-        self.ack_deferred = false;
     }
 
     /// CONNECTION_CLOSE. In Initial and Handshake packets an application close becomes a
