@@ -172,9 +172,6 @@ pub struct Connection {
     ack_outcome: AckOutcome<SentFrames>,
     /// Records of sent packets reused to avoid an allocation per packet.
     frames_pool: Vec<SentFrames>,
-    /// The last packet left out an optional ACK to keep a repair whole: the next one carries it
-    /// first, so a run of repairs cannot starve the peer of acknowledgments.
-    ack_deferred: bool,
 
     streams: StreamMap,
     /// Connection-level receive window (MAX_DATA we advertise).
@@ -437,7 +434,6 @@ impl Connection {
             cid_generator: config.cid_generator.clone(),
             ack_outcome: AckOutcome::new(),
             frames_pool: Vec::new(),
-            ack_deferred: false,
             streams,
             rx_fc,
             rx_data: 0,

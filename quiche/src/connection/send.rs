@@ -461,11 +461,12 @@ impl Connection {
         let mut ack_last = None;
         if ack_owed {
             let ack_len = self.encode_ack(epoch, &mut b, now);
-            if ack_len > 0
-                && can_send_data
-                && !self.ack_deferred
-                && self.ack_splits_repair(epoch, now, cap, ack_len)
-            {
+            let splits =
+                ack_len > 0 && can_send_data && self.ack_splits_repair(epoch, cap, ack_len);
+            // An ACK only riding along waits behind repairs, even several in a row (each one
+            // would otherwise shift every following repair by the ACK's bytes); one that is
+            // owed (RFC 9000 §13.2.1) goes first.
+            if splits && !self.spaces[epoch.index()].acks.should_send_ack(now) {
                 // Nothing else was written yet: start the payload over without the ACK.
                 b = OctetsMut::with_slice(payload);
                 ack_last = Some(ack_len);
@@ -524,7 +525,6 @@ impl Connection {
         // Only whole: a truncated ACK would drop ranges the peer never heard of once this
         // packet is acknowledged. If it does not fit, a later packet carries it.
         if let Some(len) = ack_last {
-            self.ack_deferred = true;
             if len <= b.cap() && self.encode_ack(epoch, &mut b, now) > 0 {
                 self.on_ack_written(epoch, frames, now);
             }
@@ -532,14 +532,11 @@ impl Connection {
         Ok((b.off(), eliciting))
     }
 
-    /// Whether an optional ACK of `ack_len` bytes at the front of a packet with `cap` payload
-    /// bytes would split the lost stream range the packet is about to repair, which would fit
-    /// whole without it.
-    fn ack_splits_repair(&self, epoch: Epoch, now: Instant, cap: usize, ack_len: usize) -> bool {
-        if epoch != Epoch::Application
-            || self.lifecycle.close_pending()
-            || self.spaces[epoch.index()].acks.should_send_ack(now)
-        {
+    /// Whether an ACK of `ack_len` bytes at the front of a packet with `cap` payload bytes
+    /// would split the lost stream range the packet is about to repair, which would fit whole
+    /// without it.
+    fn ack_splits_repair(&self, epoch: Epoch, cap: usize, ack_len: usize) -> bool {
+        if epoch != Epoch::Application || self.lifecycle.close_pending() {
             return false;
         }
         let Some(id) = self.streams.next_stream_to_send() else {
@@ -591,7 +588,6 @@ impl Connection {
             frames.push(SentFrame::Ack { largest });
         }
         space.acks.on_ack_sent();
-        self.ack_deferred = false;
     }
 
     /// CONNECTION_CLOSE. In Initial and Handshake packets an application close becomes a

@@ -123,8 +123,10 @@ fn lossy_low_rtt_download(size: usize, cc: &str, seed: u64) -> (crate::Stats, Du
     let mut client = client_config();
     let mut server = server_config();
     server.set_cc_algorithm_name(cc).unwrap();
-    client.set_initial_max_data(64 << 20);
-    client.set_initial_max_stream_data_bidi_local(64 << 20);
+    // The apps' flow-control windows: the client's MAX_DATA and MAX_STREAM_DATA updates are
+    // ack-eliciting, so the server owes ACKs while it repairs losses.
+    client.set_initial_max_data(10_000_000);
+    client.set_initial_max_stream_data_bidi_local(1_000_000);
     let to_server = LinkConfig {
         delay: Duration::from_micros(50),
         rate_bps: Some(10_000_000_000),
@@ -160,19 +162,21 @@ fn lossy_low_rtt_download(size: usize, cc: &str, seed: u64) -> (crate::Stats, Du
     (pipe.server.stats(), pipe.now - start)
 }
 
-/// Each lost packet is repaired by about one packet: an ACK riding along no longer splits the
-/// lost range (RFC 9000 §13.3); what remains is a repair split across the sub-datagram room of
-/// a window below four datagrams, a few per cent. Reno keeps up with CUBIC at a
-/// sub-millisecond RTT: a loss sends its repair at once (RFC 9002 §7.3.2) instead of waiting
-/// out the peer's delayed ACK. 2 MB per run (debug builds; RETRANS_TEST_BYTES overrides).
+/// Each lost packet is repaired by about one packet: an ACK riding along goes after the repair
+/// and one that cannot wait goes alone, so neither splits the lost range (RFC 9000 §13.3);
+/// over ten seeds at most 5 % more repair packets than losses (issue 16). Reno keeps up with
+/// CUBIC at a sub-millisecond RTT: a loss sends its repair at once (RFC 9002 §7.3.2) instead
+/// of waiting out the peer's delayed ACK. 5 MB per run, the most that keeps the test near 15 s
+/// in a debug build on a loaded machine (RETRANS_TEST_BYTES overrides; 20 MB takes a minute).
 #[test]
 fn low_rtt_random_loss_repairs_once() {
     let size = std::env::var("RETRANS_TEST_BYTES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(2_000_000);
+        .unwrap_or(5_000_000);
     let seeds = 10;
     let mut times = [Duration::ZERO; 2];
+    let (mut retrans, mut lost) = ([0usize; 2], [0usize; 2]);
     for seed in 1..=seeds {
         for (i, cc) in ["reno", "cubic"].into_iter().enumerate() {
             let (s, t) = lossy_low_rtt_download(size, cc, seed);
@@ -192,7 +196,19 @@ fn low_rtt_random_loss_repairs_once() {
                 s.stream_retrans_bytes
             );
             times[i] += t;
+            retrans[i] += s.retrans;
+            lost[i] += s.lost;
         }
+    }
+    eprintln!("retrans {retrans:?} lost {lost:?} times {times:?}");
+    // Over the ten seeds, at most 5 % more repair packets than losses (issue 16).
+    for (i, cc) in ["reno", "cubic"].into_iter().enumerate() {
+        assert!(
+            retrans[i] * 100 <= lost[i] * 105,
+            "{cc}: retrans {} lost {}",
+            retrans[i],
+            lost[i]
+        );
     }
     assert!(
         times[0] <= times[1] * 2,
