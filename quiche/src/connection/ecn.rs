@@ -1,8 +1,11 @@
 //! ECN validation of a path (RFC 9000 §13.4.2, Appendix A.4): whether our packets go out with
 //! ECT(0), and whether the peer's ECN counts can be trusted as a congestion signal.
 //!
-//! The state is kept per path: a connection holds one for its current path, and a path that
-//! changes starts a new one (validation is repeated on every new path).
+//! The state is meant per path, but the connection holds one for all its paths so far: a
+//! migration does not start a new validation. A fresh state per path needs a baseline of the
+//! peer's counts, which are cumulative per packet number space across paths (RFC 9000
+//! §13.4.1), so that the new path's first ACK is not read as a jump. Probes of other paths go
+//! unmarked.
 
 use std::time::{Duration, Instant};
 
