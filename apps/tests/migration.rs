@@ -8,18 +8,17 @@
 use std::fs;
 use std::io;
 use std::net::SocketAddr;
-use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use mio::net::UdpSocket;
 use mio::{Events, Interest, Poll, Token};
 
 mod common;
 
-use common::{client_args, data, describe, sha256, summary_field, Server, TempDir, CLIENT};
+use common::{client_args, client_within, data, describe, sha256, summary_field, Server, TempDir};
 
 /// A NAT between the client and the server: each client address gets its own upstream
 /// socket (the address the server sees); at each byte count of `rebind_at` (server to client)
@@ -137,26 +136,6 @@ fn run_relay(
         }
     }
     stats
-}
-
-/// Runs the client, killed by PID past `limit`.
-fn client_within(args: &[String], limit: Duration) -> Output {
-    let mut child = Command::new(CLIENT)
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + limit;
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let out = child.wait_with_output().unwrap();
-            panic!("the client ran over {limit:?}: {}", describe(&out));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
 }
 
 #[test]

@@ -129,6 +129,11 @@ pub const CLIENT_DEADLINE: Duration = Duration::from_secs(30);
 
 /// Runs the client to completion (killed by PID past the deadline).
 pub fn client(args: &[String]) -> Output {
+    client_within(args, CLIENT_DEADLINE)
+}
+
+/// Runs the client to completion, killed by PID past `limit`.
+pub fn client_within(args: &[String], limit: Duration) -> Output {
     let mut child = Command::new(CLIENT)
         .args(args)
         .stdout(Stdio::piped())
@@ -136,15 +141,12 @@ pub fn client(args: &[String]) -> Output {
         .spawn()
         .unwrap();
     // Output is small (a summary line, a few messages), well within the pipe buffers.
-    let deadline = Instant::now() + CLIENT_DEADLINE;
+    let deadline = Instant::now() + limit;
     while child.try_wait().unwrap().is_none() {
         if Instant::now() > deadline {
             let _ = child.kill();
             let out = child.wait_with_output().unwrap();
-            panic!(
-                "the client ran over {CLIENT_DEADLINE:?}; stderr: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+            panic!("the client ran over {limit:?}: {}", describe(&out));
         }
         std::thread::sleep(Duration::from_millis(20));
     }
