@@ -33,6 +33,37 @@ unsafe fn seq_code(r: crate::Result<u64>, out: *mut u64) -> c_int {
     }
 }
 
+/// Calls `f` with the connection and the two addresses (the body of `quiche_conn_probe_path`
+/// and `quiche_conn_migrate`); the sequence number it returns goes to `*seq`.
+///
+/// # Safety
+/// As [`quiche_conn_probe_path`].
+unsafe fn on_two_addresses(
+    conn: *mut Conn,
+    local: *const sockaddr,
+    local_len: socklen_t,
+    peer: *const sockaddr,
+    peer_len: socklen_t,
+    seq: *mut u64,
+    f: impl FnOnce(&mut crate::Connection, SocketAddr, SocketAddr) -> crate::Result<u64>,
+) -> c_int {
+    guard(invalid(), || {
+        // SAFETY: NULL is checked; otherwise valid by contract.
+        let (conn, local, peer) = unsafe {
+            (
+                conn.as_mut(),
+                sockaddr_to_std(local, local_len as usize),
+                sockaddr_to_std(peer, peer_len as usize),
+            )
+        };
+        let (Some(conn), Some(local), Some(peer)) = (conn, local, peer) else {
+            return invalid();
+        };
+        // SAFETY: the contract is passed on.
+        unsafe { seq_code(f(&mut conn.conn, local, peer), seq) }
+    })
+}
+
 /// Starts validating the path from `local` to `peer`; the peer connection ID's sequence
 /// number goes to `*seq`. 0 on success, or an error code.
 ///
@@ -48,21 +79,18 @@ pub unsafe extern "C" fn quiche_conn_probe_path(
     peer_len: socklen_t,
     seq: *mut u64,
 ) -> c_int {
-    guard(invalid(), || {
-        // SAFETY: NULL is checked; otherwise valid by contract.
-        let (conn, local, peer) = unsafe {
-            (
-                conn.as_mut(),
-                sockaddr_to_std(local, local_len as usize),
-                sockaddr_to_std(peer, peer_len as usize),
-            )
-        };
-        let (Some(conn), Some(local), Some(peer)) = (conn, local, peer) else {
-            return invalid();
-        };
-        // SAFETY: the contract is passed on.
-        unsafe { seq_code(conn.conn.probe_path(local, peer), seq) }
-    })
+    // SAFETY: the contract is passed on.
+    unsafe {
+        on_two_addresses(
+            conn,
+            local,
+            local_len,
+            peer,
+            peer_len,
+            seq,
+            |c, local, peer| c.probe_path(local, peer),
+        )
+    }
 }
 
 /// Moves the connection to the path from `local` to `peer` (clients); the peer connection
@@ -79,21 +107,18 @@ pub unsafe extern "C" fn quiche_conn_migrate(
     peer_len: socklen_t,
     seq: *mut u64,
 ) -> c_int {
-    guard(invalid(), || {
-        // SAFETY: NULL is checked; otherwise valid by contract.
-        let (conn, local, peer) = unsafe {
-            (
-                conn.as_mut(),
-                sockaddr_to_std(local, local_len as usize),
-                sockaddr_to_std(peer, peer_len as usize),
-            )
-        };
-        let (Some(conn), Some(local), Some(peer)) = (conn, local, peer) else {
-            return invalid();
-        };
-        // SAFETY: the contract is passed on.
-        unsafe { seq_code(conn.conn.migrate(local, peer), seq) }
-    })
+    // SAFETY: the contract is passed on.
+    unsafe {
+        on_two_addresses(
+            conn,
+            local,
+            local_len,
+            peer,
+            peer_len,
+            seq,
+            |c, local, peer| c.migrate(local, peer),
+        )
+    }
 }
 
 /// Moves the connection to a new local address (clients). 0 on success, or an error code.
