@@ -90,6 +90,7 @@ impl Connection {
         // Kept only if the packet makes it matter (`settle_new_path`): a late packet from an
         // address the peer left must not bring its path back.
         let mut path = Path::new(info.to, info.from, false);
+        path.ecn = self.ecn.new_path();
         path.amplification_limited = true;
         path.recv_bytes = len as u64;
         path.dcid_seq = self.cids.current_dcid_seq();
@@ -275,6 +276,7 @@ impl Connection {
             None => false,
         };
         self.paths.set_active(id);
+        self.on_ecn_path_switch(old, now);
         if old_validated {
             self.fallback_path = Some(old);
         }
@@ -470,7 +472,8 @@ impl Connection {
                 from: local,
                 to: peer,
                 at: now,
-                // ECN is validated on the active path only; probes go unmarked.
+                // Marks are validated on the path the connection sends on; probes of other
+                // paths go unmarked.
                 ecn: 0,
             },
         ))
@@ -549,6 +552,7 @@ impl Connection {
             return Ok(id);
         }
         let mut path = Path::new(local, peer, false);
+        path.ecn = self.ecn.new_path();
         path.amplification_limited = false;
         if !self.assign_dcid(&mut path) {
             return Err(Error::OutOfIdentifiers);

@@ -200,9 +200,9 @@ pub struct Connection {
     handshake_done_acked: bool,
     /// Anti-deadlock probe asked for by recovery (clients, RFC 9002 §6.2.2.1).
     anti_deadlock_probe: bool,
-    /// ECN validation of the path (RFC 9000 §13.4.2); per path once paths have state of their
-    /// own.
-    ecn: ecn::EcnValidation,
+    /// ECN bookkeeping per packet number space (RFC 9000 §13.4.1); each path has its own
+    /// validation (`Path::ecn`).
+    ecn: crate::ecn::EcnLedger,
     /// The ECN codepoint of the datagram being processed (`recv_with_ecn`), counted for each of
     /// its packets that is processed.
     recv_ecn: u8,
@@ -411,6 +411,7 @@ impl Connection {
                 let mut path =
                     crate::path::Path::new(local, peer, !is_server || validated_by_retry);
                 path.amplification_limited = is_server;
+                path.ecn = crate::ecn::EcnValidation::new(config.ecn);
                 path
             }),
             recv_path: None,
@@ -450,7 +451,7 @@ impl Connection {
             handshake_done_pending: false,
             handshake_done_acked: false,
             anti_deadlock_probe: false,
-            ecn: ecn::EcnValidation::new(config.ecn),
+            ecn: crate::ecn::EcnLedger::new(config.ecn),
             recv_ecn: 0,
             undecryptable: Vec::new(),
             cids,
