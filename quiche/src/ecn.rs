@@ -124,6 +124,9 @@ pub struct EcnLedger {
     /// Marked packets newly acknowledged while another path than theirs was the active one
     /// (the tail of a path the connection left), for tests and diagnostics.
     pub(crate) off_path_marked_acked: u64,
+    /// ACK frames among those whose counts missed marks: what a validation that ignored the
+    /// path of each packet would have held against the active path.
+    pub(crate) off_path_missing_frames: u64,
 }
 
 impl EcnLedger {
@@ -135,6 +138,7 @@ impl EcnLedger {
             counts: [EcnCounts::default(); 3],
             largest_acked: [None; 3],
             off_path_marked_acked: 0,
+            off_path_missing_frames: 0,
         }
     }
 

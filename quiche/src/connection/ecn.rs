@@ -107,7 +107,11 @@ impl super::Connection {
         self.log_ecn_changes(&changes, now);
         let active = self.paths.active();
         let on_active = acked.on(active.uid());
-        self.ecn.off_path_marked_acked += total.marked - on_active.marked;
+        let off_path = total.marked - on_active.marked;
+        self.ecn.off_path_marked_acked += off_path;
+        if off_path > 0 && check.missing > 0 {
+            self.ecn.off_path_missing_frames += 1;
+        }
         // A rise of the CE count with no marked packet of the active path newly acknowledged
         // reports congestion on a path the connection left, whose controller is not this one
         // (RFC 9000 §9.4).

@@ -29,6 +29,8 @@ mod tests_defences;
 #[cfg(test)]
 mod tests_ecn;
 #[cfg(test)]
+mod tests_ecn_paths;
+#[cfg(test)]
 mod tests_handshake_loss;
 #[cfg(test)]
 mod tests_migration;
