@@ -233,19 +233,28 @@ fn acks_of_the_old_paths_packets_after_a_move_do_not_fail_the_new_path() {
     let new = addr("127.0.0.2:40000");
     p.ecn_bleached.push(old);
     p.client.migrate_source(new).unwrap();
-    let on_new_path = |p: &Pipe| p.server.active_path().1 == new;
     let mut states = Vec::new();
+    let mut record = |p: &Pipe| {
+        let state = p.server.ecn_state();
+        if p.server.active_path().1 == new && states.last() != Some(&state) {
+            states.push(state);
+        }
+    };
     stream_until(
         &mut p,
         Duration::from_secs(10),
         "capable on the new path",
         |p| {
-            if on_new_path(p) && states.last() != Some(&p.server.ecn_state()) {
-                states.push(p.server.ecn_state());
-            }
-            on_new_path(p) && both(p, EcnState::Capable)
+            record(p);
+            p.server.active_path().1 == new && both(p, EcnState::Capable)
         },
     );
+    // A few more round trips, until everything sent on the old path is acknowledged or lost.
+    let until = p.now + Duration::from_millis(300);
+    stream_until(&mut p, Duration::from_secs(1), "300 ms more", |p| {
+        record(p);
+        p.now >= until
+    });
     assert_eq!(
         states.first(),
         Some(&EcnState::Testing),
