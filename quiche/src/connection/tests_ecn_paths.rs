@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use super::ecn::EcnState;
 use super::tests::{client_config, server_config};
-use crate::testing::{LinkConfig, Pipe};
+use crate::testing::{Direction, LinkConfig, Pipe};
 use crate::Error;
 
 fn addr(s: &str) -> SocketAddr {
@@ -312,4 +312,74 @@ fn falling_back_to_a_validated_path_keeps_its_ecn_state() {
         p.client.stats().sent - sent,
         "the client marks every packet again"
     );
+}
+
+/// CE marks the client counted on all paths so far.
+fn ce_counted(p: &Pipe) -> u64 {
+    p.client
+        .spaces
+        .iter()
+        .filter_map(|s| s.acks.ecn_counts())
+        .map(|c| c.ce)
+        .sum()
+}
+
+#[test]
+fn ce_marks_on_the_old_path_spare_the_new_paths_controller_and_those_on_the_new_path_do_not() {
+    let mut p = pipe();
+    stream_until(&mut p, Duration::from_secs(5), "capable", |p| {
+        both(p, EcnState::Capable) && p.server.stats().sent > 300
+    });
+    // The AQM marks what the server sends in the 5 ms after the client moved: packets of the
+    // old path, which the client acknowledges on the new one after the server followed it.
+    let new = addr("127.0.0.2:40000");
+    p.client.migrate_source(new).unwrap();
+    p.link_config_mut(Direction::ToClient).ce_threshold = Some(0);
+    let until = p.now + Duration::from_millis(5);
+    stream_until(&mut p, Duration::from_secs(1), "5 ms", |p| p.now >= until);
+    p.link_config_mut(Direction::ToClient).ce_threshold = None;
+    assert_ne!(
+        p.server.active_path().1,
+        new,
+        "the marked packets went out on the old path"
+    );
+    let marked = p.link_stats(Direction::ToClient).ce_marked;
+    assert!(marked > 3, "only {marked} CE marks");
+    let events = p.server.stats().ecn_ce_congestion_events;
+    stream_until(
+        &mut p,
+        Duration::from_secs(10),
+        "capable on the new path",
+        |p| {
+            p.server.active_path().1 == new && both(p, EcnState::Capable) && ce_counted(p) == marked
+        },
+    );
+    let settle = p.now + Duration::from_millis(200);
+    stream_until(&mut p, Duration::from_secs(1), "settled", |p| {
+        p.now >= settle
+    });
+    assert_eq!(
+        p.server.stats().ecn_ce_congestion_events,
+        events,
+        "CE on the old path's packets is no congestion of the new path"
+    );
+    assert_eq!(p.server.ecn_state(), EcnState::Capable);
+
+    // Marks on the new path's packets, a quarter of a round trip's worth: one event.
+    p.link_config_mut(Direction::ToClient).ce_threshold = Some(0);
+    let until = p.now + Duration::from_millis(5);
+    stream_until(&mut p, Duration::from_secs(1), "5 ms", |p| p.now >= until);
+    p.link_config_mut(Direction::ToClient).ce_threshold = None;
+    let marked = p.link_stats(Direction::ToClient).ce_marked;
+    let cwnd = p.server.path_stats().cwnd;
+    stream_until(&mut p, Duration::from_secs(5), "CE counted", |p| {
+        ce_counted(p) == marked
+    });
+    let settle = p.now + Duration::from_millis(200);
+    stream_until(&mut p, Duration::from_secs(1), "settled", |p| {
+        p.now >= settle
+    });
+    assert_eq!(p.server.stats().ecn_ce_congestion_events, events + 1);
+    assert!(p.server.path_stats().cwnd < cwnd);
+    assert_eq!(p.server.ecn_state(), EcnState::Capable);
 }
