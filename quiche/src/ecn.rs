@@ -334,7 +334,7 @@ impl EcnValidation {
         if on.packets == 0 {
             return None;
         }
-        let others_marked = check.marked - on.marked;
+        let others_marked = check.marked.saturating_sub(on.marked);
         if (on.marked > 0 && check.missing > others_marked) || (check.remarked && sole) {
             return self.set(EcnState::Failed);
         }

@@ -621,6 +621,32 @@ mod tests {
     }
 
     #[test]
+    fn uids_are_never_reused_and_survive_a_reinsertion() {
+        let local = addr("10.0.0.1:443");
+        let mut set = PathSet::new(Path::new(local, addr("10.0.0.2:1"), true));
+        let mut seen = vec![set.active().uid()];
+        for port in 2..10u16 {
+            let (id, _) = set.insert(
+                Path::new(local, SocketAddr::new(local.ip(), port), false),
+                None,
+            );
+            let uid = set.get(id).unwrap().uid();
+            assert!(uid != 0 && !seen.contains(&uid), "uid {uid} of {seen:?}");
+            seen.push(uid);
+        }
+        // A path taken out (to change its connection ID) and put back is the same path.
+        let id = set
+            .iter()
+            .map(|(id, _)| id)
+            .find(|&id| id != set.active_id())
+            .unwrap();
+        let path = set.remove_silently(id).unwrap();
+        let uid = path.uid();
+        let (id, _) = set.insert(path, None);
+        assert_eq!(set.get(id).unwrap().uid(), uid);
+    }
+
+    #[test]
     fn the_set_is_bounded_and_evicts_the_least_recently_used() {
         let local = addr("10.0.0.1:443");
         let mut set = PathSet::new(Path::new(local, addr("10.0.0.2:1"), true));

@@ -18,6 +18,8 @@
 //! - With our `disable_active_migration`, a server drops packets from a new peer IP address
 //!   (§18.2: drop, never reset or close) but still follows a port change, which is a NAT
 //!   rebinding rather than an active migration.
+//! - ECN is validated per path (§13.4.2): a path the connection starts sending on is tested
+//!   afresh, and one it returns to keeps its state (`crate::ecn`).
 //! - Validation gives up after three times the larger of the current PTO and the initial PTO
 //!   (§8.2.4), with a PATH_CHALLENGE per PTO meanwhile; a failed active path falls back to the
 //!   last validated one, and without one the connection ends silently (§9.3.2).

@@ -88,8 +88,9 @@ pub struct SendInfo {
     /// When to send it: pacing asks the application to hold the datagram until then.
     pub at: Instant,
     /// The ECN codepoint to put in the two low bits of the IP header's TOS / traffic class
-    /// byte: [`ecn::ECT0`] while the path is being validated for ECN or was found capable, 0
-    /// (not-ECT) otherwise (RFC 9000 §13.4). Beyond quiche's API.
+    /// byte: [`ecn::ECT0`] while the path the datagram goes out on is being validated for ECN
+    /// or was found capable, 0 (not-ECT) otherwise and on probes of other paths (RFC 9000
+    /// §13.4; each path is validated on its own). Beyond quiche's API.
     pub ecn: u8,
 }
 
