@@ -158,9 +158,10 @@ impl Link {
 /// without growing whatever they carried before.
 const SPARE_CAPACITY: usize = 1500;
 
-/// Steps one [`Pipe::run_until`] may take by default: hundreds of times what the longest test
-/// transfers need (30,000 when this was written), and a few seconds of work in a debug build.
-pub const DEFAULT_MAX_STEPS: u64 = 2_000_000;
+/// Steps one [`Pipe::run_until`] may take by default: over 15 times what any test of the crate
+/// needed when this was written (30,000), and at most a minute or two of a debug build (a
+/// bulk transfer steps about twice per datagram, at some 100 µs a step when unoptimised).
+pub const DEFAULT_MAX_STEPS: u64 = 500_000;
 
 /// Steps in a row at one instant of virtual time after which [`Pipe::run_until`] gives up.
 /// Each step moves the clock to the next event, so a healthy run hardly ever takes two.
@@ -527,7 +528,9 @@ impl Pipe {
         Ok(true)
     }
 
-    /// Steps until `done` holds, failing after `limit` of virtual time.
+    /// Steps until `done` holds, failing after `limit` of virtual time. Panics after
+    /// [`Pipe::max_steps`] steps, or after many steps in a row at one instant: endpoints that
+    /// keep waking each other up without progress make a test fail, not hang.
     pub fn run_until(
         &mut self,
         limit: Duration,
