@@ -18,6 +18,14 @@
 //! it alone (see [`EcnValidation::on_ack`]); this keeps acknowledgements of packets still in
 //! flight on the old path, which arrive for about a round trip after a migration, from
 //! deciding the new path's validation either way.
+//!
+//! The baseline a new path is validated against is thus not a snapshot of the counts taken
+//! when the connection moved (Appendix A.4's "existing ECN counts are remembered"): the old
+//! path's packets acknowledged after the move raise the counts too, and measured from such a
+//! snapshot they would make up for marks the new path removes, or, bleached on the old path,
+//! fail a new path that passes them. Measured from the last frame, each frame's increase only
+//! has to cover what that frame newly acknowledged (§13.4.2.1), and whose packets those are
+//! is known.
 
 use std::time::{Duration, Instant};
 
@@ -350,8 +358,8 @@ impl EcnValidation {
         }
         if self.marked_acked > 0 {
             // The test's marked packets were acknowledged, but only by inconclusive frames,
-            // and now a frame judged this path alone with nothing marked left to judge: test
-            // again.
+            // and now clean counts acknowledged the path's packets with nothing marked left to
+            // judge: test again.
             return self.retest();
         }
         None
