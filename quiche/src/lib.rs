@@ -15,6 +15,7 @@ pub mod config;
 pub mod connection;
 pub mod crypto;
 pub mod dgram;
+pub mod ecn;
 pub mod error;
 #[cfg(feature = "ffi")]
 mod ffi;
@@ -39,11 +40,11 @@ pub use crate::cc::{
 };
 pub use crate::cid::ConnectionIdGenerator;
 pub use crate::config::Config;
-pub use crate::connection::ecn::{EcnState, ECT0};
 pub use crate::connection::{
     accept, connect, Connection, ConnectionError, PathStats, PathStatsIter, RecvInfo, SendInfo,
     Stats, MAX_SEND_QUANTUM, SEND_QUANTUM_INTERVAL,
 };
+pub use crate::ecn::{EcnState, ECT0};
 pub use crate::error::{Error, Result, WireErrorCode};
 pub use crate::packet::{
     negotiate_version, retry, version_is_supported, ConnectionId, Header, Type, MAX_CONN_ID_LEN,

@@ -4,13 +4,15 @@
 //! spoofed addresses evicts old idle paths rather than growing the connection's state.
 //!
 //! This module knows nothing of `Connection`: the connection decides when a path becomes the
-//! active one and what that means for recovery. Per-path ECN and PMTU state can join [`Path`]
-//! as fields later without changing how the set is used.
+//! active one and what that means for recovery. Each path has its ECN validation
+//! ([`crate::ecn`]); PMTU state can join [`Path`] as a field later without changing how the
+//! set is used.
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
+use crate::ecn::EcnValidation;
 use crate::packet::ConnectionId;
 use crate::recovery::PathCcState;
 
@@ -110,6 +112,13 @@ pub struct Path {
     pub dcid: ConnectionId<'static>,
     /// Recency for eviction: higher is more recent.
     last_used: u64,
+    /// Unique among the connection's paths over its lifetime (0 until the path joins a
+    /// [`PathSet`]): sent packets record it, so that an acknowledgement or a loss is credited
+    /// to the path the packet went out on even after the path's slot was reused.
+    uid: u64,
+    /// ECN validation of the path (RFC 9000 §13.4.2): starts in "testing"; the connection
+    /// replaces it when ECN is disabled.
+    pub ecn: EcnValidation,
     /// Congestion and RTT state the path had when it stopped being the active one, restored
     /// if the connection comes back to it (a failed migration).
     pub saved_recovery: Option<Box<PathCcState>>,
@@ -141,8 +150,15 @@ impl Path {
             dcid_seq: 0,
             dcid: ConnectionId::default(),
             last_used: 0,
+            uid: 0,
+            ecn: EcnValidation::new(true),
             saved_recovery: None,
         }
+    }
+
+    /// The path's unique id (see the field).
+    pub fn uid(&self) -> u64 {
+        self.uid
     }
 
     /// The validation state.
@@ -325,6 +341,8 @@ pub struct PathSet {
     slots: Vec<Option<Path>>,
     active: usize,
     use_counter: u64,
+    /// The last uid given to a path.
+    last_uid: u64,
     events: VecDeque<PathEvent>,
 }
 
@@ -332,12 +350,14 @@ impl PathSet {
     /// A set holding `initial` as the active path.
     pub fn new(mut initial: Path) -> Self {
         initial.last_used = 1;
+        initial.uid = 1;
         let mut slots: Vec<Option<Path>> = (0..MAX_PATHS).map(|_| None).collect();
         slots[0] = Some(initial);
         PathSet {
             slots,
             active: 0,
             use_counter: 1,
+            last_uid: 1,
             events: VecDeque::new(),
         }
     }
@@ -406,8 +426,13 @@ impl PathSet {
 
     /// Inserts a path; when the set is full, the least recently used path other than the
     /// active one and `keep` is evicted (a Closed event reports it) and returned so the caller
-    /// can release what it held (its connection ID). Returns the new path's id.
-    pub fn insert(&mut self, path: Path, keep: Option<usize>) -> (usize, Option<Path>) {
+    /// can release what it held (its connection ID). Returns the new path's id. A path taken
+    /// out of the set and put back keeps its uid.
+    pub fn insert(&mut self, mut path: Path, keep: Option<usize>) -> (usize, Option<Path>) {
+        if path.uid == 0 {
+            self.last_uid += 1;
+            path.uid = self.last_uid;
+        }
         let mut evicted = None;
         let id = match self.slots.iter().position(Option::is_none) {
             Some(id) => id,
@@ -593,6 +618,32 @@ mod tests {
         p.amplification_limited = true;
         p.set_validated();
         assert_eq!(p.amplification_allowance(), None);
+    }
+
+    #[test]
+    fn uids_are_never_reused_and_survive_a_reinsertion() {
+        let local = addr("10.0.0.1:443");
+        let mut set = PathSet::new(Path::new(local, addr("10.0.0.2:1"), true));
+        let mut seen = vec![set.active().uid()];
+        for port in 2..10u16 {
+            let (id, _) = set.insert(
+                Path::new(local, SocketAddr::new(local.ip(), port), false),
+                None,
+            );
+            let uid = set.get(id).unwrap().uid();
+            assert!(uid != 0 && !seen.contains(&uid), "uid {uid} of {seen:?}");
+            seen.push(uid);
+        }
+        // A path taken out (to change its connection ID) and put back is the same path.
+        let id = set
+            .iter()
+            .map(|(id, _)| id)
+            .find(|&id| id != set.active_id())
+            .unwrap();
+        let path = set.remove_silently(id).unwrap();
+        let uid = path.uid();
+        let (id, _) = set.insert(path, None);
+        assert_eq!(set.get(id).unwrap().uid(), uid);
     }
 
     #[test]

@@ -179,21 +179,11 @@ impl Connection {
         );
         self.log_lost(epoch, &outcome, now, LOSS_BY_ACK);
         self.pmtud_on_outcome(epoch, &outcome, now);
-        let marked_acked = outcome
-            .acked
-            .iter()
-            .filter(|p| p.payload.ecn_marked)
-            .count();
+        let acked = self.ecn_tally(outcome.acked.iter().map(|p| &p.payload));
         self.settle(epoch, &mut outcome);
         self.ack_outcome = outcome;
         if result.is_ok() {
-            self.on_ack_ecn(
-                epoch,
-                ranges.largest(),
-                ecn_counts,
-                marked_acked as u64,
-                now,
-            );
+            self.on_ack_ecn(epoch, ranges.largest(), ecn_counts, &acked, now);
         }
         self.qlog_metrics(now);
         result
@@ -205,9 +195,9 @@ impl Connection {
             self.on_frames_acked(epoch, &pkt.payload);
             self.recycle(pkt.payload);
         }
-        let marked_lost = outcome.lost.iter().filter(|p| p.payload.ecn_marked).count();
-        if marked_lost > 0 {
-            self.on_ecn_marked_lost(marked_lost as u64);
+        if outcome.lost.iter().any(|p| p.payload.ecn_marked) {
+            let lost = self.ecn_tally(outcome.lost.iter().map(|p| &p.payload));
+            self.on_ecn_lost(&lost);
         }
         for pkt in outcome.lost.drain(..) {
             self.on_frames_lost(epoch, &pkt.payload);

@@ -18,6 +18,8 @@
 //! - With our `disable_active_migration`, a server drops packets from a new peer IP address
 //!   (§18.2: drop, never reset or close) but still follows a port change, which is a NAT
 //!   rebinding rather than an active migration.
+//! - ECN is validated per path (§13.4.2): a path the connection starts sending on is tested
+//!   afresh, and one it returns to keeps its state (`crate::ecn`).
 //! - Validation gives up after three times the larger of the current PTO and the initial PTO
 //!   (§8.2.4), with a PATH_CHALLENGE per PTO meanwhile; a failed active path falls back to the
 //!   last validated one, and without one the connection ends silently (§9.3.2).
@@ -90,6 +92,7 @@ impl Connection {
         // Kept only if the packet makes it matter (`settle_new_path`): a late packet from an
         // address the peer left must not bring its path back.
         let mut path = Path::new(info.to, info.from, false);
+        path.ecn = self.ecn.new_path();
         path.amplification_limited = true;
         path.recv_bytes = len as u64;
         path.dcid_seq = self.cids.current_dcid_seq();
@@ -275,6 +278,7 @@ impl Connection {
             None => false,
         };
         self.paths.set_active(id);
+        self.on_ecn_path_switch(old, now);
         if old_validated {
             self.fallback_path = Some(old);
         }
@@ -470,7 +474,8 @@ impl Connection {
                 from: local,
                 to: peer,
                 at: now,
-                // ECN is validated on the active path only; probes go unmarked.
+                // Marks are validated on the path the connection sends on; probes of other
+                // paths go unmarked.
                 ecn: 0,
             },
         ))
@@ -549,6 +554,7 @@ impl Connection {
             return Ok(id);
         }
         let mut path = Path::new(local, peer, false);
+        path.ecn = self.ecn.new_path();
         path.amplification_limited = false;
         if !self.assign_dcid(&mut path) {
             return Err(Error::OutOfIdentifiers);

@@ -29,6 +29,8 @@ mod tests_defences;
 #[cfg(test)]
 mod tests_ecn;
 #[cfg(test)]
+mod tests_ecn_paths;
+#[cfg(test)]
 mod tests_handshake_loss;
 #[cfg(test)]
 mod tests_migration;
@@ -86,8 +88,9 @@ pub struct SendInfo {
     /// When to send it: pacing asks the application to hold the datagram until then.
     pub at: Instant,
     /// The ECN codepoint to put in the two low bits of the IP header's TOS / traffic class
-    /// byte: [`ecn::ECT0`] while the path is being validated for ECN or was found capable, 0
-    /// (not-ECT) otherwise (RFC 9000 §13.4). Beyond quiche's API.
+    /// byte: [`ecn::ECT0`] while the path the datagram goes out on is being validated for ECN
+    /// or was found capable, 0 (not-ECT) otherwise and on probes of other paths (RFC 9000
+    /// §13.4; each path is validated on its own). Beyond quiche's API.
     pub ecn: u8,
 }
 
@@ -200,9 +203,9 @@ pub struct Connection {
     handshake_done_acked: bool,
     /// Anti-deadlock probe asked for by recovery (clients, RFC 9002 §6.2.2.1).
     anti_deadlock_probe: bool,
-    /// ECN validation of the path (RFC 9000 §13.4.2); per path once paths have state of their
-    /// own.
-    ecn: ecn::EcnValidation,
+    /// ECN bookkeeping per packet number space (RFC 9000 §13.4.1); each path has its own
+    /// validation (`Path::ecn`).
+    ecn: crate::ecn::EcnLedger,
     /// The ECN codepoint of the datagram being processed (`recv_with_ecn`), counted for each of
     /// its packets that is processed.
     recv_ecn: u8,
@@ -411,6 +414,7 @@ impl Connection {
                 let mut path =
                     crate::path::Path::new(local, peer, !is_server || validated_by_retry);
                 path.amplification_limited = is_server;
+                path.ecn = crate::ecn::EcnValidation::new(config.ecn);
                 path
             }),
             recv_path: None,
@@ -450,7 +454,7 @@ impl Connection {
             handshake_done_pending: false,
             handshake_done_acked: false,
             anti_deadlock_probe: false,
-            ecn: ecn::EcnValidation::new(config.ecn),
+            ecn: crate::ecn::EcnLedger::new(config.ecn),
             recv_ecn: 0,
             undecryptable: Vec::new(),
             cids,

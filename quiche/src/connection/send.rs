@@ -170,10 +170,13 @@ impl Connection {
         } else {
             now
         };
-        let ecn = self.ecn.codepoint();
+        let ecn = self.paths.active().ecn.codepoint();
+        let pto = self.recovery.pto();
         let ecn_change = self
+            .paths
+            .active_mut()
             .ecn
-            .on_datagram_sent(ecn != 0, now, self.recovery.pto());
+            .on_datagram_sent(ecn != 0, now, pto);
         self.log_ecn_change(ecn_change, now);
         let path = self.paths.active();
         let info = SendInfo {
@@ -388,9 +391,10 @@ impl Connection {
             }
         }
         // The whole datagram carries one codepoint: marking never changes within `send_at`.
-        frames.ecn_marked = self.ecn.marking() && !self.probe_only;
+        frames.ecn_marked = self.paths.active().ecn.marking() && !self.probe_only;
+        frames.path = self.paths.get(self.send_path).map_or(0, |p| p.uid());
         if frames.ecn_marked {
-            self.ecn.on_marked_packet_sent(epoch);
+            self.ecn.on_marked_sent(epoch);
             self.stats.ecn_ect0_sent += 1;
         }
         let mut pkt = SentPacket::new(pn, now, len, ack_eliciting, in_flight, frames);

@@ -57,6 +57,9 @@ pub struct SentFrames {
     /// Whether the packet's datagram went out with ECT(0): ECN validation counts these when
     /// they are acknowledged or lost.
     pub ecn_marked: bool,
+    /// The uid of the path the packet went out on (`crate::path::Path::uid`): ECN validation
+    /// credits its acknowledgement or loss to that path.
+    pub path: u64,
 }
 
 const INLINE: usize = 3;
@@ -82,6 +85,7 @@ impl SentFrames {
         self.spill.clear();
         self.retransmission = false;
         self.ecn_marked = false;
+        self.path = 0;
     }
 
     /// Whether the record holds a heap buffer worth reusing (it once had more frames than fit

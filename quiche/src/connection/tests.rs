@@ -1001,3 +1001,19 @@ fn local_close_reports_draining_once_the_close_is_sent() {
     assert!(pipe.client.is_closed());
     assert_eq!(pipe.client.timeout_at(pipe.now + left), None);
 }
+
+#[test]
+#[should_panic(expected = "the endpoints keep waking each other up")]
+fn run_until_gives_up_after_its_step_cap_instead_of_hanging() {
+    let mut pipe = Pipe::new(&mut client_config(), &mut server_config()).unwrap();
+    pipe.handshake().unwrap();
+    // A goal never reached, with traffic that keeps the pipe stepping: without the cap only
+    // the virtual-time limit would end it.
+    pipe.max_steps = 50;
+    let _ = pipe.run_until(Duration::from_secs(3600), |p| {
+        let _ = p.client.stream_send(0, &[0; 1000], false);
+        let mut buf = [0; 2000];
+        while p.server.stream_recv(0, &mut buf).is_ok() {}
+        false
+    });
+}

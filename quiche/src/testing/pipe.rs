@@ -158,6 +158,15 @@ impl Link {
 /// without growing whatever they carried before.
 const SPARE_CAPACITY: usize = 1500;
 
+/// Steps one [`Pipe::run_until`] may take by default: over 15 times what any test of the crate
+/// needed when this was written (30,000), and at most a minute or two of a debug build (a
+/// bulk transfer steps about twice per datagram, at some 100 µs a step when unoptimised).
+pub const DEFAULT_MAX_STEPS: u64 = 500_000;
+
+/// Steps in a row at one instant of virtual time after which [`Pipe::run_until`] gives up.
+/// Each step moves the clock to the next event, so a healthy run hardly ever takes two.
+const MAX_STEPS_AT_ONE_INSTANT: u64 = 10_000;
+
 /// A client and a server connection joined by a modelled link on a virtual clock.
 pub struct Pipe {
     /// The client side.
@@ -180,8 +189,14 @@ pub struct Pipe {
     /// Client addresses whose datagrams the network drops in both directions (local ones, or
     /// public ones of `nat` for the server's datagrams).
     pub blackholed: Vec<SocketAddr>,
+    /// Client addresses (local ones, or public ones of `nat`) on whose paths the network
+    /// clears the ECN field of every datagram, both ways: a bleaching middlebox on those paths
+    /// only (`LinkConfig::ecn_bleach` bleaches everything in one direction).
+    pub ecn_bleached: Vec<SocketAddr>,
     /// Records every datagram that enters the link, for tshark.
     pub pcap: Option<pcap::PcapWriter<Box<dyn std::io::Write>>>,
+    /// Steps one [`Pipe::run_until`] may take before it panics ([`DEFAULT_MAX_STEPS`]).
+    pub max_steps: u64,
     start: Instant,
     links: [Link; 2],
     in_flight: InFlight<(Direction, Vec<u8>, RecvInfo, u8)>,
@@ -249,7 +264,9 @@ impl Pipe {
             hook: None,
             nat: Vec::new(),
             blackholed: Vec::new(),
+            ecn_bleached: Vec::new(),
             pcap: None,
+            max_steps: DEFAULT_MAX_STEPS,
             start: now,
             links: [Link::new(to_server), Link::new(to_client)],
             in_flight: InFlight::default(),
@@ -344,6 +361,20 @@ impl Pipe {
         mut addrs: RecvInfo,
         ecn: u8,
     ) {
+        // The client's end of the path, as a local address and as the public one of the NAT.
+        let client_side = match direction {
+            Direction::ToServer => addrs.from,
+            Direction::ToClient => addrs.to,
+        };
+        let other_side = self.nat.iter().find_map(|&(local, public)| {
+            (local == client_side)
+                .then_some(public)
+                .or((public == client_side).then_some(local))
+        });
+        let path_bleaches = self
+            .ecn_bleached
+            .iter()
+            .any(|a| *a == client_side || Some(*a) == other_side);
         if direction == Direction::ToServer {
             if let Some(&(_, public)) = self.nat.iter().find(|(l, _)| *l == addrs.from) {
                 addrs.from = public;
@@ -385,7 +416,11 @@ impl Pipe {
             self.spare.push(data);
             return;
         }
-        let ecn = if link.config.ecn_bleach { 0 } else { ecn };
+        let ecn = if link.config.ecn_bleach || path_bleaches {
+            0
+        } else {
+            ecn
+        };
         if ecn != 0 {
             link.stats.ecn_capable += 1;
         }
@@ -493,17 +528,36 @@ impl Pipe {
         Ok(true)
     }
 
-    /// Steps until `done` holds, failing after `limit` of virtual time.
+    /// Steps until `done` holds, failing after `limit` of virtual time. Panics after
+    /// [`Pipe::max_steps`] steps, or after many steps in a row at one instant: endpoints that
+    /// keep waking each other up without progress make a test fail, not hang.
     pub fn run_until(
         &mut self,
         limit: Duration,
         mut done: impl FnMut(&mut Pipe) -> bool,
     ) -> Result<()> {
         let deadline = self.now + limit;
+        let (mut steps, mut still, mut last) = (0u64, 0u64, self.now);
         while !done(self) {
             if self.now > deadline || !self.step()? {
                 return Err(Error::Done);
             }
+            steps += 1;
+            if self.now == last {
+                still += 1;
+            } else {
+                (still, last) = (0, self.now);
+            }
+            // Every step moves the clock to the next event, so a run that keeps stepping at
+            // one instant, or takes far more steps than any transfer needs, is two endpoints
+            // waking each other up without end: fail here rather than hang the test.
+            assert!(
+                still < MAX_STEPS_AT_ONE_INSTANT && steps < self.max_steps,
+                "run_until: {steps} steps ({still} in a row at {:?} of virtual time) without \
+                 reaching its goal: the endpoints keep waking each other up (raise \
+                 Pipe::max_steps if a long run really needs more)",
+                self.elapsed()
+            );
         }
         Ok(())
     }
