@@ -543,7 +543,7 @@ for c in "${CASES[@]}"; do
                 unsupported) nunsup=$((nunsup + 1)) ;;
                 *) nfail=$((nfail + 1)) ;;
             esac
-            printf '%-13s %-8s -> %-8s %-12s %3ss  %s\n' "$c" "$cl" "$s" "$verdict" \
+            printf '%-18s %-8s -> %-8s %-12s %3ss  %s\n' "$c" "$cl" "$s" "$verdict" \
                 $((SECONDS - t0)) "${out#* }"
             printf '%s\t%s\t%s\t%s\t%s\n' "$c" "$cl" "$s" "$verdict" "${out#* }" >>"$RUN/results.tsv"
         done
@@ -554,7 +554,8 @@ done
 echo
 echo "Matrix (rows: client, columns: server)"
 for c in "${CASES[@]}"; do
-    printf '\n%-14s' "$c"
+    # A long case name gets a line of its own, so that the columns stay aligned.
+    if [ "${#c}" -lt 14 ]; then printf '\n%-14s' "$c"; else printf '\n%s\n%-14s' "$c" ""; fi
     for s in "${SERVERS[@]}"; do printf '%-12s' "$s"; done
     echo
     for cl in "${CLIENTS[@]}"; do
