@@ -240,9 +240,13 @@ make_files() {
 # Processes: everything runs under `timeout` and is ended by its PID.
 
 udp_port_bound() {
-    local hex
+    local hex f files=()
     hex="$(printf ':%04X ' "$1")"
-    cat /proc/net/udp /proc/net/udp6 2>/dev/null | awk '{ print $2 " " }' | grep -q -- "$hex"
+    for f in /proc/net/udp /proc/net/udp6; do [ -r "$f" ] && files+=("$f"); done
+    # awk reads every line: a `grep -q` at the end of a pipe exits at the first match, and under
+    # pipefail the writer's SIGPIPE then made the whole test fail (seen on a machine with many
+    # sockets: "server-not-listening" for a server that listened, and a "free" port in use).
+    awk -v h="$hex" 'index($2 " ", h) { found = 1 } END { exit !found }' "${files[@]}"
 }
 
 free_port() {
