@@ -589,7 +589,6 @@ pub fn spawn(
     Ok((addr, handle))
 }
 
-
 mod sock;
 
 #[cfg(test)]
