@@ -273,13 +273,27 @@ stop_pid() {
 SERVER_PID=""
 CAP_PID=""
 RELAY_PID=""
+HOLD_PID=""
 CLIENT_PIDS=()
 cleanup() {
     local p
     for p in ${CLIENT_PIDS[@]+"${CLIENT_PIDS[@]}"}; do stop_pid "$p"; done
     [ -n "$SERVER_PID" ] && stop_pid "$SERVER_PID"
     [ -n "$RELAY_PID" ] && stop_pid "$RELAY_PID"
+    [ -n "$HOLD_PID" ] && stop_pid "$HOLD_PID"
     [ -n "$CAP_PID" ] && stop_pid "$CAP_PID"
+}
+
+# hold_ipv4_port PORT SECS: keeps 127.0.0.1:PORT bound (HOLD_PID) while an ipv6 test runs. The
+# server holds only [::1]:PORT, and the kernel may give the same port number to another
+# program's IPv4 socket: the capture ("udp port PORT") then holds that program's traffic too
+# (seen: a stranger's handshake and Retry, two handshakes and three IPv4 datagrams).
+hold_ipv4_port() {
+    timeout -k 2 "$2" python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.1", int(sys.argv[1])))
+time.sleep(86400)' "$1" >/dev/null 2>&1 &
+    HOLD_PID=$!
 }
 
 # run_client_multi T DIR CMD... -- URL...: the multiconnect client: one client process (one
@@ -376,6 +390,9 @@ run_one() {
     [ "$c" = retry ] && extra=(--retry)
     t="$(case_timeout "$c")"
 
+    # (A hold left by a test that ended early is released here.)
+    [ -n "$HOLD_PID" ] && { stop_pid "$HOLD_PID"; HOLD_PID=""; }
+    [ "$c" = ipv6 ] && hold_ipv4_port "$port" $((t + 30))
     if [ "$WIRE" = 1 ] && ! start_capture "$port" "$dir/trace.pcapng" "$dir/dumpcap.log"; then
         VERDICT="fail capture-did-not-start"; return
     fi
@@ -424,6 +441,7 @@ run_one() {
     # The server stops before the relay, so that the relay sees (and counts) all it sends.
     stop_pid "$SERVER_PID"; SERVER_PID=""
     [ -n "$RELAY_PID" ] && { stop_pid "$RELAY_PID"; RELAY_PID=""; }
+    [ -n "$HOLD_PID" ] && { stop_pid "$HOLD_PID"; HOLD_PID=""; }
     if [ -n "$CAP_PID" ]; then
         # libpcap hands packets over in blocks, at the latest after its read timeout: a
         # capture stopped at once loses the last block, a whole short test included.
