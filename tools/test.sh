@@ -76,6 +76,13 @@ tools/interop/run.sh --clients ours --servers quic-go --cases handshakeloss,tran
 tools/interop/run.sh --clients quic-go --servers ours --cases handshakeloss,transferloss,handshakecorruption
 tools/interop/run.sh --clients ours --servers quic-go --cases rebind-port,rebind-addr,connectionmigration
 tools/interop/run.sh --clients quic-go --servers ours --cases rebind-port,rebind-addr,connectionmigration
+# A 2 s black-out mid-transfer, the server's 3x limit under a large certificate chain with the
+# client's datagrams 2-7 dropped, and a transfer over IPv6 (::1).
+# quic-go's server can end one datagram over 3x (see tools/interop/README.md): our client's
+# amplificationlimit runs against our own server instead.
+tools/interop/run.sh --clients quic-go --servers ours --cases blackhole,amplificationlimit,ipv6
+tools/interop/run.sh --clients ours --servers quic-go --cases blackhole,ipv6
+tools/interop/run.sh --clients ours --servers ours --cases amplificationlimit
 
 step "load smoke: 200 connections from tools/load against quiche-server"
 tools/load/smoke.sh 200 2

@@ -9,7 +9,7 @@
 # multiplexing, retry, resumption, zerortt, chacha20, keyupdate, versionnegotiation, http3, v2,
 # handshakeloss, transferloss, handshakecorruption, transfercorruption, rebind-port, rebind-addr
 # (through tools/relay, which drops, corrupts or rebinds datagrams between client and server),
-# connectionmigration. --wire: capture each test on
+# connectionmigration, blackhole, amplificationlimit (tools/relay too), ipv6. --wire: capture each test on
 # lo with dumpcap and check the decrypted trace with tshark (wirecheck.py); auto = when both
 # are installed and capturing works. --keep keeps downloads and traces of passed tests.
 # Exit status: 0 when nothing failed (unsupported does not count as a failure), 1 otherwise.
@@ -22,7 +22,7 @@ CERTS="$REPO/quiche/tests/certs"
 ALL_PEERS="aioquic,quic-go,quinn,ngtcp2"
 ALL_CASES="handshake,transfer,multiplexing,retry,resumption,zerortt,chacha20,keyupdate,versionnegotiation,http3,v2,ecn"
 ALL_CASES+=",handshakeloss,transferloss,handshakecorruption,transfercorruption"
-ALL_CASES+=",rebind-port,rebind-addr,connectionmigration"
+ALL_CASES+=",rebind-port,rebind-addr,connectionmigration,blackhole,amplificationlimit,ipv6"
 RELAY="$REPO/target/release/relay"
 
 clients="$ALL_PEERS"
@@ -91,7 +91,8 @@ case_timeout() {
         transfer|multiplexing|chacha20|keyupdate|http3) echo 60 ;;
         # The interop runner gives the multiconnect cases 300 s (50 handshakes under 30 % loss).
         handshakeloss|handshakecorruption) echo 300 ;;
-        transferloss|transfercorruption|rebind-port|rebind-addr|connectionmigration) echo 120 ;;
+        transferloss|transfercorruption|rebind-port|rebind-addr|connectionmigration|blackhole) echo 120 ;;
+        amplificationlimit) echo 60 ;;
         *) echo 30 ;;
     esac
 }
@@ -114,6 +115,14 @@ relay_args() {
         # connection, RFC 9000 §9), put rebindings inside the transfer.
         rebind-port) echo "--clock-from-first-datagram --delay-ms 10 --rebind-port-every 0.3" ;;
         rebind-addr) echo "--clock-from-first-datagram --delay-ms 15 --rebind-addr-at 0.2" ;;
+        # The runner's link works for 5 s, then drops everything for 2 s: mid-transfer of
+        # 10 MiB at 10 Mbit/s. On loopback 25 ms each way keeps the transfer in slow start
+        # (a few MB at most) when the black-out starts, 0.5 s after the client's first
+        # datagram (after the handshake, even for a slow client).
+        blackhole) echo "--clock-from-first-datagram --delay-ms 25 --blackhole-at 0.5 --blackhole-for 2" ;;
+        # The runner drops the client's datagrams 2 to 7: the server has the first Initial
+        # only and must stop at 3x its size until the client gets through again.
+        amplificationlimit) echo "--drop-c2s-packets 2-7" ;;
     esac
 }
 
@@ -124,7 +133,33 @@ endpoint_case() {
     case "$1" in
         handshakeloss|handshakecorruption) echo multiconnect ;;
         transferloss|transfercorruption|rebind-port|rebind-addr) echo transfer ;;
+        blackhole|amplificationlimit|ipv6) echo transfer ;;
         *) echo "$1" ;;
+    esac
+}
+
+# case_host CASE: the loopback address the server listens on and the client connects to.
+case_host() {
+    case "$1" in
+        ipv6) echo "::1" ;;
+        *) echo "127.0.0.1" ;;
+    esac
+}
+
+# host_port HOST PORT: HOST:PORT, with an IPv6 address in brackets (URLs and --listen).
+host_port() {
+    case "$1" in
+        *:*) echo "[$1]:$2" ;;
+        *) echo "$1:$2" ;;
+    esac
+}
+
+# case_certs CASE: the folder with cert.crt (the chain), cert.key and rootca.crt. The
+# amplificationlimit case needs a large chain (bigchain.sh), made once per run.
+case_certs() {
+    case "$1" in
+        amplificationlimit) echo "$RUN/bigchain" ;;
+        *) echo "$CERTS" ;;
     esac
 }
 
@@ -137,7 +172,13 @@ relay_problem() {
             n="$(grep "^relay: " "$2" 2>/dev/null | grep -o " rebinds=[0-9]*" | cut -d= -f2)"
             [ "${n:-0}" -gt 0 ] || echo "relay did not rebind"
             return ;;
-        *loss) what=dropped ;;
+        amplificationlimit)
+            # The client's datagrams 2 to 7: all six dropped (the client sent at least 8).
+            n="$(grep "^c2s: " "$2" 2>/dev/null | grep -o " dropped=[0-9]*" | cut -d= -f2)"
+            [ "${n:-0}" = 6 ] || echo "relay dropped ${n:-no} client datagrams, expected 6"
+            return ;;
+        # The black-out fell inside the transfer: it dropped datagrams both ways.
+        *loss|blackhole) what=dropped ;;
         *) what=corrupted ;;
     esac
     for dir in c2s s2c; do
@@ -181,7 +222,9 @@ make_files() {
         # 50 files of 1 KiB, each on a connection of its own (the runner's multiconnect).
         handshakeloss|handshakecorruption) for _ in $(seq 1 50); do add "$(rand_name 10)" 1024; done ;;
         transferloss|transfercorruption|connectionmigration) add "$(rand_name 10)" $((2 << 20)) ;;
-        rebind-port|rebind-addr) add "$(rand_name 10)" $((10 << 20)) ;;
+        rebind-port|rebind-addr|blackhole) add "$(rand_name 10)" $((10 << 20)) ;;
+        amplificationlimit) add "$(rand_name 10)" $((5 << 10)) ;;
+        ipv6) add "$(rand_name 10)" $((5 << 10)); add "$(rand_name 10)" $((10 << 10)) ;;
         http3)
             # HTTP/3 (ALPN h3), all requests at once on one connection. The interop runner
             # asks for 5, 10 and 500 KiB; a small file and a 5 MiB one are added here.
@@ -197,9 +240,13 @@ make_files() {
 # Processes: everything runs under `timeout` and is ended by its PID.
 
 udp_port_bound() {
-    local hex
+    local hex f files=()
     hex="$(printf ':%04X ' "$1")"
-    cat /proc/net/udp /proc/net/udp6 2>/dev/null | awk '{ print $2 " " }' | grep -q -- "$hex"
+    for f in /proc/net/udp /proc/net/udp6; do [ -r "$f" ] && files+=("$f"); done
+    # awk reads every line: a `grep -q` at the end of a pipe exits at the first match, and under
+    # pipefail the writer's SIGPIPE then made the whole test fail (seen on a machine with many
+    # sockets: "server-not-listening" for a server that listened, and a "free" port in use).
+    awk -v h="$hex" 'index($2 " ", h) { found = 1 } END { exit !found }' "${files[@]}"
 }
 
 free_port() {
@@ -226,13 +273,27 @@ stop_pid() {
 SERVER_PID=""
 CAP_PID=""
 RELAY_PID=""
+HOLD_PID=""
 CLIENT_PIDS=()
 cleanup() {
     local p
     for p in ${CLIENT_PIDS[@]+"${CLIENT_PIDS[@]}"}; do stop_pid "$p"; done
     [ -n "$SERVER_PID" ] && stop_pid "$SERVER_PID"
     [ -n "$RELAY_PID" ] && stop_pid "$RELAY_PID"
+    [ -n "$HOLD_PID" ] && stop_pid "$HOLD_PID"
     [ -n "$CAP_PID" ] && stop_pid "$CAP_PID"
+}
+
+# hold_ipv4_port PORT SECS: keeps 127.0.0.1:PORT bound (HOLD_PID) while an ipv6 test runs. The
+# server holds only [::1]:PORT, and the kernel may give the same port number to another
+# program's IPv4 socket: the capture ("udp port PORT") then holds that program's traffic too
+# (seen: a stranger's handshake and Retry, two handshakes and three IPv4 datagrams).
+hold_ipv4_port() {
+    timeout -k 2 "$2" python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.1", int(sys.argv[1])))
+time.sleep(86400)' "$1" >/dev/null 2>&1 &
+    HOLD_PID=$!
 }
 
 # run_client_multi T DIR CMD... -- URL...: the multiconnect client: one client process (one
@@ -316,6 +377,9 @@ trap 'exit 130' INT TERM
 VERDICT=""
 run_one() {
     local client="$1" server="$2" c="$3" dir="$4" www="$WWW/$3" port t rc ec rport="" seed
+    local host certs
+    host="$(case_host "$c")"
+    certs="$(case_certs "$c")"
     local -a scmd ccmd extra=() urls=() rargs=()
     ec="$(endpoint_case "$c")"
     read -r -a rargs <<<"$(relay_args "$c")"
@@ -326,11 +390,14 @@ run_one() {
     [ "$c" = retry ] && extra=(--retry)
     t="$(case_timeout "$c")"
 
+    # (A hold left by a test that ended early is released here.)
+    [ -n "$HOLD_PID" ] && { stop_pid "$HOLD_PID"; HOLD_PID=""; }
+    [ "$c" = ipv6 ] && hold_ipv4_port "$port" $((t + 30))
     if [ "$WIRE" = 1 ] && ! start_capture "$port" "$dir/trace.pcapng" "$dir/dumpcap.log"; then
         VERDICT="fail capture-did-not-start"; return
     fi
-    TESTCASE="$ec" timeout -k 2 $((t + 20)) "${scmd[@]}" server --listen "127.0.0.1:$port" \
-        --cert "$CERTS/cert.crt" --key "$CERTS/cert.key" --root "$www" \
+    TESTCASE="$ec" timeout -k 2 $((t + 20)) "${scmd[@]}" server --listen "$(host_port "$host" "$port")" \
+        --cert "$certs/cert.crt" --key "$certs/cert.key" --root "$www" \
         --keylog "$dir/server.keys" "${extra[@]}" >"$dir/server.log" 2>&1 &
     SERVER_PID=$!
     for _ in $(seq 1 100); do
@@ -363,17 +430,18 @@ run_one() {
         RELAY_PID=$!
         for _ in $(seq 1 50); do udp_port_bound "$rport" && break; sleep 0.1; done
     fi
-    while read -r name; do urls+=("https://127.0.0.1:${rport:-$port}/$name"); done <"$www/.order"
+    while read -r name; do urls+=("https://$(host_port "$host" "${rport:-$port}")/$name"); done <"$www/.order"
     if [ "$ec" = multiconnect ]; then
         run_client_multi "$t" "$dir" "${ccmd[@]}" -- "${urls[@]}"
     else
-        TESTCASE="$ec" timeout -k 2 "$t" "${ccmd[@]}" client --ca "$CERTS/rootca.crt" --out "$dir/downloads" \
+        TESTCASE="$ec" timeout -k 2 "$t" "${ccmd[@]}" client --ca "$certs/rootca.crt" --out "$dir/downloads" \
             --case "$ec" --keylog "$dir/client.keys" "${urls[@]}" >"$dir/client.log" 2>&1
     fi
     rc=$?
     # The server stops before the relay, so that the relay sees (and counts) all it sends.
     stop_pid "$SERVER_PID"; SERVER_PID=""
     [ -n "$RELAY_PID" ] && { stop_pid "$RELAY_PID"; RELAY_PID=""; }
+    [ -n "$HOLD_PID" ] && { stop_pid "$HOLD_PID"; HOLD_PID=""; }
     if [ -n "$CAP_PID" ]; then
         # libpcap hands packets over in blocks, at the latest after its read timeout: a
         # capture stopped at once loses the last block, a whole short test included.
@@ -471,7 +539,12 @@ esac
 RUN="$BUILD/runs/$(date +%Y%m%d-%H%M%S)-$$"
 WWW="$RUN/www"
 mkdir -p "$RUN"
-for c in "${CASES[@]}"; do make_files "$c" "$WWW/$c"; done
+for c in "${CASES[@]}"; do
+    make_files "$c" "$WWW/$c"
+    if [ "$c" = amplificationlimit ]; then
+        "$HERE/bigchain.sh" "$(case_certs "$c")" || { echo "run.sh: bigchain.sh failed" >&2; exit 1; }
+    fi
+done
 echo "run.sh: logs in $RUN; wire checks $([ "$WIRE" = 1 ] && echo on || echo off)"
 
 declare -A RESULT
@@ -492,7 +565,7 @@ for c in "${CASES[@]}"; do
                 unsupported) nunsup=$((nunsup + 1)) ;;
                 *) nfail=$((nfail + 1)) ;;
             esac
-            printf '%-13s %-8s -> %-8s %-12s %3ss  %s\n' "$c" "$cl" "$s" "$verdict" \
+            printf '%-18s %-8s -> %-8s %-12s %3ss  %s\n' "$c" "$cl" "$s" "$verdict" \
                 $((SECONDS - t0)) "${out#* }"
             printf '%s\t%s\t%s\t%s\t%s\n' "$c" "$cl" "$s" "$verdict" "${out#* }" >>"$RUN/results.tsv"
         done
@@ -503,7 +576,8 @@ done
 echo
 echo "Matrix (rows: client, columns: server)"
 for c in "${CASES[@]}"; do
-    printf '\n%-14s' "$c"
+    # A long case name gets a line of its own, so that the columns stay aligned.
+    if [ "${#c}" -lt 14 ]; then printf '\n%-14s' "$c"; else printf '\n%s\n%-14s' "$c" ""; fi
     for s in "${SERVERS[@]}"; do printf '%-12s' "$s"; done
     echo
     for cl in "${CLIENTS[@]}"; do

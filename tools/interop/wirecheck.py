@@ -9,7 +9,9 @@ runner checks its traces (see shared/specs/interop-testcases.md).
 or expert message of severity warning or error (our own peer is held to that).
 
 The rebind-port, rebind-addr and connectionmigration cases read every datagram's addresses,
-PATH_CHALLENGE and PATH_RESPONSE frames (see path_problems).
+PATH_CHALLENGE and PATH_RESPONSE frames; amplificationlimit its size and long-header types until
+the client's first Handshake packet (the server never above 3x what it received, and a first
+flight of >= 7500 CRYPTO bytes); ipv6 that every datagram is IPv6 (see wire_datagrams.py).
 
 The ecn case also reads every packet's IP ECN field and ACK frame types: each side must send
 ECT-marked packets, no CE, and ACK frames with ECN counts (type 0x03).
@@ -35,6 +37,13 @@ Standard library only: it runs with any python3.
 import argparse
 import subprocess
 import sys
+
+from wire_datagrams import (MIGRATION_CASES, amplification_facts, amplification_problems,
+                            amplification_summary, ipv6_problems, ipv6_summary, path_facts,
+                            path_problems, path_summary, read_datagrams)
+
+# The cases that read every datagram (wire_datagrams.py).
+DATAGRAM_CASES = MIGRATION_CASES + ("amplificationlimit", "ipv6")
 
 FIELDS = [
     "udp.srcport",
@@ -314,135 +323,6 @@ def ecn_summary(e):
         for side in ("client", "server"))
 
 
-MIGRATION_CASES = ("rebind-port", "rebind-addr", "connectionmigration")
-PATH_CHALLENGE, PATH_RESPONSE = 0x1A, 0x1B
-CONNECTION_CLOSE, CONNECTION_CLOSE_APP = 0x1C, 0x1D
-
-
-def read_paths(pcap, keylog, port):
-    """The migration cases: every datagram of the trace, in order, as (side, client address,
-    UDP payload bytes, frame types, PATH_CHALLENGE data, PATH_RESPONSE data, DCIDs). The
-    client address is the source of a client datagram and the destination of a server one."""
-    fields = ["udp.srcport", "ip.src", "ipv6.src", "udp.dstport", "ip.dst", "ipv6.dst", "udp.length",
-              "quic.frame_type", "quic.path_challenge.data", "quic.path_response.data", "quic.dcid"]
-    cmd = ["tshark", "-n", "-r", pcap, "-o", f"tls.keylog_file:{keylog}", "-d", f"udp.port=={port},quic",
-           "-Y", f"udp.port == {port}", "-T", "fields", "-E", "separator=\t", "-E", "aggregator=,",
-           "-E", "occurrence=a"]
-    for f in fields:
-        cmd += ["-e", f]
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    if out.returncode != 0:
-        raise RuntimeError(f"tshark failed: {out.stderr.strip()[:300]}")
-    rows = []
-    for line in out.stdout.splitlines():
-        cols = line.split("\t") + [""] * len(fields)
-        v = [[x for x in c.split(",") if x] for c in cols[:len(fields)]]
-        if not v[0] or not v[3] or not v[6]:
-            continue
-        from_server = int(v[0][0]) == port
-        if from_server:
-            addr = ((v[4] or v[5] or ["?"])[0], int(v[3][0]))
-        else:
-            addr = ((v[1] or v[2] or ["?"])[0], int(v[0][0]))
-        rows.append(("server" if from_server else "client", addr, int(v[6][0]) - 8,
-                     {as_int(t) for t in v[7]}, v[8], v[9], v[10]))
-    return rows
-
-
-class PathFacts:
-    def __init__(self):
-        self.addrs = []  # client addresses in order of first appearance (either direction)
-        self.server_addrs = []  # client addresses the server sent to, in order
-        self.first_to = {}  # address -> frame types of the server's first datagram to it
-        self.challenges = {}  # data -> address the server sent that PATH_CHALLENGE to
-        self.client_challenges = 0
-        self.responses = set()  # PATH_RESPONSE data from the client
-        self.validated_at = {}  # address -> index of the datagram that validated it
-        self.before = {}  # address -> [sent by server, received from client] before validation
-        self.first_dcid = {}  # address -> DCID of the client's first datagram from it
-        self.closed_after = set()  # addresses challenged before the client closed the connection
-
-
-def path_facts(rows):
-    p = PathFacts()
-    for side, addr, size, types, challenges, responses, dcids in rows:
-        if addr not in p.addrs:
-            p.addrs.append(addr)
-        if addr not in p.validated_at and addr != p.addrs[0]:
-            b = p.before.setdefault(addr, [0, 0])
-            b[0 if side == "server" else 1] += size
-        if side == "server":
-            if addr not in p.server_addrs:
-                p.server_addrs.append(addr)
-                p.first_to[addr] = types
-            for c in challenges:
-                p.challenges.setdefault(c, addr)
-        else:
-            if addr not in p.first_dcid:
-                p.first_dcid[addr] = dcids[:1]
-            p.client_challenges += len(challenges)
-            if types & {CONNECTION_CLOSE, CONNECTION_CLOSE_APP}:
-                p.closed_after.update(p.challenges.values())
-            for r in responses:
-                p.responses.add(r)
-                # RFC 9000 §8.2.2: a PATH_RESPONSE on any path validates the path its
-                # PATH_CHALLENGE went out on.
-                a = p.challenges.get(r)
-                if a is not None and a not in p.validated_at:
-                    p.validated_at[a] = len(p.validated_at)
-    return p
-
-
-def path_problems(p, case):
-    """The interop runner's rebind-port, rebind-addr and connectionmigration checks (its
-    §3.20-3.22), on the server's side: the server moved to more than one client address (more
-    than one IP address in rebind-addr); its first datagram to each new address carries a
-    PATH_CHALLENGE; at least one of the challenges it sent to each new address came back in a
-    PATH_RESPONSE with the same data (challenges sent to an address the relay had already
-    given up, e.g. the old path probed by §9.3.3, cannot be answered; nor can a challenge to
-    the last address that the client's CONNECTION_CLOSE crossed); before an address was
-    validated the server sent there at most 3x what it received from it (§8.2, §9.3)."""
-    problems = []
-    if len(p.server_addrs) < 2:
-        problems.append(f"the server sent to {len(p.server_addrs)} client address(es), expected more than one")
-    if case == "rebind-addr" and len({a[0] for a in p.server_addrs}) < 2:
-        problems.append(f"the server sent to client IPs {sorted({a[0] for a in p.server_addrs})}, expected more than one")
-    for addr in p.server_addrs[1:]:
-        if PATH_CHALLENGE not in p.first_to[addr]:
-            problems.append(f"the server's first datagram to {addr} has frames "
-                            f"{sorted(map(hex, p.first_to[addr]))}, no PATH_CHALLENGE")
-        sent = [c for c, a in p.challenges.items() if a == addr]
-        # A challenge that crosses the client's CONNECTION_CLOSE (a rebinding in the last
-        # round trip of the transfer: the client closes as soon as it has the file) goes
-        # unanswered; only the last address can be in that case.
-        closing = addr == p.server_addrs[-1] and addr in p.closed_after
-        if not any(c in p.responses for c in sent) and not closing:
-            problems.append(f"none of the {len(sent)} PATH_CHALLENGE(s) to {addr} answered by a PATH_RESPONSE")
-        s, r = p.before.get(addr, [0, 0])
-        if s > 3 * r:
-            problems.append(f"the server sent {s} bytes to {addr} before validating it, more than 3 x {r} received")
-    if case == "connectionmigration":
-        # RFC 9000 §9.5: a client that migrates uses a new connection ID on the new path.
-        first = p.first_dcid.get(p.addrs[0])
-        for addr in p.addrs[1:]:
-            d = p.first_dcid.get(addr)
-            if d and first and d == first:
-                problems.append(f"the client's first datagram from {addr} uses the old path's DCID {d}")
-    return problems
-
-
-def path_summary(p):
-    if p is None:
-        return ""
-    unanswered = sum(1 for c in p.challenges if c not in p.responses)
-    before = {f"{a[0]}:{a[1]}": tuple(v) for a, v in p.before.items()}
-    return (f" client_addrs={[f'{a[0]}:{a[1]}' for a in p.addrs]}"
-            f" server_sent_to={len(p.server_addrs)} server_challenges={len(p.challenges)}"
-            f" unanswered={unanswered} client_challenges={p.client_challenges}"
-            f" validated={len(p.validated_at)} before_validation(sent,received)={before}"
-            f" first_dcids={ {f'{a[0]}:{a[1]}': d for a, d in p.first_dcid.items()} }")
-
-
 def hexes(lists):
     return [[hex(v) for v in vs] for vs in lists]
 
@@ -654,7 +534,10 @@ def main():
         if a.case == "http3":
             f.h3 = read_h3(a.pcap, a.keylog, a.port)
         ecn = read_ecn(a.pcap, a.keylog, a.port) if a.case == "ecn" else None
-        paths = path_facts(read_paths(a.pcap, a.keylog, a.port)) if a.case in MIGRATION_CASES else None
+        datagrams = read_datagrams(a.pcap, a.keylog, a.port) if a.case in DATAGRAM_CASES else None
+        paths = path_facts(datagrams) if a.case in MIGRATION_CASES else None
+        amp = amplification_facts(datagrams) if a.case == "amplificationlimit" else None
+        v6 = datagrams if a.case == "ipv6" else None
     except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
         print(f"error: {e}")
         return 1
@@ -672,12 +555,18 @@ def main():
         + relay_summary
         + ecn_summary(ecn)
         + path_summary(paths)
+        + amplification_summary(amp)
+        + ipv6_summary(v6)
     )
     problems = check(f, a.case, a.handshakes)
     if relay:
         problems += relay_problems(relay, to_server, from_server, a.case in MIGRATION_CASES)
     if paths is not None:
         problems += path_problems(paths, a.case)
+    if amp is not None:
+        problems += amplification_problems(amp)
+    if v6 is not None:
+        problems += ipv6_problems(v6)
     if a.case == "http3":
         problems += h3_problems(f, a.requests)
     if ecn is not None:

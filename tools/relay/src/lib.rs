@@ -27,6 +27,8 @@ use std::time::{Duration, Instant};
 use mio::net::UdpSocket;
 use mio::{Events, Interest, Poll, Token};
 
+use sock::bind_udp;
+
 /// Largest UDP payload the relay forwards; QUIC datagrams on loopback stay far below it (a GSO
 /// batch arriving as one oversized datagram is truncated here, so peers must not batch).
 const MAX_DATAGRAM: usize = 65_535;
@@ -317,7 +319,7 @@ impl Relay {
     /// Binds the listening socket; nothing is forwarded before [`Relay::run`].
     pub fn bind(opts: Options) -> io::Result<Relay> {
         let poll = Poll::new()?;
-        let mut listen = UdpSocket::bind(opts.listen)?;
+        let mut listen = bind_udp(opts.listen)?;
         poll.registry()
             .register(&mut listen, LISTEN, Interest::READABLE)?;
         let upstream_ip = if opts.server.ip().is_loopback() && opts.server.is_ipv4() {
@@ -434,7 +436,7 @@ impl Relay {
     /// that forgot it.
     fn rebind_all(&mut self) -> io::Result<()> {
         for i in 0..self.sessions.len() {
-            let mut fresh = UdpSocket::bind(SocketAddr::new(self.upstream_ip, 0))?;
+            let mut fresh = bind_udp(SocketAddr::new(self.upstream_ip, 0))?;
             self.poll
                 .registry()
                 .register(&mut fresh, Token(i + 1), Interest::READABLE)?;
@@ -475,7 +477,7 @@ impl Relay {
                         self.restart_clock(Instant::now());
                     }
                     let i = self.sessions.len();
-                    let mut upstream = UdpSocket::bind(SocketAddr::new(self.upstream_ip, 0))?;
+                    let mut upstream = bind_udp(SocketAddr::new(self.upstream_ip, 0))?;
                     self.poll.registry().register(
                         &mut upstream,
                         Token(i + 1),
@@ -586,6 +588,8 @@ pub fn spawn(
     let handle = std::thread::spawn(move || relay.run(&stop));
     Ok((addr, handle))
 }
+
+mod sock;
 
 #[cfg(test)]
 mod tests;
