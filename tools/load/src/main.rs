@@ -94,6 +94,10 @@ struct Stats {
     request_ms: Vec<f64>,
     first_open: Option<Instant>,
     last_established: Option<Instant>,
+    /// When the last response was complete.
+    last_response: Option<Instant>,
+    /// Response bytes received, over all connections.
+    response_bytes: u64,
     dropped_sends: u64,
 }
 
@@ -250,13 +254,15 @@ impl Load {
         if let Some((stream, sent)) = c.current {
             loop {
                 match c.conn.stream_recv(stream, &mut self.buf) {
-                    Ok((_, true)) => {
+                    Ok((len, true)) => {
+                        stats.response_bytes += len as u64;
+                        stats.last_response = Some(now);
                         stats.request_ms.push(ms(now - sent));
                         c.done_requests += 1;
                         c.current = None;
                         break;
                     }
-                    Ok((_, false)) => {}
+                    Ok((len, false)) => stats.response_bytes += len as u64,
                     Err(quiche::Error::Done) => break,
                     Err(_) => {
                         // Reset (e.g. 404) or broken: a failed request; go on with the next.
@@ -438,11 +444,23 @@ fn main() -> ExitCode {
     } else {
         0.0
     };
+    // Aggregate throughput: every response byte over the time from the first connection
+    // opened to the last response completed.
+    let transfer = match (s.first_open, s.last_response) {
+        (Some(a), Some(b)) => (b - a).as_secs_f64(),
+        _ => 0.0,
+    };
+    let goodput_mbit = if transfer > 0.0 {
+        s.response_bytes as f64 * 8.0 / transfer / 1e6
+    } else {
+        0.0
+    };
     let mut line = format!(
         "connections={n} requests_per_connection={k} established={} finished={} \
          failed_connections={} failed_requests={} peak_concurrent={} handshakes_per_s={:.1} \
          handshake_p50_ms={:.2} handshake_p99_ms={:.2} requests={} request_p50_ms={:.2} \
-         request_p90_ms={:.2} request_p99_ms={:.2} dropped_sends={} elapsed_s={:.2}",
+         request_p90_ms={:.2} request_p99_ms={:.2} response_bytes={} goodput_mbit_s={:.1} \
+         dropped_sends={} elapsed_s={:.2}",
         s.established,
         s.finished,
         s.failed_conns,
@@ -455,6 +473,8 @@ fn main() -> ExitCode {
         percentile(&s.request_ms, 0.5),
         percentile(&s.request_ms, 0.9),
         percentile(&s.request_ms, 0.99),
+        s.response_bytes,
+        goodput_mbit,
         s.dropped_sends,
         elapsed.as_secs_f64(),
     );
