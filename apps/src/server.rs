@@ -75,6 +75,9 @@ pub struct ServerStats {
     pub unauthenticated: u64,
     /// The most connections served at once so far.
     pub peak: usize,
+    /// Datagrams handed to the worker owning their connection (`--threads`): the kernel
+    /// chose this worker by a 4-tuple the connection did not start from.
+    pub forwarded: u64,
 }
 
 impl ServerStats {
@@ -83,7 +86,8 @@ impl ServerStats {
     pub fn line(&self, live: usize) -> String {
         format!(
             "connections={live} peak={} accepted={} closed={} datagrams={} retries={} \
-             version_negotiations={} invalid_tokens={} unauthenticated={} dropped={}",
+             version_negotiations={} invalid_tokens={} unauthenticated={} dropped={} \
+             forwarded={}",
             self.peak,
             self.accepted,
             self.closed,
@@ -93,6 +97,7 @@ impl ServerStats {
             self.invalid_tokens,
             self.unauthenticated,
             self.dropped,
+            self.forwarded,
         )
     }
 }
@@ -468,6 +473,7 @@ impl Server {
             return;
         };
         if tx.try_send((buf.to_vec(), from, ecn)).is_ok() {
+            self.stats.forwarded += 1;
             log::debug!("{from}: datagram handed to worker {owner}");
             let _ = waker.wake();
         } else {

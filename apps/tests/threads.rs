@@ -99,6 +99,12 @@ fn datagrams_from_new_addresses_reach_the_owning_worker() {
         log.contains("handed to worker"),
         "no datagram was forwarded: {log}"
     );
+    // The forwarding worker counts them in its stats line.
+    assert!(
+        log.lines()
+            .any(|l| l.contains("stats:") && !l.contains(" forwarded=0")),
+        "no stats line counts a forwarded datagram: {log}"
+    );
     assert_eq!(log.matches("new connection from").count(), 1);
 }
 
