@@ -27,6 +27,11 @@ tp_n=${TP_N:-20}
 tp_mb=${TP_MB:-10}
 tp_rounds=${TP_ROUNDS:-2}
 
+if [[ " $certs " == *" rsa "* ]] && ! command -v openssl > /dev/null; then
+    echo "no openssl to make the RSA certificate: ECDSA only" >&2
+    certs=${certs//rsa/}
+fi
+
 cargo build -q --release -p quiche-apps -p quiche-load
 bin=target/release
 tck=$(getconf CLK_TCK)
