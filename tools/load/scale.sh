@@ -70,7 +70,7 @@ cert_files() {
 start_server() {
     local c k
     read -r c k <<< "$(cert_files "$2")"
-    "${detach[@]}" "$bin/quiche-server" --listen 127.0.0.1:0 --cert "$c" --key "$k" --root "$dir/root" \
+    RUST_LOG=warn "${detach[@]}" "$bin/quiche-server" --listen 127.0.0.1:0 --cert "$c" --key "$k" --root "$dir/root" \
         --idle-timeout 300000 --no-retry --threads "$1" > "$dir/server.out" 2> "$dir/server.err" &
     server_pid=$!
     addr=
@@ -119,6 +119,8 @@ run() {
     if ! { time "${detach[@]}" "$bin/quiche-load" "${args[@]}" > "$dir/load.out" 2> "$dir/load.err"; } \
         2> "$dir/load.time"; then
         echo "the load run failed: $(cat "$dir/load.out" "$dir/load.err")" >&2
+        echo "server ($workers workers, $cert) at $addr: CPU $(server_cpu) s" >&2
+        tail -20 "$dir/server.err" >&2
         exit 1
     fi
     out=$(cat "$dir/load.out")
