@@ -296,7 +296,8 @@ const SERVER_AFTER_HELP: &str = concat!(
     "\
 With RUST_LOG=info (or debug) the server logs its counters when they change, at most four
 times a second: `stats: connections=N peak=N accepted=N closed=N datagrams=N retries=N
-version_negotiations=N invalid_tokens=N unauthenticated=N dropped=N` (unauthenticated:
+version_negotiations=N invalid_tokens=N unauthenticated=N dropped=N forwarded=N`
+(unauthenticated:
 Initials that would have opened a connection but did not decrypt; no state is kept).
 
 ",

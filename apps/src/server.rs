@@ -12,7 +12,7 @@
 //! round-robin, at most [`SEND_BURST`] datagrams per connection per round (in GSO batches), so
 //! that one busy connection cannot starve the others. Closed connections are removed.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::io;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -75,6 +75,9 @@ pub struct ServerStats {
     pub unauthenticated: u64,
     /// The most connections served at once so far.
     pub peak: usize,
+    /// Datagrams handed to the worker owning their connection (`--threads`): the kernel
+    /// chose this worker by a 4-tuple the connection did not start from.
+    pub forwarded: u64,
 }
 
 impl ServerStats {
@@ -83,7 +86,8 @@ impl ServerStats {
     pub fn line(&self, live: usize) -> String {
         format!(
             "connections={live} peak={} accepted={} closed={} datagrams={} retries={} \
-             version_negotiations={} invalid_tokens={} unauthenticated={} dropped={}",
+             version_negotiations={} invalid_tokens={} unauthenticated={} dropped={} \
+             forwarded={}",
             self.peak,
             self.accepted,
             self.closed,
@@ -93,6 +97,7 @@ impl ServerStats {
             self.invalid_tokens,
             self.unauthenticated,
             self.dropped,
+            self.forwarded,
         )
     }
 }
@@ -108,6 +113,11 @@ struct Peer {
     cids: Vec<Vec<u8>>,
     /// Whether it received something since its streams were last looked at.
     dirty: bool,
+    /// Whether it is in the list of connections to flush and settle in this turn.
+    ready: bool,
+    /// Its entry in the timer set: the earlier of its connection timer and its next paced
+    /// datagram.
+    deadline: Option<Instant>,
 }
 
 /// What to do with a datagram, decided from its header.
@@ -153,6 +163,12 @@ pub struct Server {
     recv_batch: Option<Box<RecvBatch>>,
     out: Vec<u8>,
     dirty: Vec<usize>,
+    /// The connections something happened to in this turn (a datagram, a timer, a new
+    /// request): only they may have datagrams to send, a new deadline or a closed state, so
+    /// that a turn costs what happened in it, not the number of connections.
+    ready: Vec<usize>,
+    /// Every connection's deadline, earliest first.
+    timers: BTreeSet<(Instant, usize)>,
     active: Vec<usize>,
     rr_next: usize,
     send_blocked: bool,
@@ -286,6 +302,8 @@ impl Server {
             recv_batch: Some(Box::new(RecvBatch::new())),
             out: vec![0; MAX_DATAGRAM_SIZE],
             dirty: Vec::new(),
+            ready: Vec::new(),
+            timers: BTreeSet::new(),
             active: Vec::new(),
             rr_next: 0,
             send_blocked: false,
@@ -324,10 +342,13 @@ impl Server {
         let timeout = if self.read_pending {
             Some(Duration::ZERO)
         } else {
-            let next = [self.next_deadline(), self.stats_due(Instant::now())]
-                .into_iter()
-                .flatten()
-                .min();
+            let next = [
+                self.timers.first().map(|&(t, _)| t),
+                self.stats_due(Instant::now()),
+            ]
+            .into_iter()
+            .flatten()
+            .min();
             let wait = next.map(|t| t.saturating_duration_since(Instant::now()));
             match (wait, max_wait) {
                 (Some(a), Some(b)) => Some(a.min(b)),
@@ -339,16 +360,20 @@ impl Server {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(()),
             Err(e) => return Err(e),
         }
-        let mut woken = false;
+        let (mut woken, mut writable) = (false, false);
         for event in self.events.iter() {
             if event.token() == WAKER {
                 woken = true;
                 continue;
             }
             self.read_pending |= event.is_readable();
-            if event.is_writable() {
-                self.send_blocked = false;
-            }
+            writable |= event.is_writable();
+        }
+        if writable && self.send_blocked {
+            self.send_blocked = false;
+            // The connections that waited for room are still in `ready`; those whose paced
+            // datagrams were not timed while blocked get a turn too.
+            self.mark_all_ready();
         }
         if self.read_pending {
             self.read_pending = self.recv_batch();
@@ -359,7 +384,7 @@ impl Server {
         self.serve_dirty();
         self.fire_timers();
         self.flush_all();
-        self.remove_closed();
+        self.settle();
         self.log_stats();
         Ok(())
     }
@@ -381,20 +406,6 @@ impl Server {
             log::info!("stats: {}", self.stats.line(self.live));
             self.logged = Some((self.stats, self.live, now));
         }
-    }
-
-    /// The earliest connection timer or paced datagram.
-    fn next_deadline(&self) -> Option<Instant> {
-        let blocked = self.send_blocked;
-        self.peers
-            .iter()
-            .flatten()
-            .flat_map(|p| {
-                let paced = (!blocked).then(|| p.queue.next_at()).flatten();
-                [p.conn.timeout_instant(), paced]
-            })
-            .flatten()
-            .min()
     }
 
     /// Reads about [`RECV_BATCH`] datagrams (whole system calls' worth); returns whether more
@@ -462,6 +473,7 @@ impl Server {
             return;
         };
         if tx.try_send((buf.to_vec(), from, ecn)).is_ok() {
+            self.stats.forwarded += 1;
             log::debug!("{from}: datagram handed to worker {owner}");
             let _ = waker.wake();
         } else {
@@ -532,6 +544,8 @@ impl Server {
             h3: H3Server::new(),
             cids,
             dirty: false,
+            ready: false,
+            deadline: None,
         };
         let idx = match self.free.pop() {
             Some(idx) => idx,
@@ -663,13 +677,32 @@ impl Server {
         self.mark_dirty(idx);
     }
 
-    /// Queues the connection's streams to be looked at in this turn.
+    /// Queues the connection's streams to be looked at in this turn (and the connection to
+    /// be flushed).
     fn mark_dirty(&mut self, idx: usize) {
         if let Some(Some(peer)) = self.peers.get_mut(idx) {
             if !peer.dirty {
                 peer.dirty = true;
                 self.dirty.push(idx);
             }
+        }
+        self.mark_ready(idx);
+    }
+
+    /// Queues the connection to be flushed and settled in this turn.
+    fn mark_ready(&mut self, idx: usize) {
+        if let Some(Some(peer)) = self.peers.get_mut(idx) {
+            if !peer.ready {
+                peer.ready = true;
+                self.ready.push(idx);
+            }
+        }
+    }
+
+    /// Queues every connection (the socket has room again after being full, a rare event).
+    fn mark_all_ready(&mut self) {
+        for idx in 0..self.peers.len() {
+            self.mark_ready(idx);
         }
     }
 
@@ -735,28 +768,41 @@ impl Server {
         }
     }
 
+    /// Runs the connection timers that expired and queues the connections whose paced
+    /// datagrams are due; both then get flushed.
     fn fire_timers(&mut self) {
         let now = Instant::now();
-        for peer in self.peers.iter_mut().flatten() {
-            if peer.conn.timeout_instant().is_some_and(|t| t <= now) {
-                peer.conn.on_timeout();
+        while let Some(&(at, idx)) = self.timers.first() {
+            if at > now {
+                break;
             }
+            self.timers.pop_first();
+            if let Some(Some(peer)) = self.peers.get_mut(idx) {
+                peer.deadline = None;
+                if peer.conn.timeout_instant().is_some_and(|t| t <= now) {
+                    peer.conn.on_timeout();
+                }
+            }
+            self.mark_ready(idx);
         }
     }
 
-    /// Sends round-robin: each connection with datagrams due sends up to [`SEND_BURST`] per
-    /// round, rounds repeat while any has more, starting one connection later each time.
+    /// Sends round-robin among the connections of this turn: each with datagrams due sends
+    /// up to [`SEND_BURST`] per round, rounds repeat while any has more, starting one
+    /// connection later each turn.
     fn flush_all(&mut self) {
-        if self.send_blocked || self.peers.is_empty() {
+        let n = self.ready.len();
+        if self.send_blocked || n == 0 {
             return;
         }
-        let n = self.peers.len();
         let start = self.rr_next % n;
-        self.rr_next = (start + 1) % n;
+        self.rr_next = self.rr_next.wrapping_add(1);
         let mut active = std::mem::take(&mut self.active);
         active.clear();
-        active.extend((0..n).map(|k| (start + k) % n));
+        active.extend((0..n).map(|k| self.ready[(start + k) % n]));
+        // One clock reading per round: the flushes of a round take microseconds.
         while !active.is_empty() {
+            let now = Instant::now();
             let mut keep = 0;
             for j in 0..active.len() {
                 let idx = active[j];
@@ -769,7 +815,7 @@ impl Server {
                     &mut self.send_bufs,
                     &mut self.io,
                     SEND_BURST,
-                    Instant::now(),
+                    now,
                 );
                 match flushed {
                     Flush::Burst => {
@@ -789,25 +835,57 @@ impl Server {
         self.active = active;
     }
 
-    fn remove_closed(&mut self) {
-        for idx in 0..self.peers.len() {
-            let closed = matches!(self.peers.get(idx), Some(Some(p)) if p.conn.is_closed());
-            if !closed {
-                continue;
-            }
-            let Some(mut peer) = self.peers.get_mut(idx).and_then(Option::take) else {
+    /// After the flush: removes the connections of this turn that closed and re-times the
+    /// others. While the socket is full they stay queued (to be flushed once it has room)
+    /// and only their connection timers count, not their paced datagrams.
+    fn settle(&mut self) {
+        let mut ready = std::mem::take(&mut self.ready);
+        let blocked = self.send_blocked;
+        let mut keep = 0;
+        for j in 0..ready.len() {
+            let idx = ready[j];
+            let Some(Some(peer)) = self.peers.get_mut(idx) else {
                 continue;
             };
-            for cid in &peer.cids {
-                self.by_cid.remove(cid);
+            if let Some(old) = peer.deadline.take() {
+                self.timers.remove(&(old, idx));
             }
-            peer.queue.clear(&mut self.send_bufs);
-            log_closed(&peer);
-            self.free.push(idx);
-            self.live -= 1;
-            self.stats.closed += 1;
-            log::debug!("{} connections, {:?}", self.live, self.stats);
+            if peer.conn.is_closed() {
+                self.remove(idx);
+                continue;
+            }
+            let paced = (!blocked).then(|| peer.queue.next_at()).flatten();
+            peer.deadline = [peer.conn.timeout_instant(), paced]
+                .into_iter()
+                .flatten()
+                .min();
+            if let Some(at) = peer.deadline {
+                self.timers.insert((at, idx));
+            }
+            peer.ready = blocked;
+            if blocked {
+                ready[keep] = idx;
+                keep += 1;
+            }
         }
+        ready.truncate(keep);
+        self.ready = ready;
+    }
+
+    /// Forgets a closed connection.
+    fn remove(&mut self, idx: usize) {
+        let Some(mut peer) = self.peers.get_mut(idx).and_then(Option::take) else {
+            return;
+        };
+        for cid in &peer.cids {
+            self.by_cid.remove(cid);
+        }
+        peer.queue.clear(&mut self.send_bufs);
+        log_closed(&peer);
+        self.free.push(idx);
+        self.live -= 1;
+        self.stats.closed += 1;
+        log::debug!("{} connections, {:?}", self.live, self.stats);
     }
 }
 

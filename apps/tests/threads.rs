@@ -99,6 +99,21 @@ fn datagrams_from_new_addresses_reach_the_owning_worker() {
         log.contains("handed to worker"),
         "no datagram was forwarded: {log}"
     );
+    // The forwarding worker counts them in its stats line, logged at most four times a
+    // second.
+    let counted = |log: &str| {
+        log.lines()
+            .any(|l| l.contains("stats:") && !l.contains(" forwarded=0"))
+    };
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while !counted(&server.log()) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        counted(&server.log()),
+        "no stats line counts a forwarded datagram: {}",
+        server.log()
+    );
     assert_eq!(log.matches("new connection from").count(), 1);
 }
 
