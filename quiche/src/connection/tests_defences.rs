@@ -191,6 +191,46 @@ fn new_connection_id_flood_retiring_as_it_goes_keeps_the_id_set_bounded() {
     }
 }
 
+/// Lets the server write everything it has into packets the client never sees (so nothing it
+/// sends is ever acknowledged).
+fn server_sends_into_the_void(pipe: &mut Pipe) {
+    let mut out = [0u8; 1500];
+    while pipe.server.send_at(&mut out, pipe.now).is_ok() {}
+}
+
+#[test]
+fn retirements_never_acknowledged_are_bounded_then_connection_id_limit_error() {
+    let mut pipe = established(&mut client_config(), &mut server_config());
+    let bound = pipe.server.cids.max_unacked_retirements();
+    assert!((4..=64).contains(&bound), "{bound}");
+    // Each ID retires the one before it, and the attacker never acknowledges the server's
+    // RETIRE_CONNECTION_IDs (RFC 9000 §5.1.2): the server's unacknowledged retirements grow by
+    // one a frame, up to its bound, and then it closes instead of holding more. Virtual time
+    // moves so that loss detection re-queues the frames it sent.
+    let mut closed_at = None;
+    let mut most_held = 0;
+    for s in 100..100 + 4 * bound {
+        client_sends(&mut pipe, &[new_cid(s, s)]);
+        server_sends_into_the_void(&mut pipe);
+        let (retiring, queued) = pipe.server.cids.retirements_pending();
+        assert!(retiring as u64 <= bound + 1, "{retiring} at {s}");
+        assert!(queued as u64 <= bound + 1, "{queued} at {s}");
+        if let Some(e) = server_error(&pipe) {
+            closed_at = Some((s, e));
+            break;
+        }
+        most_held = most_held.max(retiring as u64);
+        pipe.now += Duration::from_millis(50);
+        pipe.server.on_timeout_at(pipe.now);
+    }
+    let (s, e) = closed_at.expect("the server kept retiring without acknowledgements");
+    assert_eq!(e, CONNECTION_ID_LIMIT_ERROR);
+    // It tolerated exactly its bound (twice its limit: the least §5.1.2 asks to allow), and
+    // closed at the first retirement beyond it.
+    assert_eq!(most_held, bound, "closed after {} frames", s - 100 + 1);
+    assert!(s - 100 < bound + 1, "closed after {} frames", s - 100 + 1);
+}
+
 #[test]
 fn retire_connection_id_flood_gets_bounded_replacements() {
     let mut pipe = established(&mut client_config(), &mut server_config());
