@@ -777,7 +777,8 @@ mod tests {
         let mut ids = ids(u64::MAX);
         assert_eq!(ids.max_unacked_retirements(), u64::MAX);
         assert_eq!(
-            ids.on_new_connection_id(5, 5, &[0xcc; 8], [5; 16]).map(|s| s.is_some()),
+            ids.on_new_connection_id(5, 5, &[0xcc; 8], [5; 16])
+                .map(|s| s.is_some()),
             Ok(true)
         );
         assert_eq!(ids.retirements_pending(), (1, 1));
