@@ -32,9 +32,12 @@ mod common;
 
 use common::{Server, TempDir};
 
-/// How long a test listens for answers that must not come. Loopback answers arrive within
-/// milliseconds; this leaves room for a busy machine.
+/// How long a test listens for answers that must not come, after the last one that did.
+/// Loopback answers arrive within milliseconds; this leaves room for a busy machine.
 const QUIET: Duration = Duration::from_millis(1500);
+
+/// The longest a test waits for the answers it expects (a ping-pong would run this long).
+const PATIENCE: Duration = Duration::from_secs(10);
 
 /// A version nobody speaks (of the reserved form 0x?a?a?a?a, RFC 9000 §15).
 const UNSPOKEN: u32 = 0x5a6a_7a8a;
@@ -46,14 +49,17 @@ fn socket() -> UdpSocket {
     s
 }
 
-/// Everything `sock` receives within `within`.
-fn collect(sock: &UdpSocket, within: Duration) -> Vec<(Vec<u8>, SocketAddr)> {
+/// Everything `sock` receives until it has at least `want` datagrams and nothing more came
+/// for [`QUIET`] (at most [`PATIENCE`]).
+fn collect(sock: &UdpSocket, want: usize) -> Vec<(Vec<u8>, SocketAddr)> {
     let mut got = Vec::new();
     let mut buf = [0u8; 65535];
-    let end = Instant::now() + within;
-    while Instant::now() < end {
+    let start = Instant::now();
+    let mut last = start;
+    while start.elapsed() < PATIENCE && (got.len() < want || last.elapsed() < QUIET) {
         if let Ok((n, from)) = sock.recv_from(&mut buf) {
             got.push((buf[..n].to_vec(), from));
+            last = Instant::now();
         }
     }
     got
@@ -76,13 +82,14 @@ fn long_header(rng: &mut Rng, version: u32, len: usize) -> Vec<u8> {
     d
 }
 
-/// A Version Negotiation packet of `len` bytes (at least 22) listing made-up versions.
+/// A Version Negotiation packet of at least `len` bytes (the first multiple of 4 bytes of
+/// versions that reaches it) listing made-up versions.
 fn version_negotiation(rng: &mut Rng, len: usize) -> Vec<u8> {
     let mut d = vec![0x80 | (rng.next() as u8 & 0x7f), 0, 0, 0, 0, 8];
     d.extend_from_slice(&rng.bytes(8));
     d.push(8);
     d.extend_from_slice(&rng.bytes(8));
-    while d.len() + 4 <= len {
+    while d.len() < len {
         d.extend_from_slice(&UNSPOKEN.to_be_bytes());
     }
     d
@@ -120,7 +127,7 @@ fn short_headers_for_no_connection_get_no_answer_at_any_size() {
         }
     }
     wait_dropped(&server, sizes.len() as u64);
-    let got = collect(&sock, QUIET);
+    let got = collect(&sock, 0);
     assert!(got.is_empty(), "{} answers, e.g. {:?}", got.len(), got[0]);
     let stats = server.stats();
     assert_eq!(stats.get("accepted"), Some(&0), "{stats:?}");
@@ -146,7 +153,7 @@ fn version_negotiation_only_for_initial_sized_unknown_versions() {
         silent += 1;
     }
     wait_dropped(&server, silent);
-    let got = collect(&sock, QUIET);
+    let got = collect(&sock, 0);
     assert!(got.is_empty(), "{} answers, e.g. {:?}", got.len(), got[0]);
 
     // One Version Negotiation per Initial-sized datagram of an unknown version, no larger than
@@ -154,7 +161,7 @@ fn version_negotiation_only_for_initial_sized_unknown_versions() {
     for len in [1200, 1500] {
         let d = long_header(&mut rng, UNSPOKEN, len);
         sock.send_to(&d, server.addr).unwrap();
-        let got = collect(&sock, QUIET);
+        let got = collect(&sock, 1);
         assert_eq!(got.len(), 1, "{len}-byte datagram: {} answers", got.len());
         let mut vn = got[0].0.clone();
         assert!(vn.len() < len, "a {}-byte answer to {len} bytes", vn.len());
@@ -178,10 +185,11 @@ struct Crossed {
     b_to_a: usize,
 }
 
-/// Sends `seed` to server `a` as if from server `b`, then relays between them for `QUIET`:
-/// what `a` sends to `ra` goes on to `b` from `rb`, and what `b` sends to `rb` goes on to `a`
-/// from `ra`. Returns what crossed.
-fn ping_pong(a: SocketAddr, b: SocketAddr, seed: &[u8]) -> Crossed {
+/// Sends `seed` to server `a` as if from server `b`, then relays between them: what `a` sends
+/// to `ra` goes on to `b` from `rb`, and what `b` sends to `rb` goes on to `a` from `ra`, until
+/// at least `want` datagrams crossed and none for [`QUIET`] (at most [`PATIENCE`]). Returns
+/// what crossed.
+fn ping_pong(a: SocketAddr, b: SocketAddr, seed: &[u8], want: usize) -> Crossed {
     let (ra, rb) = (socket(), socket());
     for s in [&ra, &rb] {
         s.set_read_timeout(Some(Duration::from_millis(1))).unwrap();
@@ -189,17 +197,22 @@ fn ping_pong(a: SocketAddr, b: SocketAddr, seed: &[u8]) -> Crossed {
     ra.send_to(seed, a).unwrap();
     let mut crossed = Crossed::default();
     let mut buf = [0u8; 65535];
-    let end = Instant::now() + QUIET;
-    while Instant::now() < end {
+    let start = Instant::now();
+    let mut last = start;
+    while start.elapsed() < PATIENCE
+        && (crossed.a_to_b + crossed.b_to_a < want || last.elapsed() < QUIET)
+    {
         if let Ok((n, from)) = ra.recv_from(&mut buf) {
             assert_eq!(from, a);
             rb.send_to(&buf[..n], b).unwrap();
             crossed.a_to_b += 1;
+            last = Instant::now();
         }
         if let Ok((n, from)) = rb.recv_from(&mut buf) {
             assert_eq!(from, b);
             ra.send_to(&buf[..n], a).unwrap();
             crossed.b_to_a += 1;
+            last = Instant::now();
         }
     }
     crossed
@@ -232,13 +245,13 @@ fn two_servers_spoofed_at_each_other_do_not_ping_pong() {
     ];
     for (what, seed, answers) in &cases {
         for (x, y, name) in [(&a, &b, "A (Retry) first"), (&b, &a, "B (no Retry) first")] {
-            let crossed = ping_pong(x.addr, y.addr, seed);
             // The server without Retry answers nothing to an Initial it cannot decrypt.
             let answers = if name.starts_with('B') && *what == "Initial without token" {
                 0
             } else {
                 *answers
             };
+            let crossed = ping_pong(x.addr, y.addr, seed, answers);
             assert_eq!(
                 crossed,
                 Crossed {
