@@ -7,6 +7,13 @@
 //! packet of its first datagram decrypted: forged Initials leave no state behind. The
 //! counters are logged (info level) as a `stats:` line when they change.
 //!
+//! Nothing is reflected: Version Negotiation answers only long-header datagrams of at least
+//! 1200 bytes (never a Version Negotiation packet), and the server sends no stateless resets at
+//! all, so a short-header datagram for no connection, of any size, gets no answer (RFC 9000
+//! §6.1, §10.3.3: no reset loop and no amplification can start here; a client whose
+//! connection this server lost waits for its idle timeout). `apps/tests/reflection.rs` checks
+//! it, two servers spoofed at each other included.
+//!
 //! Each loop iteration reads a batch of datagrams (several per system call, coalesced by GRO
 //! where the kernel can), answers the requests that arrived, fires expired timers, then sends
 //! round-robin, at most [`SEND_BURST`] datagrams per connection per round (in GSO batches), so

@@ -78,10 +78,6 @@ const CLIENT_WINDOWS: &[&str] = &[
 /// The longest a download may take, flood or not; a hung transfer fails the test.
 const CLIENT_DEADLINE: Duration = Duration::from_secs(60);
 
-/// How long the server may take to report that the client's connection is gone (its
-/// draining period is three PTOs, milliseconds on loopback, plus the stats line interval).
-const SETTLE_DEADLINE: Duration = Duration::from_secs(10);
-
 /// The two floods run one after the other: each measures time and memory.
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -101,41 +97,6 @@ impl Server {
             .and_then(|v| v.trim().strip_suffix("kB"))
             .and_then(|v| v.trim().parse().ok())
             .unwrap_or_else(|| panic!("no {field} in {status}"))
-    }
-
-    /// The counters of the server's latest stats line.
-    fn stats(&self) -> HashMap<String, u64> {
-        let log = self.log();
-        let Some(line) = log.lines().rev().find_map(|l| l.split_once("stats: ")) else {
-            return HashMap::new();
-        };
-        line.1
-            .split(' ')
-            .filter_map(|f| {
-                let (k, v) = f.split_once('=')?;
-                Some((k.to_string(), v.parse().ok()?))
-            })
-            .collect()
-    }
-
-    /// Waits for a stats line that satisfies `want`.
-    fn wait_stats(
-        &self,
-        what: &str,
-        want: impl Fn(&HashMap<String, u64>) -> bool,
-    ) -> HashMap<String, u64> {
-        let deadline = Instant::now() + SETTLE_DEADLINE;
-        loop {
-            let stats = self.stats();
-            if want(&stats) {
-                return stats;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "the server never reported {what}; last stats {stats:?}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
     }
 }
 

@@ -414,12 +414,24 @@ impl ConnectionIds {
     }
 
     /// §5.1.2: the retirements awaiting acknowledgement are bounded; a peer that makes us exceed
-    /// twice our limit is treated as exceeding the limit.
+    /// twice our limit (the least the RFC lets us allow) is treated as exceeding the limit.
     fn check_retiring(&self) -> Result<()> {
-        if self.retiring.len() as u64 > 2 * self.local_limit.max(MAX_ISSUED) {
+        if self.retiring.len() as u64 > self.max_unacked_retirements() {
             return Err(Error::IdLimit);
         }
         Ok(())
+    }
+
+    /// The most retirements of peer IDs that may await acknowledgement before the peer is
+    /// treated as exceeding our limit. Saturating: an application may advertise any limit.
+    pub(crate) fn max_unacked_retirements(&self) -> u64 {
+        self.local_limit.max(MAX_ISSUED).saturating_mul(2)
+    }
+
+    /// Retirements of peer IDs not acknowledged yet, and RETIRE_CONNECTION_ID frames queued.
+    #[cfg(test)]
+    pub(crate) fn retirements_pending(&self) -> (usize, usize) {
+        (self.retiring.len(), self.retire_queue.len())
     }
 
     /// Whether `tail` (the last 16 bytes of a datagram that could not be processed) is the
@@ -757,5 +769,19 @@ mod tests {
             ids.on_retire_connection_id(0),
             Err(Error::ProtocolViolation)
         );
+    }
+
+    #[test]
+    fn unacked_retirement_bound_saturates_with_a_huge_limit() {
+        // An application may advertise any active_connection_id_limit; twice it must not wrap.
+        let mut ids = ids(u64::MAX);
+        assert_eq!(ids.max_unacked_retirements(), u64::MAX);
+        assert_eq!(
+            ids.on_new_connection_id(5, 5, &[0xcc; 8], [5; 16])
+                .map(|s| s.is_some()),
+            Ok(true)
+        );
+        assert_eq!(ids.retirements_pending(), (1, 1));
+        assert_eq!(self::ids(3).max_unacked_retirements(), 2 * MAX_ISSUED);
     }
 }

@@ -135,6 +135,16 @@ impl Config {
         self.tls.enable_early_data();
     }
 
+    /// Beyond quiche: how many resumable TLS sessions a server remembers for resumption and
+    /// 0-RTT (default 4,096), shared by the connections made from this config. The cache is
+    /// what bounds the memory a server keeps across handshakes: rustls issues two tickets per
+    /// handshake, one entry each, so it is full after half as many handshakes, the oldest
+    /// sessions then being forgotten. 0 remembers none (no tickets are issued: no resumption,
+    /// no 0-RTT). Forgets the sessions remembered so far.
+    pub fn set_session_cache_size(&mut self, n: usize) {
+        self.tls.set_server_session_cache_size(n);
+    }
+
     /// Offers only the TLS_CHACHA20_POLY1305_SHA256 cipher suite (the interop runner's
     /// chacha20 case).
     pub fn set_chacha20_only(&mut self) -> Result<()> {

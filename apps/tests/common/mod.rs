@@ -4,6 +4,7 @@
 // Each test file compiles this module on its own and uses part of it.
 #![allow(dead_code)]
 
+use std::collections::HashMap;
 use std::fs;
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
@@ -115,7 +116,47 @@ impl Server {
     pub fn log(&self) -> String {
         fs::read_to_string(&self.log).unwrap_or_default()
     }
+
+    /// The counters of the server's latest stats line.
+    pub fn stats(&self) -> HashMap<String, u64> {
+        let log = self.log();
+        let Some(line) = log.lines().rev().find_map(|l| l.split_once("stats: ")) else {
+            return HashMap::new();
+        };
+        line.1
+            .split(' ')
+            .filter_map(|f| {
+                let (k, v) = f.split_once('=')?;
+                Some((k.to_string(), v.parse().ok()?))
+            })
+            .collect()
+    }
+
+    /// Waits for a stats line that satisfies `want`.
+    pub fn wait_stats(
+        &self,
+        what: &str,
+        want: impl Fn(&HashMap<String, u64>) -> bool,
+    ) -> HashMap<String, u64> {
+        let deadline = Instant::now() + STATS_DEADLINE;
+        loop {
+            let stats = self.stats();
+            if want(&stats) {
+                return stats;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the server never reported {what}; last stats {stats:?}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
 }
+
+/// How long the server may take to report what a test waits for in its stats line (e.g. that a
+/// client's connection is gone: its draining period is three PTOs, milliseconds on loopback,
+/// plus the stats line interval).
+pub const STATS_DEADLINE: Duration = Duration::from_secs(10);
 
 impl Drop for Server {
     fn drop(&mut self) {

@@ -191,6 +191,46 @@ fn new_connection_id_flood_retiring_as_it_goes_keeps_the_id_set_bounded() {
     }
 }
 
+/// Lets the server write everything it has into packets the client never sees (so nothing it
+/// sends is ever acknowledged).
+fn server_sends_into_the_void(pipe: &mut Pipe) {
+    let mut out = [0u8; 1500];
+    while pipe.server.send_at(&mut out, pipe.now).is_ok() {}
+}
+
+#[test]
+fn retirements_never_acknowledged_are_bounded_then_connection_id_limit_error() {
+    let mut pipe = established(&mut client_config(), &mut server_config());
+    let bound = pipe.server.cids.max_unacked_retirements();
+    assert!((4..=64).contains(&bound), "{bound}");
+    // Each ID retires the one before it, and the attacker never acknowledges the server's
+    // RETIRE_CONNECTION_IDs (RFC 9000 §5.1.2): the server's unacknowledged retirements grow by
+    // one a frame, up to its bound, and then it closes instead of holding more. Virtual time
+    // moves so that loss detection re-queues the frames it sent.
+    let mut closed_at = None;
+    let mut most_held = 0;
+    for s in 100..100 + 4 * bound {
+        client_sends(&mut pipe, &[new_cid(s, s)]);
+        server_sends_into_the_void(&mut pipe);
+        let (retiring, queued) = pipe.server.cids.retirements_pending();
+        assert!(retiring as u64 <= bound + 1, "{retiring} at {s}");
+        assert!(queued as u64 <= bound + 1, "{queued} at {s}");
+        if let Some(e) = server_error(&pipe) {
+            closed_at = Some((s, e));
+            break;
+        }
+        most_held = most_held.max(retiring as u64);
+        pipe.now += Duration::from_millis(50);
+        pipe.server.on_timeout_at(pipe.now);
+    }
+    let (s, e) = closed_at.expect("the server kept retiring without acknowledgements");
+    assert_eq!(e, CONNECTION_ID_LIMIT_ERROR);
+    // It tolerated exactly its bound (twice its limit: the least §5.1.2 asks to allow), and
+    // closed at the first retirement beyond it.
+    assert_eq!(most_held, bound, "closed after {} frames", s - 100 + 1);
+    assert!(s - 100 < bound + 1, "closed after {} frames", s - 100 + 1);
+}
+
 #[test]
 fn retire_connection_id_flood_gets_bounded_replacements() {
     let mut pipe = established(&mut client_config(), &mut server_config());
@@ -285,4 +325,142 @@ fn replayed_zero_rtt_is_not_accepted_twice() {
     let mut buf = [0u8; 64];
     assert!(replayed.stream_recv(0, &mut buf).is_err());
     let _: &Connection = &replayed;
+}
+
+// Reflection: Version Negotiation and stateless resets must not let an attacker make an
+// endpoint answer packets it cannot authenticate (RFC 9000 §6, §10.3.3; RFC 8999).
+
+fn to_client(pipe: &Pipe) -> RecvInfo {
+    RecvInfo {
+        from: pipe.server_addr,
+        to: pipe.client_addr,
+    }
+}
+
+/// A Version Negotiation packet to the endpoint whose ID is `dcid`, from `scid`, listing
+/// `versions` (RFC 8999 §6).
+fn version_negotiation(dcid: &[u8], scid: &[u8], versions: &[u32]) -> Vec<u8> {
+    let mut vn = vec![0xc0, 0, 0, 0, 0, dcid.len() as u8];
+    vn.extend_from_slice(dcid);
+    vn.push(scid.len() as u8);
+    vn.extend_from_slice(scid);
+    for v in versions {
+        vn.extend_from_slice(&v.to_be_bytes());
+    }
+    vn
+}
+
+/// A version nobody speaks (a reserved one, RFC 9000 §15).
+const UNSPOKEN: u32 = 0x0a0a_0a0a;
+
+/// QUIC v2 (RFC 9369), which both sides speak.
+const QUIC_V2: u32 = 0x6b33_43cf;
+
+/// What `conn` would send now, written into packets nobody receives.
+fn datagrams_sent(conn: &mut Connection, now: std::time::Instant) -> usize {
+    let mut out = [0u8; 1500];
+    let mut n = 0;
+    while conn.send_at(&mut out, now).is_ok() {
+        n += 1;
+    }
+    n
+}
+
+#[test]
+fn client_ignores_version_negotiation_listing_its_own_version() {
+    let mut pipe = Pipe::new(&mut client_config(), &mut server_config()).unwrap();
+    let version = pipe.client.version;
+    // The client's first flight is in flight; an attacker answers it with a VN that echoes
+    // the IDs but lists the client's own version (so it cannot be genuine, RFC 9000 §6.2),
+    // and QUIC v2 first, which a client taken in would move to.
+    let (scid, dcid) = (
+        pipe.client.source_id().to_vec(),
+        pipe.client.destination_id().to_vec(),
+    );
+    let mut vn = version_negotiation(&scid, &dcid, &[QUIC_V2, UNSPOKEN, version]);
+    let info = to_client(&pipe);
+    assert!(pipe.client.recv_at(&mut vn, info, pipe.now).is_ok());
+    assert!(!pipe.client.is_closed() && pipe.client.local_error().is_none());
+    assert_eq!(pipe.client.version, version);
+    assert_eq!(pipe.client.vn_original_version, None);
+    // Nothing changed: the handshake completes in the version it started with.
+    pipe.handshake().unwrap();
+    assert_eq!(pipe.client.version, version);
+    assert_eq!(pipe.server.version, version);
+}
+
+#[test]
+fn client_ignores_version_negotiation_after_any_other_packet() {
+    let mut pipe = Pipe::new(&mut client_config(), &mut server_config()).unwrap();
+    // Once the client has processed a packet from the server, a VN (here listing only a
+    // version it does not speak, which would otherwise end the attempt) is ignored.
+    pipe.run_until(Duration::from_secs(5), |p| p.client.stats().recv > 0)
+        .unwrap();
+    let (scid, dcid) = (
+        pipe.client.source_id().to_vec(),
+        pipe.client.destination_id().to_vec(),
+    );
+    let mut vn = version_negotiation(&scid, &dcid, &[UNSPOKEN]);
+    let info = to_client(&pipe);
+    assert!(pipe.client.recv_at(&mut vn, info, pipe.now).is_ok());
+    assert!(!pipe.client.is_closed() && pipe.client.local_error().is_none());
+    pipe.handshake().unwrap();
+    // And so once established.
+    let mut vn = version_negotiation(&scid, &dcid, &[UNSPOKEN]);
+    assert!(pipe.client.recv_at(&mut vn, info, pipe.now).is_ok());
+    assert!(!pipe.client.is_closed() && pipe.client.local_error().is_none());
+}
+
+#[test]
+fn server_never_answers_version_negotiation() {
+    let mut pipe = established(&mut client_config(), &mut server_config());
+    datagrams_sent(&mut pipe.server, pipe.now);
+    let (scid, dcid) = (
+        pipe.server.source_id().to_vec(),
+        pipe.server.destination_id().to_vec(),
+    );
+    for versions in [&[UNSPOKEN][..], &[], &[1, UNSPOKEN]] {
+        let mut vn = version_negotiation(&scid, &dcid, versions);
+        let info = to_server(&pipe);
+        let _ = pipe.server.recv_at(&mut vn, info, pipe.now);
+        assert_eq!(
+            datagrams_sent(&mut pipe.server, pipe.now),
+            0,
+            "{versions:?}"
+        );
+        assert!(!pipe.server.is_closed() && pipe.server.local_error().is_none());
+    }
+}
+
+#[test]
+fn undecryptable_short_headers_of_any_size_draw_no_reply() {
+    // A stateless reset, or garbage shaped like one, that does not carry a token of the peer
+    // is dropped without a word: no reset answers a reset, and nothing answers garbage
+    // (RFC 9000 §10.3.3). Both sides, every size from 1 byte to a full datagram.
+    let mut pipe = established(&mut client_config(), &mut server_config());
+    let mut rng = crate::testing::Rng(17);
+    for server in [true, false] {
+        let (to_s, to_c) = (to_server(&pipe), to_client(&pipe));
+        let (conn, info) = if server {
+            (&mut pipe.server, to_s)
+        } else {
+            (&mut pipe.client, to_c)
+        };
+        datagrams_sent(conn, pipe.now);
+        let id = conn.source_id().into_owned();
+        for len in (1..=1500).step_by(7) {
+            let mut d = rng.bytes(len);
+            d[0] = 0x40 | (d[0] & 0x3f);
+            // Addressed to a live ID, so it reaches the connection and fails to decrypt.
+            let room = len.saturating_sub(1).min(id.len());
+            d[1..1 + room].copy_from_slice(&id[..room]);
+            let _ = conn.recv_at(&mut d, info, pipe.now);
+            assert_eq!(
+                datagrams_sent(conn, pipe.now),
+                0,
+                "len {len}, server {server}"
+            );
+            assert!(!conn.is_draining() && !conn.is_closed(), "len {len}");
+        }
+    }
 }

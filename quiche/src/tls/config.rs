@@ -227,6 +227,18 @@ impl TlsConfig {
         self.changed();
     }
 
+    /// Sets how many resumable sessions a server remembers (default 4,096), the oldest
+    /// forgotten first; 0 remembers none (no tickets are issued). Replaces the cache, so
+    /// sessions remembered so far are forgotten.
+    pub fn set_server_session_cache_size(&mut self, n: usize) {
+        self.server_sessions = if n == 0 {
+            Arc::new(rustls::server::NoServerSessionStorage {})
+        } else {
+            ServerSessionMemoryCache::new(n)
+        };
+        self.changed();
+    }
+
     /// Whether 0-RTT is enabled.
     pub fn is_early_data_enabled(&self) -> bool {
         self.early_data

@@ -671,6 +671,40 @@ fn resumption_survives_a_config_rebuild() {
     assert!(client.hs.is_resumed());
 }
 
+/// Resumes from `session` with a fresh client of `ccfg`; whether the server resumed.
+fn resumes(ccfg: &mut TlsConfig, scfg: &mut TlsConfig, session: &[u8]) -> bool {
+    let mut client = Endpoint::client(ccfg, Some("localhost"));
+    client.hs.set_session(session).unwrap();
+    let mut server = Endpoint::server(scfg);
+    run(&mut client, &mut server).unwrap();
+    server.hs.is_resumed()
+}
+
+#[test]
+fn server_session_cache_size_bounds_what_resumes() {
+    // Two sessions remembered: a handshake stores two (rustls issues two tickets), so the
+    // newer connection's resume and the older one's were forgotten. (Checking the older first
+    // would store two more and forget the newer ones too.)
+    let (mut ccfg, mut scfg) = (client_cfg(), server_cfg());
+    scfg.set_server_session_cache_size(2);
+    let old = first_connection(&mut ccfg, &mut scfg);
+    let new = first_connection(&mut ccfg, &mut scfg);
+    assert!(resumes(&mut ccfg, &mut scfg, &new));
+    assert!(!resumes(&mut ccfg, &mut scfg, &old));
+    // The default remembers both.
+    let (mut ccfg, mut scfg) = (client_cfg(), server_cfg());
+    let old = first_connection(&mut ccfg, &mut scfg);
+    let new = first_connection(&mut ccfg, &mut scfg);
+    assert!(resumes(&mut ccfg, &mut scfg, &new));
+    assert!(resumes(&mut ccfg, &mut scfg, &old));
+    // None remembered: the server issues no tickets at all.
+    scfg.set_server_session_cache_size(0);
+    let mut client = Endpoint::client(&mut ccfg, Some("localhost"));
+    let mut server = Endpoint::server(&mut scfg);
+    run(&mut client, &mut server).unwrap();
+    assert!(client.hs.session().is_none());
+}
+
 #[test]
 fn chacha20_only_client_negotiates_chacha20() {
     let (mut ccfg, mut scfg) = (client_cfg(), server_cfg());
