@@ -698,7 +698,10 @@ mod tests {
         }
         let a = with(&["--retry=auto", "--retry-threshold", "5"]).unwrap();
         assert_eq!((a.retry_mode(), a.retry_threshold), (RetryMode::Auto, 5));
-        assert_eq!(with(&["--no-retry"]).unwrap().retry_mode(), RetryMode::Never);
+        assert_eq!(
+            with(&["--no-retry"]).unwrap().retry_mode(),
+            RetryMode::Never
+        );
         // An unknown mode, a zero threshold, and both spellings at once are usage errors.
         for bad in [
             &["--retry", "sometimes"][..],

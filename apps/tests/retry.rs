@@ -134,7 +134,9 @@ fn half_open_connections_closed_by_their_client_are_not_counted() {
     // The default idle timeout (30 s): only the clients' CONNECTION_CLOSE ends them in time.
     let dir = TempDir::new("retry-auto-close");
     let server = start(&dir, &["--retry", "auto"]);
-    let mut conns: Vec<_> = (0..3).map(|i| silent_client(server.addr, 0xb0 + i)).collect();
+    let mut conns: Vec<_> = (0..3)
+        .map(|i| silent_client(server.addr, 0xb0 + i))
+        .collect();
     server.wait_stats("three half-open connections", |s| {
         s.get("half_open") == Some(&3)
     });
