@@ -12,7 +12,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::error::ErrorKind;
-use clap::{ArgAction, Args, CommandFactory, Parser};
+use clap::{Args, CommandFactory, Parser, ValueEnum};
 
 use crate::http09::Url;
 
@@ -220,6 +220,31 @@ fn parse_header(s: &str) -> Result<(String, String), String> {
     Ok((name, value.trim().to_string()))
 }
 
+/// Default `--retry-threshold` (see its help).
+pub const DEFAULT_RETRY_THRESHOLD: u32 = 100;
+
+/// When the server sends Retry (`--retry`).
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RetryMode {
+    /// To every client whose Initial carries no token.
+    Always,
+    /// Only while the half-open connections reach `--retry-threshold`.
+    Auto,
+    /// Never: every client is accepted at once.
+    Never,
+}
+
+impl ServerArgs {
+    /// The Retry policy, `--no-retry` folded in.
+    pub fn retry_mode(&self) -> RetryMode {
+        if self.no_retry {
+            RetryMode::Never
+        } else {
+            self.retry
+        }
+    }
+}
+
 /// The server's arguments.
 #[derive(Parser, Debug, Clone, PartialEq)]
 #[command(
@@ -251,10 +276,30 @@ pub struct ServerArgs {
     /// `SIZE SHA256HEX`. Over HTTP/0.9 the bytes then FIN, or a stream reset with 404
     #[arg(long, value_name = "DIR")]
     pub root: PathBuf,
-    /// Accept clients without a Retry round trip (default: every new client's address is
-    /// validated with a stateless Retry whose token expires in 10 s)
-    #[arg(long = "no-retry", action = ArgAction::SetFalse)]
-    pub retry: bool,
+    /// When a new client's address is validated with a stateless Retry (its token expires in
+    /// 10 s; an Initial carrying a valid token is accepted whatever the mode): `always` (every
+    /// new client), `auto` (only while the half-open connections, accepted but not through
+    /// their handshake yet, number at least --retry-threshold: Retry costs every client a
+    /// round trip, so it is kept for when handshake state piles up, as under a flood of
+    /// spoofed Initials) or `never`
+    #[arg(long, value_name = "MODE", value_enum, default_value_t = RetryMode::Always)]
+    pub retry: RetryMode,
+    /// The same as `--retry never` (kept for existing scripts)
+    #[arg(long = "no-retry", conflicts_with = "retry")]
+    pub no_retry: bool,
+    /// `--retry auto`: the number of half-open connections from which new clients get a
+    /// Retry. Counted per worker with --threads (each worker sees about 1/N of the new
+    /// clients). The default, 100, is far above what legitimate traffic keeps half open (a
+    /// handshake lasts one or two round trips: 100 at once is about 2,000 new connections a
+    /// second at a 50 ms round trip) and 1% of the 10,000-connection limit, so a flood of
+    /// Initials triggers Retry long before it can fill the server
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = DEFAULT_RETRY_THRESHOLD,
+        value_parser = clap::value_parser!(u32).range(1..)
+    )]
+    pub retry_threshold: u32,
     /// QUIC-LB (draft-ietf-quic-load-balancers-21): this server's ID, 1 to 11 bytes in hex.
     /// Every connection ID it issues then encodes it (16-byte IDs: first octet, server ID,
     /// nonce filling the rest), so that a load balancer sharing the configuration routes each
@@ -295,10 +340,11 @@ pub struct ServerArgs {
 const SERVER_AFTER_HELP: &str = concat!(
     "\
 With RUST_LOG=info (or debug) the server logs its counters when they change, at most four
-times a second: `stats: connections=N peak=N accepted=N closed=N datagrams=N retries=N
-version_negotiations=N invalid_tokens=N unauthenticated=N dropped=N forwarded=N`
-(unauthenticated:
-Initials that would have opened a connection but did not decrypt; no state is kept).
+times a second: `stats: connections=N peak=N half_open=N accepted=N closed=N datagrams=N
+retries=N version_negotiations=N invalid_tokens=N unauthenticated=N dropped=N forwarded=N`
+(half_open: connections whose handshake is not complete, what `--retry auto` counts;
+unauthenticated: Initials that would have opened a connection but did not decrypt; no state
+is kept).
 
 ",
     "Sizes (N) take an optional K, M or G suffix (powers of 1024).
@@ -625,7 +671,7 @@ mod tests {
         assert_eq!(a.cert, "c.pem");
         assert_eq!(a.key, "k.pem");
         assert_eq!(a.root, PathBuf::from("/srv"));
-        assert!(!a.retry);
+        assert_eq!(a.retry_mode(), RetryMode::Never);
         assert_eq!(a.server_id, None);
         assert_eq!(a.transport.cc_algorithm.as_deref(), Some("reno"));
         assert_eq!(a.transport.max_data, 8 << 20);
@@ -633,6 +679,37 @@ mod tests {
         assert!(a.transport.disable_pacing);
         assert!(a.transport.disable_gso);
         assert!(!a.transport.disable_hystart);
+    }
+
+    #[test]
+    fn retry_takes_a_mode_and_no_retry_is_never() {
+        let base = ["--listen=[::1]:0", "--cert=c", "--key=k", "--root=r"];
+        let with = |extra: &[&str]| {
+            let mut args: Vec<&str> = base.to_vec();
+            args.extend(extra);
+            parse_server(strings(&args))
+        };
+        for (flag, mode) in [
+            ("always", RetryMode::Always),
+            ("auto", RetryMode::Auto),
+            ("never", RetryMode::Never),
+        ] {
+            assert_eq!(with(&["--retry", flag]).unwrap().retry_mode(), mode);
+        }
+        let a = with(&["--retry=auto", "--retry-threshold", "5"]).unwrap();
+        assert_eq!((a.retry_mode(), a.retry_threshold), (RetryMode::Auto, 5));
+        assert_eq!(
+            with(&["--no-retry"]).unwrap().retry_mode(),
+            RetryMode::Never
+        );
+        // An unknown mode, a zero threshold, and both spellings at once are usage errors.
+        for bad in [
+            &["--retry", "sometimes"][..],
+            &["--retry-threshold", "0"],
+            &["--no-retry", "--retry", "always"],
+        ] {
+            assert_eq!(with(bad).unwrap_err().exit_code(), 2, "{bad:?}");
+        }
     }
 
     #[test]
@@ -673,7 +750,8 @@ mod tests {
             "--root=r",
         ]))
         .unwrap();
-        assert!(a.retry);
+        assert_eq!(a.retry_mode(), RetryMode::Always);
+        assert_eq!(a.retry_threshold, DEFAULT_RETRY_THRESHOLD);
         assert_eq!(a.transport, TransportArgs::default());
         let c = parse_client(strings(&["https://h/x"])).unwrap();
         assert_eq!(c.transport, TransportArgs::default());
@@ -783,7 +861,16 @@ mod tests {
     #[test]
     fn help_texts_document_every_flag() {
         let server = server_help();
-        for flag in ["--listen", "--cert", "--key", "--root", "--no-retry", "h3"] {
+        for flag in [
+            "--listen",
+            "--cert",
+            "--key",
+            "--root",
+            "--no-retry",
+            "--retry <MODE>",
+            "--retry-threshold",
+            "h3",
+        ] {
             assert!(server.contains(flag), "{flag}");
         }
         let client = client_help();

@@ -2,8 +2,10 @@
 //!
 //! Datagrams are routed by Destination Connection ID. A datagram for no known connection may
 //! start one: unknown versions get Version Negotiation; a client Initial without a token gets a
-//! stateless Retry (unless disabled) and one with a valid token gets a connection whose
-//! `original_destination_connection_id` comes from the token. A connection is kept only if a
+//! stateless Retry (`--retry always`, the default; with `--retry auto` only while the
+//! half-open connections, accepted but not through their handshake, reach
+//! `--retry-threshold`; never with `--retry never`) and one with a valid token gets a
+//! connection whose `original_destination_connection_id` comes from the token. A connection is kept only if a
 //! packet of its first datagram decrypted: forged Initials leave no state behind. The
 //! counters are logged (info level) as a `stats:` line when they change.
 //!
@@ -29,7 +31,7 @@ use std::time::{Duration, Instant};
 use mio::{Events, Interest, Poll, Token};
 use quiche::{Config, Connection, ConnectionId, Header, RecvInfo, Type};
 
-use crate::args::ServerArgs;
+use crate::args::{RetryMode, ServerArgs};
 use crate::common::{self, KeyLog, LOCAL_CID_LEN, MAX_DATAGRAM_SIZE};
 use crate::http09::{self, ServerStreams};
 use crate::http3::{self, H3Server};
@@ -82,6 +84,9 @@ pub struct ServerStats {
     pub unauthenticated: u64,
     /// The most connections served at once so far.
     pub peak: usize,
+    /// Connections served now whose handshake is not complete (what `--retry auto`
+    /// compares with its threshold).
+    pub half_open: usize,
     /// Datagrams handed to the worker owning their connection (`--threads`): the kernel
     /// chose this worker by a 4-tuple the connection did not start from.
     pub forwarded: u64,
@@ -92,10 +97,11 @@ impl ServerStats {
     /// connections served now.
     pub fn line(&self, live: usize) -> String {
         format!(
-            "connections={live} peak={} accepted={} closed={} datagrams={} retries={} \
-             version_negotiations={} invalid_tokens={} unauthenticated={} dropped={} \
-             forwarded={}",
+            "connections={live} peak={} half_open={} accepted={} closed={} datagrams={} \
+             retries={} version_negotiations={} invalid_tokens={} unauthenticated={} \
+             dropped={} forwarded={}",
             self.peak,
+            self.half_open,
             self.accepted,
             self.closed,
             self.datagrams,
@@ -122,6 +128,9 @@ struct Peer {
     dirty: bool,
     /// Whether it is in the list of connections to flush and settle in this turn.
     ready: bool,
+    /// Whether it is counted in [`ServerStats::half_open`]: until its handshake completes
+    /// or it is removed, whichever comes first.
+    half_open: bool,
     /// Its entry in the timer set: the earlier of its connection timer and its next paced
     /// datagram.
     deadline: Option<Instant>,
@@ -159,7 +168,11 @@ pub struct Server {
     local: SocketAddr,
     config: Config,
     root: PathBuf,
+    /// `None` with `--retry never`: tokens are then neither issued nor checked.
     token_key: Option<TokenKey>,
+    /// With `--retry auto`, the half-open count from which new clients get a Retry; 0 with
+    /// `--retry always` (every one does).
+    retry_threshold: usize,
     keylog: Option<KeyLog>,
     peers: Vec<Option<Peer>>,
     free: Vec<usize>,
@@ -299,7 +312,12 @@ impl Server {
             local,
             config,
             root,
-            token_key: args.retry.then(|| TokenKey::new(Instant::now())),
+            token_key: (args.retry_mode() != RetryMode::Never)
+                .then(|| TokenKey::new(Instant::now())),
+            retry_threshold: match args.retry_mode() {
+                RetryMode::Auto => args.retry_threshold as usize,
+                RetryMode::Always | RetryMode::Never => 0,
+            },
             keylog,
             peers: Vec::new(),
             free: Vec::new(),
@@ -552,6 +570,7 @@ impl Server {
             cids,
             dirty: false,
             ready: false,
+            half_open: true,
             deadline: None,
         };
         let idx = match self.free.pop() {
@@ -568,6 +587,7 @@ impl Server {
             *slot = Some(peer);
         }
         self.live += 1;
+        self.stats.half_open += 1;
         self.stats.accepted += 1;
         self.stats.peak = self.stats.peak.max(self.live);
         self.mark_dirty(idx);
@@ -623,18 +643,22 @@ impl Server {
         if self.live >= MAX_CONNECTIONS {
             return Route::Drop("connection limit reached");
         }
-        let Some(key) = &self.token_key else {
-            // From the config's generator: with QUIC-LB, the ID routes to this server.
-            let Ok(scid) = self.config.new_scid(LOCAL_CID_LEN) else {
-                return Route::Drop("no connection ID");
-            };
-            return Route::Accept {
-                scid,
-                odcid: None,
-                alias: Some(hdr.dcid.to_vec()),
-            };
-        };
         let token = hdr.token.as_deref().unwrap_or(&[]);
+        let key = match &self.token_key {
+            Some(key) if !token.is_empty() || self.stats.half_open >= self.retry_threshold => key,
+            // `--retry never`, or `--retry auto` below its threshold: accepted at once.
+            _ => {
+                // From the config's generator: with QUIC-LB, the ID routes to this server.
+                let Ok(scid) = self.config.new_scid(LOCAL_CID_LEN) else {
+                    return Route::Drop("no connection ID");
+                };
+                return Route::Accept {
+                    scid,
+                    odcid: None,
+                    alias: Some(hdr.dcid.to_vec()),
+                };
+            }
+        };
         if token.is_empty() {
             return Route::Retry {
                 scid: hdr.scid.to_vec(),
@@ -861,6 +885,11 @@ impl Server {
                 self.remove(idx);
                 continue;
             }
+            // Every event of a connection (its handshake completing included) passes here.
+            if peer.half_open && peer.conn.is_established() {
+                peer.half_open = false;
+                self.stats.half_open -= 1;
+            }
             let paced = (!blocked).then(|| peer.queue.next_at()).flatten();
             peer.deadline = [peer.conn.timeout_instant(), paced]
                 .into_iter()
@@ -888,6 +917,9 @@ impl Server {
             self.by_cid.remove(cid);
         }
         peer.queue.clear(&mut self.send_bufs);
+        if peer.half_open {
+            self.stats.half_open -= 1;
+        }
         log_closed(&peer);
         self.free.push(idx);
         self.live -= 1;
