@@ -356,6 +356,16 @@ pub trait CongestionControl: Send {
         let _ = (now, sample);
     }
 
+    /// Whether the controller asks, after an ACK, that the connection be marked
+    /// application-limited from now until what is in flight is delivered (the delivery-rate
+    /// sampler's MarkConnectionAppLimited, draft-ietf-ccwg-bbr-06 §4.1.2.4): BBR's ProbeRTT
+    /// does, so that its deliberately low rate is not taken as the path's. Reading the answer
+    /// clears the request. Only asked when
+    /// [`wants_rate_samples`](CongestionControl::wants_rate_samples) is true; false by default.
+    fn take_app_limited_mark(&mut self) -> bool {
+        false
+    }
+
     /// One in-flight packet was declared lost, with its send-time delivery snapshot; called
     /// before the batch's [`on_congestion_event`](CongestionControl::on_congestion_event). Only
     /// called when [`wants_rate_samples`](CongestionControl::wants_rate_samples) is true.
@@ -639,6 +649,10 @@ impl CongestionControl for Controller {
 
     fn on_packet_lost_rate(&mut self, now: Instant, lost: &LostPacketRate) {
         dispatch!(self, cc => cc.on_packet_lost_rate(now, lost))
+    }
+
+    fn take_app_limited_mark(&mut self) -> bool {
+        dispatch!(self, cc => cc.take_app_limited_mark())
     }
 
     fn cwnd(&self) -> usize {
