@@ -34,7 +34,7 @@ mod slow_start;
 #[cfg(test)]
 mod test_sender;
 
-pub use self::bbr::{Bbr, BbrState};
+pub use self::bbr::{Bbr, BbrOptions, BbrState};
 pub use self::classic::{Classic, SlowStart, Window, WindowGrowth};
 pub use self::cubic::{cubic_k, w_cubic, Cubic, ALPHA_CUBIC, BETA_CUBIC};
 pub use self::hystart::{
@@ -239,6 +239,8 @@ pub struct CcConfig {
     /// Whether the sender paces. HyStart++ caps the growth per ACK at
     /// [`UNPACED_L`] datagrams only when it does not (RFC 9406 §4.3).
     pub pacing: bool,
+    /// BBR's departures from draft-ietf-ccwg-bbr-06, all off by default.
+    pub bbr: BbrOptions,
 }
 
 impl Default for CcConfig {
@@ -250,6 +252,7 @@ impl Default for CcConfig {
             slow_start: SlowStartStrategy::default(),
             hystart_variant: HystartVariant::Css,
             pacing: true,
+            bbr: BbrOptions::default(),
         }
     }
 }

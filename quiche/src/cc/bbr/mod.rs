@@ -94,6 +94,33 @@ const MAX_BW_FILTER_LEN: u64 = 2;
 /// Rounds the ACK-aggregation filter covers (BBR.ExtraAckedFilterLen).
 const EXTRA_ACKED_FILTER_LEN: u64 = 10;
 
+/// Named departures from draft-ietf-ccwg-bbr-06, for experiments (netsim's `--bbr-*` flags).
+/// The default is the draft; build others with `..BbrOptions::default()`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct BbrOptions {
+    /// How many ProbeBW cycles the max-bw filter covers (BBR.MaxBwFilterLen; the draft's 2,
+    /// at least 1). With 1 a flow forgets a rate it no longer gets as soon as its current
+    /// probing cycle ends, instead of one cycle later.
+    pub max_bw_filter_cycles: u8,
+    /// The cwnd gain in ProbeBW_DOWN, CRUISE and REFILL, in thousandths (the draft's
+    /// DefaultCwndGain, 2000; at least 500). Lower keeps less standing queue when flows are
+    /// window-limited.
+    pub probe_bw_cwnd_gain: u16,
+    /// Whether ProbeBW_DOWN ends on the BDP of `BBR.bw` (bounded by `bw_shortterm`) rather
+    /// than of `BBR.max_bw` as IsTimeToCruise has it (§5.3.3.9).
+    pub cruise_on_bounded_bw: bool,
+}
+
+impl Default for BbrOptions {
+    fn default() -> Self {
+        BbrOptions {
+            max_bw_filter_cycles: MAX_BW_FILTER_LEN as u8,
+            probe_bw_cwnd_gain: DEFAULT_CWND_GAIN as u16,
+            cruise_on_bounded_bw: false,
+        }
+    }
+}
+
 /// BBR's states (§5.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BbrState {
@@ -202,6 +229,9 @@ pub struct Bbr {
     mark_app_limited: bool,
     /// The max-bw filter's length in ProbeBW cycles (BBR.MaxBwFilterLen, 2 in the draft).
     max_bw_filter_len: u64,
+    /// The cwnd gain of DOWN, CRUISE and REFILL, in thousandths.
+    probe_bw_cwnd_gain: u64,
+    cruise_on_bounded_bw: bool,
 }
 
 /// What an undo of a spurious loss episode restores (§5.5.11).
@@ -255,7 +285,9 @@ impl Bbr {
             startup_end: None,
             spurious_undos: 0,
             mark_app_limited: false,
-            max_bw_filter_len: MAX_BW_FILTER_LEN,
+            max_bw_filter_len: u64::from(cfg.bbr.max_bw_filter_cycles.max(1)),
+            probe_bw_cwnd_gain: u64::from(cfg.bbr.probe_bw_cwnd_gain.max(500)),
+            cruise_on_bounded_bw: cfg.bbr.cruise_on_bounded_bw,
         };
         bbr.init_pacing_rate(None);
         bbr.enter_startup();
@@ -369,7 +401,7 @@ impl Bbr {
     }
 
     fn enter_probe_bw(&mut self, now: Instant) {
-        self.cwnd_gain = DEFAULT_CWND_GAIN;
+        self.cwnd_gain = self.probe_bw_cwnd_gain;
         self.start_probe_bw_down(now);
     }
 
@@ -382,13 +414,13 @@ impl Bbr {
         self.m.start_round();
         self.state = BbrState::ProbeBwDown;
         self.pacing_gain = PROBE_DOWN_PACING_GAIN;
-        self.cwnd_gain = DEFAULT_CWND_GAIN;
+        self.cwnd_gain = self.probe_bw_cwnd_gain;
     }
 
     fn start_probe_bw_cruise(&mut self) {
         self.state = BbrState::ProbeBwCruise;
         self.pacing_gain = 1_000;
-        self.cwnd_gain = DEFAULT_CWND_GAIN;
+        self.cwnd_gain = self.probe_bw_cwnd_gain;
     }
 
     fn start_probe_bw_refill(&mut self) {
@@ -400,7 +432,7 @@ impl Bbr {
         self.m.start_round();
         self.state = BbrState::ProbeBwRefill;
         self.pacing_gain = 1_000;
-        self.cwnd_gain = DEFAULT_CWND_GAIN;
+        self.cwnd_gain = self.probe_bw_cwnd_gain;
     }
 
     fn start_probe_bw_up(&mut self, rs: &RateSample) {
@@ -456,9 +488,12 @@ impl Bbr {
     /// IsTimeToCruise (§5.3.3.9): enough headroom below `inflight_longterm`, and in flight
     /// no more than `Inflight(BBR.max_bw, 1.0)`, the BDP of the unbounded estimate.
     fn is_time_to_cruise(&self, inflight: u64) -> bool {
-        let bdp = self
-            .m
-            .bdp_multiple_of(self.m.max_bw(), 1_000, self.initial_cwnd as u64);
+        let bw = if self.cruise_on_bounded_bw {
+            self.m.bw
+        } else {
+            self.m.max_bw()
+        };
+        let bdp = self.m.bdp_multiple_of(bw, 1_000, self.initial_cwnd as u64);
         inflight <= self.inflight_with_headroom() && inflight <= self.quantization_budget(bdp)
     }
 
