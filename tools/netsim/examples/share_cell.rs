@@ -29,6 +29,8 @@ fn main() {
             o.probe_bw_cwnd_gain = (g.parse::<f64>().unwrap() * 1000.0) as u16;
         } else if opt == "cruisebw" {
             o.cruise_on_bounded_bw = true;
+        } else if opt == "skiprtt" {
+            o.skip_probe_rtt_without_queue = true;
         }
     }
     let bbr = Cc {

@@ -197,6 +197,9 @@ struct CcArgs {
     /// BBR departure: ProbeBW_DOWN ends on the BDP of the bounded bw, not max_bw
     #[arg(long)]
     bbr_cruise_on_bounded_bw: bool,
+    /// BBR departure: RTT samples without a queue postpone ProbeRTT
+    #[arg(long)]
+    bbr_skip_probe_rtt: bool,
 }
 
 /// How many runs, and what else to do with them.
@@ -438,6 +441,7 @@ pub fn parse(args: &[String]) -> Result<Options, clap::Error> {
         s.cc.bbr.probe_bw_cwnd_gain = g;
     }
     s.cc.bbr.cruise_on_bounded_bw |= cc.bbr_cruise_on_bounded_bw;
+    s.cc.bbr.skip_probe_rtt_without_queue |= cc.bbr_skip_probe_rtt;
     s.time_limit = r.time_limit.unwrap_or(s.time_limit);
 
     let experiment = r.experiment;

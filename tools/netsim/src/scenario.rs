@@ -125,6 +125,9 @@ impl fmt::Display for Cc {
             if o.cruise_on_bounded_bw {
                 f.write_str("+cruisebw")?;
             }
+            if o.skip_probe_rtt_without_queue {
+                f.write_str("+skiprtt")?;
+            }
             return Ok(());
         }
         match self.strategy() {

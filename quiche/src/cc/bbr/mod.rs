@@ -109,6 +109,11 @@ pub struct BbrOptions {
     /// Whether ProbeBW_DOWN ends on the BDP of `BBR.bw` (bounded by `bw_shortterm`) rather
     /// than of `BBR.max_bw` as IsTimeToCruise has it (§5.3.3.9).
     pub cruise_on_bounded_bw: bool,
+    /// Whether an RTT sample that shows no queue (within an eighth of the min RTT, at least
+    /// 2 ms, as for the random-loss filter) postpones ProbeRTT as a new minimum would: a flow
+    /// alone on its path then skips ProbeRTT, which has nothing to drain. The draft refreshes
+    /// only on a strictly smaller sample (§5.3.4.3), so a bulk flow enters ProbeRTT every 5 s.
+    pub skip_probe_rtt_without_queue: bool,
 }
 
 impl Default for BbrOptions {
@@ -117,6 +122,7 @@ impl Default for BbrOptions {
             max_bw_filter_cycles: MAX_BW_FILTER_LEN as u8,
             probe_bw_cwnd_gain: DEFAULT_CWND_GAIN as u16,
             cruise_on_bounded_bw: false,
+            skip_probe_rtt_without_queue: false,
         }
     }
 }
@@ -232,6 +238,7 @@ pub struct Bbr {
     /// The cwnd gain of DOWN, CRUISE and REFILL, in thousandths.
     probe_bw_cwnd_gain: u64,
     cruise_on_bounded_bw: bool,
+    skip_probe_rtt_without_queue: bool,
 }
 
 /// What an undo of a spurious loss episode restores (§5.5.11).
@@ -288,6 +295,7 @@ impl Bbr {
             max_bw_filter_len: u64::from(cfg.bbr.max_bw_filter_cycles.max(1)),
             probe_bw_cwnd_gain: u64::from(cfg.bbr.probe_bw_cwnd_gain.max(500)),
             cruise_on_bounded_bw: cfg.bbr.cruise_on_bounded_bw,
+            skip_probe_rtt_without_queue: cfg.bbr.skip_probe_rtt_without_queue,
         };
         bbr.init_pacing_rate(None);
         bbr.enter_startup();
@@ -870,6 +878,9 @@ impl Bbr {
         self.update_probe_bw_cycle_phase(now, inflight, rs);
         self.m
             .update_min_rtt(now, rs.rtt, MIN_RTT_FILTER_LEN, PROBE_RTT_INTERVAL);
+        if self.skip_probe_rtt_without_queue && !self.m.shows_queue(Some(rs.rtt)) {
+            self.m.postpone_probe_rtt(now);
+        }
         self.check_probe_rtt(now, inflight, rs);
         self.m.advance_latest_delivery_signals(rs);
         self.m.bound_bw_for_model();

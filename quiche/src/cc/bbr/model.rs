@@ -186,6 +186,13 @@ impl Model {
         }
     }
 
+    /// Restarts the ProbeRTT interval without a new minimum ([`super::BbrOptions`]'s
+    /// `skip_probe_rtt_without_queue`).
+    pub(crate) fn postpone_probe_rtt(&mut self, now: Instant) {
+        self.probe_rtt_min_stamp = Some(now);
+        self.probe_rtt_expired = false;
+    }
+
     /// BDPMultiple(gain), gain in thousandths; `initial_cwnd` before any RTT sample.
     pub(crate) fn bdp_multiple(&self, gain: u64, initial_cwnd: u64) -> u64 {
         self.bdp_multiple_of(self.bw, gain, initial_cwnd)
