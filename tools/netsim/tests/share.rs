@@ -143,6 +143,28 @@ fn bbr_against_cubic_takes_at_most_80_percent_behind_1_bdp() {
     }
 }
 
+/// The smallest departure found that meets the bound behind 1 BDP:
+/// `BbrOptions::probe_bw_cwnd_gain` 1.5 instead of the draft's 2 in ProbeBW DOWN, CRUISE and
+/// REFILL (less standing queue, so CUBIC's losses cost BBR's window more): BBR takes 0.64-0.72
+/// behind 1 BDP (20 seeds, README), and still at most 80 % behind 8 BDP.
+#[test]
+fn bbr_with_a_probe_bw_cwnd_gain_of_1_5_takes_at_most_80_percent_against_cubic() {
+    let mut b = bbr();
+    b.bbr.probe_bw_cwnd_gain = 1_500;
+    for &seed in SEEDS {
+        for queue in [Queue::Bdp(1.0), Queue::Bdp(8.0)] {
+            for (first, second, ours) in [(b, Cc::default(), 0), (Cc::default(), b, 1)] {
+                let r = two(first, second, queue, seed);
+                assert_link_used(&r);
+                let (from, to) = judged(&r);
+                let share = r.share(ours, from, to);
+                eprintln!("{queue:?} seed {seed} BBR flow {ours}: share {share:.3}");
+                assert!(share <= 0.8, "{queue:?} seed {seed}: {share}");
+            }
+        }
+    }
+}
+
 /// When the rate halves, BBR drains the queue the old rate left within a few seconds (its
 /// bandwidth filter forgets the old rate after two probing cycles) and then keeps it near
 /// empty; CUBIC keeps a standing queue of more than half the buffer and does not get back to

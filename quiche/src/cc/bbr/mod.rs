@@ -23,10 +23,10 @@
 //!   not an overflowing buffer) and the draft's responses to them ratchet the rate down round
 //!   after round: at 5 % random loss the unfiltered algorithm ends up slower than needed.
 //!   Drop-tail overflow comes with a full queue, so congestion losses still count; and a loss
-//!   rate above [`HIGH_LOSS_PERMILLE`] (15 %) always counts, so that a buffer too shallow to
+//!   rate above [`HIGH_LOSS_PERMILLE`] (25 %) always counts, so that a buffer too shallow to
 //!   show in the RTT is not overrun. ECN-CE marks are explicit and always count.
-//! - ProbeBW_DOWN ends on the BDP of `BBR.bw` rather than of `BBR.max_bw` (see
-//!   `is_time_to_cruise`).
+//! - Departures that the fairness and speed targets were measured with are named
+//!   options, off by default ([`BbrOptions`]; tools/netsim/README.md, "third look").
 //! - `PickProbeWait`'s randomness comes from a small deterministic generator seeded per
 //!   controller: the library never reads the clock or the OS's entropy on this path, and
 //!   simulations stay reproducible.
