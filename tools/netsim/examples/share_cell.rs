@@ -1,6 +1,6 @@
 //! One cell of the two-flow experiment with BBR's departures from the draft as flags, for
 //! quick comparisons: `share_cell bbr+bbr|bbr+cubic|cubic+bbr QUEUE_BDP SEEDS [maxbw=N]
-//! [gain=G] [cruisebw]`. Prints per seed the first flow's share, the balance and the
+//! [gain=G] [cruisebw] [skiprtt] [from=FIRST_SEED]`. Prints per seed the first flow's share, the balance and the
 //! convergence time (from 10 s after the second flow starts), then medians.
 
 use std::time::Duration;
@@ -22,6 +22,7 @@ fn main() {
         std::process::exit(2);
     }
     let mut o = BbrOptions::default();
+    let mut first_seed = 1;
     for opt in &a[3..] {
         if let Some(n) = opt.strip_prefix("maxbw=") {
             o.max_bw_filter_cycles = n.parse().unwrap();
@@ -29,6 +30,8 @@ fn main() {
             o.probe_bw_cwnd_gain = (g.parse::<f64>().unwrap() * 1000.0) as u16;
         } else if opt == "cruisebw" {
             o.cruise_on_bounded_bw = true;
+        } else if let Some(n) = opt.strip_prefix("from=") {
+            first_seed = n.parse().unwrap();
         } else if opt == "skiprtt" {
             o.skip_probe_rtt_without_queue = true;
         }
@@ -41,7 +44,8 @@ fn main() {
     let (x, y) = a[0].split_once('+').unwrap();
     let (first, second) = (cc(x), cc(y));
     let queue = Queue::Bdp(a[1].parse().unwrap());
-    let seeds: Vec<u64> = (1..=a[2].parse().unwrap()).collect();
+    let n: u64 = a[2].parse().unwrap();
+    let seeds: Vec<u64> = (first_seed..first_seed + n).collect();
     let rows = parallel_map(&seeds, default_threads().min(2), |&seed| {
         let r = run_share(&ShareScenario::two_flows(first, second, queue, seed), seed).unwrap();
         let from = r.flows[1].flow.start + SETTLE;
