@@ -80,9 +80,9 @@ fn two_bbr_flows_both_get_a_share() {
 /// each other (every 1-second interval, and over the rest of the run). Not met (README, "Why
 /// two BBR flows converge slowly"): the flows are window-limited with a standing queue, so
 /// each one's share follows its bandwidth estimate, which the two-cycle max filter holds for
-/// 5-6 s; behind 1 BDP loss-driven swings break the per-second bound. 1 of 20 seeds meets it
-/// behind 1 BDP, none behind 8 BDP; only leaving the draft (a one-cycle filter, a smaller
-/// window gain) moved it, and not to the target.
+/// 5-6 s or more; behind 1 BDP loss-driven swings break the per-second bound. 2 of 20 seeds
+/// meet it behind 1 BDP, none behind 8 BDP; no named departure (`BbrOptions`; README, "third
+/// look") gets more than 2 of 20 to it.
 #[test]
 #[ignore = "not met: two BBR flows take 23 s to never (median) to be within 20 % per second"]
 fn bbr_pairs_converge_within_20_percent_in_10_s() {
