@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::cc::{
-    CcConfig, CcFactory, CongestionControlAlgorithm, HystartVariant, SlowStartStrategy,
+    BbrOptions, CcConfig, CcFactory, CongestionControlAlgorithm, HystartVariant, SlowStartStrategy,
 };
 use crate::error::{Error, Result};
 use crate::tls::TlsConfig;
@@ -38,6 +38,7 @@ pub struct Config {
     pub(crate) hystart: bool,
     pub(crate) slow_start: SlowStartStrategy,
     pub(crate) hystart_variant: HystartVariant,
+    pub(crate) bbr_options: BbrOptions,
     pub(crate) pacing: bool,
     pub(crate) ecn: bool,
     pub(crate) initial_congestion_window_packets: usize,
@@ -87,6 +88,7 @@ impl Config {
             hystart: true,
             slow_start: SlowStartStrategy::default(),
             hystart_variant: HystartVariant::Css,
+            bbr_options: BbrOptions::default(),
             pacing: true,
             ecn: true,
             initial_congestion_window_packets: 10,
@@ -274,6 +276,12 @@ impl Config {
         self.hystart_variant = variant;
     }
 
+    /// Departures from draft-ietf-ccwg-bbr-06 for connections that use BBR (none by default:
+    /// [`BbrOptions::default`] is the draft).
+    pub fn set_bbr_options(&mut self, options: BbrOptions) {
+        self.bbr_options = options;
+    }
+
     /// Enables or disables path MTU discovery (DPLPMTUD, RFC 8899 and RFC 9000 §14.3; on by
     /// default, unlike quiche). With it, a connection sends 1200-byte datagrams until the
     /// handshake is confirmed, then probes with PING + PADDING packets up to
@@ -434,6 +442,7 @@ impl Config {
             slow_start: self.slow_start,
             pacing: self.pacing,
             hystart_variant: self.hystart_variant,
+            bbr: self.bbr_options,
         }
     }
 

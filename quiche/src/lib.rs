@@ -36,7 +36,8 @@ pub mod tls;
 pub mod transport_params;
 
 pub use crate::cc::{
-    CcFactory, CongestionControl, CongestionControlAlgorithm, HystartVariant, SlowStartStrategy,
+    BbrOptions, CcFactory, CongestionControl, CongestionControlAlgorithm, HystartVariant,
+    SlowStartStrategy,
 };
 pub use crate::cid::ConnectionIdGenerator;
 pub use crate::config::Config;

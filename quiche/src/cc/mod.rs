@@ -34,7 +34,7 @@ mod slow_start;
 #[cfg(test)]
 mod test_sender;
 
-pub use self::bbr::{Bbr, BbrState};
+pub use self::bbr::{Bbr, BbrOptions, BbrState};
 pub use self::classic::{Classic, SlowStart, Window, WindowGrowth};
 pub use self::cubic::{cubic_k, w_cubic, Cubic, ALPHA_CUBIC, BETA_CUBIC};
 pub use self::hystart::{
@@ -239,6 +239,8 @@ pub struct CcConfig {
     /// Whether the sender paces. HyStart++ caps the growth per ACK at
     /// [`UNPACED_L`] datagrams only when it does not (RFC 9406 §4.3).
     pub pacing: bool,
+    /// BBR's departures from draft-ietf-ccwg-bbr-06, all off by default.
+    pub bbr: BbrOptions,
 }
 
 impl Default for CcConfig {
@@ -250,6 +252,7 @@ impl Default for CcConfig {
             slow_start: SlowStartStrategy::default(),
             hystart_variant: HystartVariant::Css,
             pacing: true,
+            bbr: BbrOptions::default(),
         }
     }
 }
@@ -354,6 +357,16 @@ pub trait CongestionControl: Send {
     /// Only called when [`wants_rate_samples`](CongestionControl::wants_rate_samples) is true.
     fn on_rate_sample(&mut self, now: Instant, sample: &RateSample) {
         let _ = (now, sample);
+    }
+
+    /// Whether the controller asks, after an ACK, that the connection be marked
+    /// application-limited from now until what is in flight is delivered (the delivery-rate
+    /// sampler's MarkConnectionAppLimited, draft-ietf-ccwg-bbr-06 §4.1.2.4): BBR's ProbeRTT
+    /// does, so that its deliberately low rate is not taken as the path's. Reading the answer
+    /// clears the request. Only asked when
+    /// [`wants_rate_samples`](CongestionControl::wants_rate_samples) is true; false by default.
+    fn take_app_limited_mark(&mut self) -> bool {
+        false
     }
 
     /// One in-flight packet was declared lost, with its send-time delivery snapshot; called
@@ -639,6 +652,10 @@ impl CongestionControl for Controller {
 
     fn on_packet_lost_rate(&mut self, now: Instant, lost: &LostPacketRate) {
         dispatch!(self, cc => cc.on_packet_lost_rate(now, lost))
+    }
+
+    fn take_app_limited_mark(&mut self) -> bool {
+        dispatch!(self, cc => cc.take_app_limited_mark())
     }
 
     fn cwnd(&self) -> usize {

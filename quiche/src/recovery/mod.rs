@@ -484,6 +484,9 @@ impl<P> Recovery<P> {
                 app_limited: self.app_limited,
             };
             self.cc.on_ack(now, &batch, &self.rtt.stats());
+            if self.cc.wants_rate_samples() && self.cc.take_app_limited_mark() {
+                self.rate.on_app_limited(self.bytes_in_flight());
+            }
         }
         self.maybe_undo(now, out);
 

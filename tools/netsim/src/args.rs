@@ -188,6 +188,18 @@ struct CcArgs {
     /// Send bursts instead of pacing
     #[arg(long)]
     no_pacing: bool,
+    /// BBR departure: the max-bw filter covers N ProbeBW cycles [default: the draft's 2]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(1..=8))]
+    bbr_max_bw_cycles: Option<u8>,
+    /// BBR departure: cwnd gain in ProbeBW DOWN/CRUISE/REFILL [default: the draft's 2]
+    #[arg(long, value_name = "GAIN", value_parser = parse_bbr_gain)]
+    bbr_cwnd_gain: Option<u16>,
+    /// BBR departure: ProbeBW_DOWN ends on the BDP of the bounded bw, not max_bw
+    #[arg(long)]
+    bbr_cruise_on_bounded_bw: bool,
+    /// BBR departure: RTT samples without a queue postpone ProbeRTT
+    #[arg(long)]
+    bbr_skip_probe_rtt: bool,
 }
 
 /// How many runs, and what else to do with them.
@@ -307,6 +319,15 @@ fn slow_start_parser() -> impl TypedValueParser<Value = SlowStartStrategy> {
 }
 
 /// `--hystart-variant`'s values.
+/// A cwnd gain between 0.5 and 4, in thousandths.
+fn parse_bbr_gain(s: &str) -> Result<u16, String> {
+    let g: f64 = s.parse().map_err(|e| format!("{e}"))?;
+    if !(0.5..=4.0).contains(&g) {
+        return Err("a gain between 0.5 and 4".into());
+    }
+    Ok((g * 1000.0).round() as u16)
+}
+
 fn hystart_variant_parser() -> impl TypedValueParser<Value = HystartVariant> {
     PossibleValuesParser::new(["css", "lss"]).map(|name| match name.as_str() {
         "lss" => HystartVariant::Lss,
@@ -413,6 +434,14 @@ pub fn parse(args: &[String]) -> Result<Options, clap::Error> {
     s.cc.hystart_variant = cc.hystart_variant.unwrap_or(s.cc.hystart_variant);
     s.cc.initial_window_packets = cc.iw.unwrap_or(s.cc.initial_window_packets);
     s.cc.pacing &= !cc.no_pacing;
+    if let Some(n) = cc.bbr_max_bw_cycles {
+        s.cc.bbr.max_bw_filter_cycles = n;
+    }
+    if let Some(g) = cc.bbr_cwnd_gain {
+        s.cc.bbr.probe_bw_cwnd_gain = g;
+    }
+    s.cc.bbr.cruise_on_bounded_bw |= cc.bbr_cruise_on_bounded_bw;
+    s.cc.bbr.skip_probe_rtt_without_queue |= cc.bbr_skip_probe_rtt;
     s.time_limit = r.time_limit.unwrap_or(s.time_limit);
 
     let experiment = r.experiment;
@@ -663,7 +692,7 @@ fn run_experiment(
         }
         Experiment::Share => {
             let rows = share::share_experiment(
-                &share::share_pairs(),
+                &share::share_pairs(o.scenario.cc.bbr),
                 &share::SHARE_QUEUES,
                 seeds,
                 o.threads,

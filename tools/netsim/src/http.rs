@@ -37,6 +37,7 @@ pub fn config(s: &Scenario, windows: Windows, server: bool) -> Result<Config, St
     c.set_cc_algorithm(s.cc.algorithm);
     c.enable_hystart(s.cc.hystart);
     c.set_hystart_variant(s.cc.hystart_variant);
+    c.set_bbr_options(s.cc.bbr);
     c.enable_pacing(s.cc.pacing);
     c.set_initial_congestion_window_packets(s.cc.initial_window_packets);
     if server {

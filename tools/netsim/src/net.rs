@@ -213,7 +213,14 @@ impl Net {
 
     fn flush_one(&mut self, p: usize, direction: Direction) -> Result<(), Error> {
         let d = direction as usize;
-        if self.pairs[p].paced_until[d].is_some_and(|t| t > self.now) {
+        // A paced sender waits, unless one of its timers is due: a delayed ACK's deadline is
+        // handled by sending (not by `on_timeout`), and skipping the send would leave the
+        // deadline due forever, the clock stuck at it.
+        let due = self.pairs[p]
+            .sender(direction)
+            .timeout_instant()
+            .is_some_and(|t| t <= self.now);
+        if !due && self.pairs[p].paced_until[d].is_some_and(|t| t > self.now) {
             return Ok(());
         }
         loop {

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use quiche::{CongestionControlAlgorithm, HystartVariant, SlowStartStrategy};
+use quiche::{BbrOptions, CongestionControlAlgorithm, HystartVariant, SlowStartStrategy};
 
 use crate::units::{bdp_bytes, fmt_duration, fmt_rate, fmt_size, Queue};
 
@@ -49,6 +49,8 @@ pub struct Cc {
     pub initial_window_packets: usize,
     /// Whether the sender paces.
     pub pacing: bool,
+    /// BBR's departures from the draft (`--bbr-*`; none by default).
+    pub bbr: BbrOptions,
 }
 
 impl Default for Cc {
@@ -62,6 +64,7 @@ impl Default for Cc {
             hystart_variant: HystartVariant::Css,
             initial_window_packets: 10,
             pacing: true,
+            bbr: BbrOptions::default(),
         }
     }
 }
@@ -109,8 +112,22 @@ impl fmt::Display for Cc {
             CongestionControlAlgorithm::Bbr => "bbr",
         };
         f.write_str(name)?;
-        // BBR has its own Startup: no slow-start strategy applies to it.
+        // BBR has its own Startup: no slow-start strategy applies to it. Its departures
+        // from the draft, if any, are named.
         if self.algorithm == CongestionControlAlgorithm::Bbr {
+            let (o, d) = (self.bbr, BbrOptions::default());
+            if o.max_bw_filter_cycles != d.max_bw_filter_cycles {
+                write!(f, "+maxbw{}", o.max_bw_filter_cycles)?;
+            }
+            if o.probe_bw_cwnd_gain != d.probe_bw_cwnd_gain {
+                write!(f, "+gain{}", f64::from(o.probe_bw_cwnd_gain) / 1000.0)?;
+            }
+            if o.cruise_on_bounded_bw {
+                f.write_str("+cruisebw")?;
+            }
+            if o.skip_probe_rtt_without_queue {
+                f.write_str("+skiprtt")?;
+            }
             return Ok(());
         }
         match self.strategy() {

@@ -534,9 +534,13 @@ pub fn share_tsv(r: &ShareResult) -> String {
     out
 }
 
-/// The pairs of the two-flow experiment: (first flow, second flow).
-pub fn share_pairs() -> [(Cc, Cc); 4] {
-    let bbr = Cc::new(quiche::CongestionControlAlgorithm::Bbr, false);
+/// The pairs of the two-flow experiment: (first flow, second flow); BBR with `bbr`'s
+/// departures from the draft (the default: none).
+pub fn share_pairs(bbr: quiche::BbrOptions) -> [(Cc, Cc); 4] {
+    let bbr = Cc {
+        bbr,
+        ..Cc::new(quiche::CongestionControlAlgorithm::Bbr, false)
+    };
     let cubic = Cc::default();
     [(bbr, bbr), (bbr, cubic), (cubic, bbr), (cubic, cubic)]
 }

@@ -141,6 +141,7 @@ pub(crate) fn config(s: &Scenario) -> Result<Config, String> {
     c.set_slow_start(s.cc.slow_start);
     c.enable_hystart(s.cc.hystart);
     c.set_hystart_variant(s.cc.hystart_variant);
+    c.set_bbr_options(s.cc.bbr);
     c.enable_pacing(s.cc.pacing);
     c.enable_ecn(s.ecn);
     c.set_initial_congestion_window_packets(s.cc.initial_window_packets);

@@ -109,9 +109,10 @@ fn bbr_loses_fewer_packets_than_cubic_behind_a_1_bdp_queue() {
 }
 
 /// The target without loss behind 32 BDP: BBR's median time within 2 % of CUBIC's
-/// with fewer packets lost. Not met: BBR is 2.6 % slower (13.86 s against 13.51 s; ProbeRTT
-/// every 5 s and the 1 % pacing margin, see README "BBR"), and CUBIC with HyStart++ loses no
-/// packet here, so "fewer" cannot hold; BBR loses none either.
+/// with fewer packets lost. Not met by the draft: BBR is 2.6 % slower (13.86 s against
+/// 13.51 s; ProbeRTT every 5 s and the 1 % pacing margin, see README "BBR"), and CUBIC with
+/// HyStart++ loses no packet here, so "fewer" cannot hold; BBR loses none either. The
+/// departure that meets the time is the next test.
 #[test]
 #[ignore = "not met: BBR is 2.6 % slower than CUBIC without loss behind 32 BDP"]
 fn bbr_within_2_percent_of_cubic_without_loss() {
@@ -124,4 +125,42 @@ fn bbr_within_2_percent_of_cubic_without_loss() {
     let c = &cell(&rows, 0.0, cubic()).summary;
     assert!(b.time().median <= c.time().median * 1.02);
     assert!(b.lost().median < c.lost().median);
+}
+
+/// With `BbrOptions::skip_probe_rtt_without_queue` (RTT samples within an eighth of the min
+/// RTT postpone ProbeRTT, so a flow alone on a queue-free path never halves its window) BBR
+/// is within 2 % of CUBIC without loss behind 32 BDP (13.59 s against 13.51 s) and loses no
+/// more (both none), and the random-loss advantage stays (2 and 5 %, at most half).
+#[test]
+fn bbr_skipping_probe_rtt_without_a_queue_is_within_2_percent_of_cubic() {
+    let base = Scenario {
+        queue: Queue::Bdp(32.0),
+        ..Scenario::default()
+    };
+    let mut skip = bbr();
+    skip.bbr.skip_probe_rtt_without_queue = true;
+    let rows = matrix(&base, &[0.0], &[skip, cubic()], &SEEDS[..1], 1).unwrap();
+    let b = &cell(&rows, 0.0, skip).summary;
+    let c = &cell(&rows, 0.0, cubic()).summary;
+    assert!(b.all_completed() && c.all_completed());
+    assert!(
+        b.time().median <= c.time().median * 1.02,
+        "BBR {} s, CUBIC {} s",
+        b.time().median,
+        c.time().median
+    );
+    assert!(b.lost().median <= c.lost().median);
+    let rows = matrix(
+        &base,
+        &[0.02, 0.05],
+        &[skip, cubic()],
+        &SEEDS[..1],
+        default_threads(),
+    )
+    .unwrap();
+    for loss in [0.02, 0.05] {
+        let b = cell(&rows, loss, skip).summary.time().median;
+        let c = cell(&rows, loss, cubic()).summary.time().median;
+        assert!(b <= c * 0.5, "{}%: BBR {b} s, CUBIC {c} s", loss * 100.0);
+    }
 }

@@ -55,8 +55,9 @@ fn assert_link_used(r: &ShareResult) {
 }
 
 /// Two BBR flows, 1-BDP and 8-BDP queue: both use the link and neither gets less than half
-/// of what the other gets from 10 s after the second started (20 seeds in README: the smaller
-/// over the larger 0.77 median, 0.66 lowest behind 1 BDP; 0.67 and 0.56 behind 8 BDP). The
+/// of what the other gets from 10 s after the second started (seeds 1 and 2: 0.53 and 0.65
+/// behind 8 BDP; 20 seeds in README: the smaller over the larger 0.83 median, 0.62 lowest
+/// behind 1 BDP; 0.47 and 0.42 behind 8 BDP, below half in some seeds). The
 /// issue's target, within 20 % of each other within 10 s, is the ignored test below.
 #[test]
 fn two_bbr_flows_both_get_a_share() {
@@ -79,11 +80,11 @@ fn two_bbr_flows_both_get_a_share() {
 /// each other (every 1-second interval, and over the rest of the run). Not met (README, "Why
 /// two BBR flows converge slowly"): the flows are window-limited with a standing queue, so
 /// each one's share follows its bandwidth estimate, which the two-cycle max filter holds for
-/// 5-6 s; behind 1 BDP loss-driven swings break the per-second bound. 1 of 20 seeds meets it
-/// behind 1 BDP, none behind 8 BDP; only leaving the draft (a one-cycle filter, a smaller
-/// window gain) moved it, and not to the target.
+/// 5-6 s or more; behind 1 BDP loss-driven swings break the per-second bound. 2 of 20 seeds
+/// meet it behind 1 BDP, none behind 8 BDP; no named departure (`BbrOptions`; README, "third
+/// look") gets more than 2 of 20 to it.
 #[test]
-#[ignore = "not met: two BBR flows take 22-25 s (median) to be within 20 % per second"]
+#[ignore = "not met: two BBR flows take 23 s to never (median) to be within 20 % per second"]
 fn bbr_pairs_converge_within_20_percent_in_10_s() {
     for queue in [Queue::Bdp(1.0), Queue::Bdp(8.0)] {
         for &seed in SEEDS {
@@ -115,7 +116,7 @@ fn bbr_share_against_cubic(queue: Queue, seed: u64, bbr_first: bool) -> f64 {
 }
 
 /// Behind 8 BDP, BBR takes at most 80 % of the bottleneck against CUBIC (the issue's bound; 20
-/// seeds: 0.50-0.72). Behind 1 BDP it takes 77-81 % (20 seeds), just over the bound in some
+/// seeds: 0.36-0.61). Behind 1 BDP it takes 75-83 % (20 seeds), just over the bound in some
 /// seeds: the test holds it to 85 % and the ignored one below states the issue's bound.
 #[test]
 fn bbr_against_cubic_takes_at_most_80_percent_behind_8_bdp_and_85_behind_1() {
@@ -129,11 +130,10 @@ fn bbr_against_cubic_takes_at_most_80_percent_behind_8_bdp_and_85_behind_1() {
     }
 }
 
-/// The issue's bound behind 1 BDP too: not met in every seed (0.77-0.81 over 20 seeds; 0.804
-/// with BBR first at seed 2). Within the draft no change found moves it (README, "Why two BBR
-/// flows converge slowly").
+/// The issue's bound behind 1 BDP too: not met by the draft in every seed (0.75-0.83 over 20
+/// seeds). Met with a ProbeBW cwnd gain of 1.5 (the test above; README, "third look").
 #[test]
-#[ignore = "not met: behind 1 BDP BBR takes up to 81 % against CUBIC"]
+#[ignore = "not met by the draft: behind 1 BDP BBR takes up to 83 % against CUBIC"]
 fn bbr_against_cubic_takes_at_most_80_percent_behind_1_bdp() {
     for &seed in SEEDS {
         for bbr_first in [true, false] {
@@ -143,8 +143,30 @@ fn bbr_against_cubic_takes_at_most_80_percent_behind_1_bdp() {
     }
 }
 
-/// When the rate halves, BBR drains the queue the old rate left within a few seconds (its
-/// bandwidth filter forgets the old rate after two probing cycles) and then keeps it near
+/// The smallest departure found that meets the issue's bound behind 1 BDP:
+/// `BbrOptions::probe_bw_cwnd_gain` 1.5 instead of the draft's 2 in ProbeBW DOWN, CRUISE and
+/// REFILL (less standing queue, so CUBIC's losses cost BBR's window more): BBR takes 0.64-0.72
+/// behind 1 BDP (20 seeds, README), and still at most 80 % behind 8 BDP.
+#[test]
+fn bbr_with_a_probe_bw_cwnd_gain_of_1_5_takes_at_most_80_percent_against_cubic() {
+    let mut b = bbr();
+    b.bbr.probe_bw_cwnd_gain = 1_500;
+    for &seed in SEEDS {
+        for queue in [Queue::Bdp(1.0), Queue::Bdp(8.0)] {
+            for (first, second, ours) in [(b, Cc::default(), 0), (Cc::default(), b, 1)] {
+                let r = two(first, second, queue, seed);
+                assert_link_used(&r);
+                let (from, to) = judged(&r);
+                let share = r.share(ours, from, to);
+                eprintln!("{queue:?} seed {seed} BBR flow {ours}: share {share:.3}");
+                assert!(share <= 0.8, "{queue:?} seed {seed}: {share}");
+            }
+        }
+    }
+}
+
+/// When the rate halves, BBR drains the queue the old rate left within 10 s (its bandwidth
+/// filter forgets the old rate after two probing cycles, longer when ProbeRTT intervenes) and then keeps it near
 /// empty; CUBIC keeps a standing queue of more than half the buffer and does not get back to
 /// its earlier level within the run.
 #[test]
@@ -166,8 +188,10 @@ fn bbr_drains_the_queue_after_the_rate_halves_and_cubic_does_not() {
         "BBR: recovery {recovery:?}, queue after {after_b}; CUBIC: recovery {:?}, after {after_c}",
         c.queue_recovery(RECOVERY_MARGIN)
     );
+    // 9.05 s at seed 1 since ProbeRTT marks the connection app-limited as the draft has it
+    // (the first round after ProbeRTT no longer advances the max-bw filter's cycle).
     assert!(
-        recovery.is_some_and(|t| t < Duration::from_secs(8)),
+        recovery.is_some_and(|t| t < Duration::from_secs(10)),
         "{recovery:?}"
     );
     assert!(after_b < 0.005, "{after_b}");

@@ -23,10 +23,10 @@
 //!   not an overflowing buffer) and the draft's responses to them ratchet the rate down round
 //!   after round: at 5 % random loss the unfiltered algorithm ends up slower than needed.
 //!   Drop-tail overflow comes with a full queue, so congestion losses still count; and a loss
-//!   rate above [`HIGH_LOSS_PERMILLE`] (15 %) always counts, so that a buffer too shallow to
+//!   rate above [`HIGH_LOSS_PERMILLE`] (25 %) always counts, so that a buffer too shallow to
 //!   show in the RTT is not overrun. ECN-CE marks are explicit and always count.
-//! - ProbeBW_DOWN ends on the BDP of `BBR.bw` rather than of `BBR.max_bw` (see
-//!   `is_time_to_cruise`).
+//! - Departures that the issue's fairness and speed targets were measured with are named
+//!   options, off by default ([`BbrOptions`]; tools/netsim/README.md, "third look").
 //! - `PickProbeWait`'s randomness comes from a small deterministic generator seeded per
 //!   controller: the library never reads the clock or the OS's entropy on this path, and
 //!   simulations stay reproducible.
@@ -93,6 +93,39 @@ pub const QUEUE_DELAY_FLOOR: Duration = Duration::from_millis(2);
 const MAX_BW_FILTER_LEN: u64 = 2;
 /// Rounds the ACK-aggregation filter covers (BBR.ExtraAckedFilterLen).
 const EXTRA_ACKED_FILTER_LEN: u64 = 10;
+
+/// Named departures from draft-ietf-ccwg-bbr-06, for experiments (netsim's `--bbr-*` flags).
+/// The default is the draft; build others with `..BbrOptions::default()`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct BbrOptions {
+    /// How many ProbeBW cycles the max-bw filter covers (BBR.MaxBwFilterLen; the draft's 2,
+    /// at least 1). With 1 a flow forgets a rate it no longer gets as soon as its current
+    /// probing cycle ends, instead of one cycle later.
+    pub max_bw_filter_cycles: u8,
+    /// The cwnd gain in ProbeBW_DOWN, CRUISE and REFILL, in thousandths (the draft's
+    /// DefaultCwndGain, 2000; at least 500). Lower keeps less standing queue when flows are
+    /// window-limited.
+    pub probe_bw_cwnd_gain: u16,
+    /// Whether ProbeBW_DOWN ends on the BDP of `BBR.bw` (bounded by `bw_shortterm`) rather
+    /// than of `BBR.max_bw` as IsTimeToCruise has it (§5.3.3.9).
+    pub cruise_on_bounded_bw: bool,
+    /// Whether an RTT sample that shows no queue (within an eighth of the min RTT, at least
+    /// 2 ms, as for the random-loss filter) postpones ProbeRTT as a new minimum would: a flow
+    /// alone on its path then skips ProbeRTT, which has nothing to drain. The draft refreshes
+    /// only on a strictly smaller sample (§5.3.4.3), so a bulk flow enters ProbeRTT every 5 s.
+    pub skip_probe_rtt_without_queue: bool,
+}
+
+impl Default for BbrOptions {
+    fn default() -> Self {
+        BbrOptions {
+            max_bw_filter_cycles: MAX_BW_FILTER_LEN as u8,
+            probe_bw_cwnd_gain: DEFAULT_CWND_GAIN as u16,
+            cruise_on_bounded_bw: false,
+            skip_probe_rtt_without_queue: false,
+        }
+    }
+}
 
 /// BBR's states (§5.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -198,6 +231,14 @@ pub struct Bbr {
     /// When the first Startup ended, and the window then (for netsim and qlog).
     startup_end: Option<(Instant, usize)>,
     spurious_undos: u64,
+    /// Whether ProbeRTT asked recovery to mark the connection app-limited.
+    mark_app_limited: bool,
+    /// The max-bw filter's length in ProbeBW cycles (BBR.MaxBwFilterLen, 2 in the draft).
+    max_bw_filter_len: u64,
+    /// The cwnd gain of DOWN, CRUISE and REFILL, in thousandths.
+    probe_bw_cwnd_gain: u64,
+    cruise_on_bounded_bw: bool,
+    skip_probe_rtt_without_queue: bool,
 }
 
 /// What an undo of a spurious loss episode restores (§5.5.11).
@@ -250,6 +291,11 @@ impl Bbr {
             startup_loss_exit: false,
             startup_end: None,
             spurious_undos: 0,
+            mark_app_limited: false,
+            max_bw_filter_len: u64::from(cfg.bbr.max_bw_filter_cycles.max(1)),
+            probe_bw_cwnd_gain: u64::from(cfg.bbr.probe_bw_cwnd_gain.max(500)),
+            cruise_on_bounded_bw: cfg.bbr.cruise_on_bounded_bw,
+            skip_probe_rtt_without_queue: cfg.bbr.skip_probe_rtt_without_queue,
         };
         bbr.init_pacing_rate(None);
         bbr.enter_startup();
@@ -363,7 +409,7 @@ impl Bbr {
     }
 
     fn enter_probe_bw(&mut self, now: Instant) {
-        self.cwnd_gain = DEFAULT_CWND_GAIN;
+        self.cwnd_gain = self.probe_bw_cwnd_gain;
         self.start_probe_bw_down(now);
     }
 
@@ -376,13 +422,13 @@ impl Bbr {
         self.m.start_round();
         self.state = BbrState::ProbeBwDown;
         self.pacing_gain = PROBE_DOWN_PACING_GAIN;
-        self.cwnd_gain = DEFAULT_CWND_GAIN;
+        self.cwnd_gain = self.probe_bw_cwnd_gain;
     }
 
     fn start_probe_bw_cruise(&mut self) {
         self.state = BbrState::ProbeBwCruise;
         self.pacing_gain = 1_000;
-        self.cwnd_gain = DEFAULT_CWND_GAIN;
+        self.cwnd_gain = self.probe_bw_cwnd_gain;
     }
 
     fn start_probe_bw_refill(&mut self) {
@@ -394,7 +440,7 @@ impl Bbr {
         self.m.start_round();
         self.state = BbrState::ProbeBwRefill;
         self.pacing_gain = 1_000;
-        self.cwnd_gain = DEFAULT_CWND_GAIN;
+        self.cwnd_gain = self.probe_bw_cwnd_gain;
     }
 
     fn start_probe_bw_up(&mut self, rs: &RateSample) {
@@ -447,13 +493,16 @@ impl Bbr {
         hi.saturating_sub(headroom).max(self.min_pipe_cwnd())
     }
 
-    /// The draft's IsTimeToCruise (§5.3.3.9) compares with `Inflight(BBR.max_bw, 1.0)`; this
-    /// uses `BBR.bw` (the max bounded by `bw_shortterm`), so that after a lossy round DOWN
-    /// drains to the bounded BDP. Without loss the two are equal; behind a 1-BDP queue the
-    /// draft's letter made two flows less even (netsim README, "Why two BBR flows converge
-    /// slowly": balance 0.77 against 0.91, 8 seeds).
+    /// IsTimeToCruise (§5.3.3.9): enough headroom below `inflight_longterm`, and in flight
+    /// no more than `Inflight(BBR.max_bw, 1.0)`, the BDP of the unbounded estimate.
     fn is_time_to_cruise(&self, inflight: u64) -> bool {
-        inflight <= self.inflight_with_headroom() && inflight <= self.inflight(1_000)
+        let bw = if self.cruise_on_bounded_bw {
+            self.m.bw
+        } else {
+            self.m.max_bw()
+        };
+        let bdp = self.m.bdp_multiple_of(bw, 1_000, self.initial_cwnd as u64);
+        inflight <= self.inflight_with_headroom() && inflight <= self.quantization_budget(bdp)
     }
 
     fn is_cwnd_limited(&self) -> bool {
@@ -524,7 +573,7 @@ impl Bbr {
     }
 
     /// Returns true if it decided a state transition (AdaptLongTermModel).
-    fn adapt_long_term_model(&mut self, now: Instant, rs: &RateSample) -> bool {
+    fn adapt_long_term_model(&mut self, rs: &RateSample) -> bool {
         if self.ack_phase == AckPhase::ProbeStarting && self.m.round_start {
             self.ack_phase = AckPhase::ProbeFeedback;
         }
@@ -542,14 +591,12 @@ impl Bbr {
                 return true;
             }
         }
-        if !self.is_bw_probe_sample {
-            return false;
-        }
+        // The response to too high a loss rate is per lost packet (HandleLostPacket); here
+        // an ACK only raises the upper bound, and only when the loss rate is safe.
         if Self::is_inflight_too_high(rs.lost, rs.tx_in_flight)
             && self.loss_is_congestion(rs.lost, rs.tx_in_flight)
         {
-            self.handle_inflight_too_high(now, rs.tx_in_flight, rs.is_app_limited);
-            return true;
+            return false;
         }
         if self.m.inflight_longterm == u64::MAX {
             return false;
@@ -567,7 +614,7 @@ impl Bbr {
         if !self.m.full_bw_reached {
             return;
         }
-        if self.adapt_long_term_model(now, rs) {
+        if self.adapt_long_term_model(rs) {
             return;
         }
         let state = self.state;
@@ -650,19 +697,29 @@ impl Bbr {
     }
 
     fn handle_probe_rtt(&mut self, now: Instant, inflight: u64) {
+        // Samples of what ProbeRTT sends say nothing of the path's bandwidth: mark the
+        // connection app-limited (MarkConnectionAppLimited; recovery's sampler applies it).
+        self.mark_app_limited = true;
         if self.probe_rtt_done_stamp.is_none() && inflight <= self.probe_rtt_cwnd() {
             self.probe_rtt_done_stamp = Some(now + PROBE_RTT_DURATION);
             self.probe_rtt_round_done = false;
             self.m.start_round();
-        } else if let Some(done) = self.probe_rtt_done_stamp {
+        } else if self.probe_rtt_done_stamp.is_some() {
             if self.m.round_start {
                 self.probe_rtt_round_done = true;
             }
-            if self.probe_rtt_round_done && now > done {
-                self.m.probe_rtt_min_stamp = Some(now);
-                self.restore_cwnd();
-                self.exit_probe_rtt(now);
+            if self.probe_rtt_round_done {
+                self.check_probe_rtt_done(now);
             }
+        }
+    }
+
+    /// CheckProbeRTTDone: past the 200 ms, schedule the next ProbeRTT and leave.
+    fn check_probe_rtt_done(&mut self, now: Instant) {
+        if self.probe_rtt_done_stamp.is_some_and(|done| now > done) {
+            self.m.probe_rtt_min_stamp = Some(now);
+            self.restore_cwnd();
+            self.exit_probe_rtt(now);
         }
     }
 
@@ -712,7 +769,8 @@ impl Bbr {
     }
 
     fn quantization_budget(&self, cap: u64) -> u64 {
-        let offload_budget = 3 * self.send_quantum as u64;
+        // QUIC's offload budget is one send quantum (§5.5.8.2; TCP's is three).
+        let offload_budget = self.send_quantum as u64;
         let mut cap = cap.max(offload_budget).max(self.min_pipe_cwnd());
         if self.state == BbrState::ProbeBwUp {
             cap += 2 * self.mss as u64;
@@ -779,13 +837,9 @@ impl Bbr {
         }
         // UpdateModelAndState.
         self.m.update_latest_delivery_signals(rs);
-        // Samples taken while ProbeRTT cuts the window say nothing about the path's bandwidth
-        // (the draft marks the connection app-limited; the sampler lives in recovery, so the
-        // samples are discounted here instead).
-        let app_limited = rs.is_app_limited || self.state == BbrState::ProbeRtt;
-        let round_start = self
-            .m
-            .update_round_and_max_bw(rs, app_limited, MAX_BW_FILTER_LEN);
+        let round_start =
+            self.m
+                .update_round_and_max_bw(rs, rs.is_app_limited, self.max_bw_filter_len);
         if round_start {
             self.rounds_since_probe_up += 1;
             self.cwnd_limited_prev = self.cwnd_limited;
@@ -824,6 +878,9 @@ impl Bbr {
         self.update_probe_bw_cycle_phase(now, inflight, rs);
         self.m
             .update_min_rtt(now, rs.rtt, MIN_RTT_FILTER_LEN, PROBE_RTT_INTERVAL);
+        if self.skip_probe_rtt_without_queue && !self.m.shows_queue(Some(rs.rtt)) {
+            self.m.postpone_probe_rtt(now);
+        }
         self.check_probe_rtt(now, inflight, rs);
         self.m.advance_latest_delivery_signals(rs);
         self.m.bound_bw_for_model();
@@ -835,13 +892,16 @@ impl Bbr {
 }
 
 impl CongestionControl for Bbr {
-    fn on_packet_sent(&mut self, _now: Instant, info: &SentInfo) {
+    fn on_packet_sent(&mut self, now: Instant, info: &SentInfo) {
         let before = info.bytes_in_flight.saturating_sub(info.size);
         if before == 0 && self.app_limited {
             // HandleRestartFromIdle (§5.4).
             self.idle_restart = true;
+            self.m.restart_ack_aggregation(now);
             if self.state.is_probe_bw() {
                 self.set_pacing_rate_with_gain(1_000);
+            } else if self.state == BbrState::ProbeRtt {
+                self.check_probe_rtt_done(now);
             }
         }
         if info.bytes_in_flight.saturating_add(self.mss) > self.cwnd {
@@ -853,14 +913,19 @@ impl CongestionControl for Bbr {
         true
     }
 
+    fn take_app_limited_mark(&mut self) -> bool {
+        std::mem::take(&mut self.mark_app_limited)
+    }
+
     fn on_rate_sample(&mut self, _now: Instant, sample: &RateSample) {
         self.sample = Some(*sample);
     }
 
     fn on_packet_lost_rate(&mut self, now: Instant, lost: &LostPacketRate) {
-        // HandleLostPacket (§5.5.10.2).
+        // HandleLostPacket (§5.5.10.2); NoteLoss saves the undo state at a round's first loss.
         if !self.m.is_loss_in_round {
             self.m.loss_round_delivered = lost.total_delivered;
+            self.save_state_upon_loss();
         }
         self.m.note_loss(lost.size);
         if !self.is_bw_probe_sample {
@@ -938,16 +1003,20 @@ impl CongestionControl for Bbr {
         self.m.bw_shortterm = self.m.bw_shortterm.max(self.undo.bw_shortterm);
         self.m.inflight_shortterm = self.m.inflight_shortterm.max(self.undo.inflight_shortterm);
         self.m.inflight_longterm = self.m.inflight_longterm.max(self.undo.inflight_longterm);
+        let in_probe_rtt = self.state == BbrState::ProbeRtt;
         match self.undo.state {
             Some(BbrState::Startup) if self.state != BbrState::Startup => {
                 self.m.full_bw_reached = false;
-                self.enter_startup();
+                if !in_probe_rtt {
+                    self.enter_startup();
+                }
             }
-            Some(BbrState::ProbeBwUp) if self.state.is_probe_bw() => {
+            Some(BbrState::ProbeBwUp) if self.state != BbrState::ProbeBwUp && !in_probe_rtt => {
                 self.start_probe_bw_refill();
             }
             _ => {}
         }
+        self.undo.state = None;
         let _ = now;
     }
 

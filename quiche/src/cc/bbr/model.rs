@@ -186,12 +186,25 @@ impl Model {
         }
     }
 
+    /// Restarts the ProbeRTT interval without a new minimum ([`super::BbrOptions`]'s
+    /// `skip_probe_rtt_without_queue`).
+    pub(crate) fn postpone_probe_rtt(&mut self, now: Instant) {
+        self.probe_rtt_min_stamp = Some(now);
+        self.probe_rtt_expired = false;
+    }
+
     /// BDPMultiple(gain), gain in thousandths; `initial_cwnd` before any RTT sample.
     pub(crate) fn bdp_multiple(&self, gain: u64, initial_cwnd: u64) -> u64 {
+        self.bdp_multiple_of(self.bw, gain, initial_cwnd)
+    }
+
+    /// BDPMultiple(bw, gain): the same with a given bandwidth (the draft's two-argument
+    /// form, used with `BBR.max_bw` by IsTimeToCruise).
+    pub(crate) fn bdp_multiple_of(&self, bw: u64, gain: u64, initial_cwnd: u64) -> u64 {
         let Some(min_rtt) = self.min_rtt else {
             return initial_cwnd;
         };
-        let bdp = (self.bw as u128) * min_rtt.as_nanos() / 1_000_000_000;
+        let bdp = (bw as u128) * min_rtt.as_nanos() / 1_000_000_000;
         u64::try_from(bdp * gain as u128 / 1_000).unwrap_or(u64::MAX)
     }
 
@@ -216,6 +229,12 @@ impl Model {
         let extra = u64::try_from(extra).unwrap_or(u64::MAX).min(cwnd);
         self.extra_acked_filter
             .update(extra, self.round_count, window.saturating_sub(1));
+    }
+
+    /// Restarts the aggregation interval (HandleRestartFromIdle, §5.4).
+    pub(crate) fn restart_ack_aggregation(&mut self, now: Instant) {
+        self.extra_acked_interval_start = Some(now);
+        self.extra_acked_delivered = 0;
     }
 
     /// NoteLoss: a packet of `size` bytes (0 for an ECN-CE mark) was lost.

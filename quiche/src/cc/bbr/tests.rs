@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use super::model::{inflight_at_loss, Model};
 use super::*;
-use crate::cc::{CongestionControlAlgorithm, Controller};
+use crate::cc::{CcConfig, CongestionControlAlgorithm, Controller};
 use crate::packet::Epoch;
 use crate::recovery::pacer::Pacer;
 use crate::recovery::{test_now, AckOutcome, Recovery, RecoveryConfig, SentPacket};
@@ -64,9 +64,31 @@ impl Sim {
         queue_packets: usize,
         loss_permille: u64,
     ) -> Sim {
+        Sim::with_options(
+            algorithm,
+            BbrOptions::default(),
+            rate_mbit,
+            rtt_ms,
+            queue_packets,
+            loss_permille,
+        )
+    }
+
+    fn with_options(
+        algorithm: CongestionControlAlgorithm,
+        bbr: BbrOptions,
+        rate_mbit: u64,
+        rtt_ms: u64,
+        queue_packets: usize,
+        loss_permille: u64,
+    ) -> Sim {
         let cfg = RecoveryConfig {
             cc_algorithm: algorithm,
             is_server: true,
+            cc: CcConfig {
+                bbr,
+                ..CcConfig::default()
+            },
             ..RecoveryConfig::default()
         };
         let now = test_now();
@@ -502,6 +524,32 @@ fn probe_rtt_waits_a_round_when_the_round_is_longer_than_200_ms() {
     let d = trace[entry + 1].0 - trace[entry].0;
     assert!(d >= Duration::from_millis(400), "{d:?} {trace:?}");
     assert!(d <= Duration::from_millis(1_300), "{d:?} {trace:?}");
+}
+
+/// The draft enters ProbeRTT every 5 s even alone on a path with no queue (a sample only
+/// postpones it by being a new minimum); with `skip_probe_rtt_without_queue` queue-free
+/// samples postpone it and the flow never leaves ProbeBW, delivering more.
+#[test]
+fn skipping_probe_rtt_without_a_queue_is_an_option() {
+    let run = |skip: bool| {
+        let opts = BbrOptions {
+            skip_probe_rtt_without_queue: skip,
+            ..BbrOptions::default()
+        };
+        let mut s = Sim::with_options(CongestionControlAlgorithm::Bbr, opts, 10, 40, 84, 0);
+        s.run(Duration::from_secs(12), |_| false);
+        let probe_rtts = s
+            .trace
+            .iter()
+            .filter(|(_, st)| *st == BbrState::ProbeRtt)
+            .count();
+        (probe_rtts, s.r.stats().acked_packets)
+    };
+    let (draft_probes, draft_bytes) = run(false);
+    let (skip_probes, skip_bytes) = run(true);
+    assert_eq!(draft_probes, 2, "the draft: at 5 s and 10 s");
+    assert_eq!(skip_probes, 0);
+    assert!(skip_bytes > draft_bytes, "{skip_bytes} vs {draft_bytes}");
 }
 
 /// Goodput (acknowledged bytes per second) of `algorithm` over 10 s.
