@@ -44,9 +44,9 @@ use self::loss::{LostHistory, SpuriousTally};
 use self::pto::{PtoDeadline, SpaceTimes};
 use self::rate::RateSampler;
 
-/// With fewer than this many full datagrams in flight, [`Recovery::cwnd_available`] offers
-/// whatever room there is, even less than a datagram.
-const SLIVER_BELOW_IN_FLIGHT_PACKETS: usize = 2;
+/// Below this many full datagrams of window, [`Recovery::cwnd_available`] offers whatever room
+/// there is, even less than a datagram.
+const SMALL_WINDOW_PACKETS: usize = 4;
 
 /// Configuration of a path's recovery.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -872,26 +872,19 @@ impl<P> Recovery<P> {
     /// paying the per-packet overhead (header, AEAD tag, ACK work) for a few bytes. Waiting for
     /// the next ACK to free a full datagram respects the window just the same (RFC 9002 §7).
     /// With nothing in flight the whole window (at least two datagrams) is available, so this
-    /// never stalls the sender. With less than two datagrams in flight the room is offered
-    /// whatever its size: the peer may be holding a lone packet for up to its max_ack_delay
-    /// (it acknowledges every second one at once, RFC 9000 §13.2.2), and a sliver now gets it
-    /// the second one. With two or more in flight an acknowledgment is on its way without that
-    /// delay, and waiting for it costs nothing; sending slivers would cost more than overhead
-    /// on a lossy path, where every packet, full or not, is as likely to be lost and each loss
-    /// reduces the window (at 5 % random loss on tools/cclab's seed path, 3.2 % of the packets
-    /// were such slivers when they were offered whenever the window was under four datagrams).
+    /// never stalls the sender.
     ///
     /// Just after a loss reduced the window, one datagram is allowed beyond it (RFC 9002
     /// §7.3.2).
     pub fn cwnd_available(&self) -> usize {
-        let in_flight = self.bytes_in_flight();
-        let available = self.cc.cwnd().saturating_sub(in_flight);
-        let lone = in_flight < SLIVER_BELOW_IN_FLIGHT_PACKETS * self.max_datagram_size;
-        let available = if available < self.max_datagram_size && !lone {
-            0
-        } else {
-            available
-        };
+        let available = self.cc.cwnd().saturating_sub(self.bytes_in_flight());
+        let small_window = self.cc.cwnd() < SMALL_WINDOW_PACKETS * self.max_datagram_size;
+        let available =
+            if available < self.max_datagram_size && self.bytes_in_flight() > 0 && !small_window {
+                0
+            } else {
+                available
+            };
         available.max(self.recovery_allowance)
     }
 

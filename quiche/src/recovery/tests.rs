@@ -602,26 +602,6 @@ fn cwnd_available_waits_for_a_full_datagram() {
     assert_eq!(h.r.cwnd_available(), 12_000 + MSS - (8 * MSS + 100));
 }
 
-/// A small window (three datagrams after persistent congestion) with two full datagrams in
-/// flight: the sliver left waits for their acknowledgment, which the peer sends at once (it
-/// acknowledges every second packet); a window-filling sliver would only add a packet.
-#[test]
-fn cwnd_available_offers_no_sliver_with_two_datagrams_in_flight() {
-    let (mut h, pc) = lose_two_packets_apart(ms(825) + Duration::from_nanos(1));
-    assert!(pc);
-    assert_eq!(h.r.cwnd(), 3 * MSS);
-    h.send(APP);
-    h.send(APP);
-    // A repeated acknowledgment: nothing new, but the reduction's one-datagram allowance
-    // (RFC 9002 §7.3.2) ends with it.
-    h.ack(APP, &[3..4], Duration::ZERO).unwrap();
-    assert_eq!(h.r.cwnd(), 3 * MSS);
-    assert_eq!(h.r.cwnd_available(), MSS);
-    h.send_with(APP, MSS - 200, true);
-    assert_eq!(h.r.cwnd_available(), 0);
-    assert!(h.r.can_send(200), "the window itself still has room");
-}
-
 #[test]
 fn losses_of_packets_sent_before_the_first_slow_start_ended_are_counted() {
     let mut h = Harness::confirmed();
