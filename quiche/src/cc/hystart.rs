@@ -425,7 +425,10 @@ mod tests {
     fn rtt_threshold_is_a_sixteenth_clamped_to_4_and_16_ms() {
         assert_eq!(HyStart::rtt_threshold(ms(60)), ms(4));
         assert_eq!(HyStart::rtt_threshold(ms(100)), Duration::from_micros(6250));
-        assert_eq!(HyStart::rtt_threshold(ms(200)), Duration::from_micros(12_500));
+        assert_eq!(
+            HyStart::rtt_threshold(ms(200)),
+            Duration::from_micros(12_500)
+        );
         assert_eq!(HyStart::rtt_threshold(ms(20)), ms(4));
         assert_eq!(HyStart::rtt_threshold(ms(300)), ms(16));
         assert_eq!(HyStart::rtt_threshold(Duration::ZERO), ms(4));

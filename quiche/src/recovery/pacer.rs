@@ -242,14 +242,22 @@ mod tests {
             released.push(at - t0);
             pacer.on_packet_sent_with(at, MSS, Some(1_200_000), 10 * MSS);
         }
-        assert_eq!(released, [1, 2, 3, 4, 5].map(Duration::from_millis).to_vec());
+        assert_eq!(
+            released,
+            [1, 2, 3, 4, 5].map(Duration::from_millis).to_vec()
+        );
         // Asked between two releases, the next still waits for its turn after the last one.
         let t1 = t0 + Duration::from_micros(2_500);
         assert_eq!(pacer.next_send_time(t1), t0 + Duration::from_millis(6));
         // With the bucket holding enough at the last release (a full refill), the next goes
         // with it, not before it.
         let mut pacer = Pacer::new(true, MSS);
-        pacer.on_packet_sent_with(t0 + Duration::from_millis(3), MSS, Some(1_200_000), 10 * MSS);
+        pacer.on_packet_sent_with(
+            t0 + Duration::from_millis(3),
+            MSS,
+            Some(1_200_000),
+            10 * MSS,
+        );
         assert_eq!(pacer.next_send_time(t0), t0 + Duration::from_millis(3));
     }
 

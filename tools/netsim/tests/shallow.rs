@@ -73,7 +73,10 @@ fn default_strategy_cuts_first_slow_start_losses_with_pmtud_datagrams() {
     let default = run(&path(SlowStartStrategy::default()), 1, None).unwrap();
     let standard = run(&path(SlowStartStrategy::Standard), 1, None).unwrap();
     assert!(default.completed && standard.completed);
-    assert!(default.slow_start_delay_exits >= 1, "HyStart++ left slow start by delay");
+    assert!(
+        default.slow_start_delay_exits >= 1,
+        "HyStart++ left slow start by delay"
+    );
     assert!(
         default.lost_in_first_slow_start * 2 <= standard.lost_in_first_slow_start,
         "default {} lost in the first slow start, standard {}",
