@@ -10,9 +10,15 @@ use ring::rand::SecureRandom;
 
 use crate::args::TransportArgs;
 
-/// Length of the connection IDs both programs issue. The server routes short-header packets by
+/// Length of the connection IDs the server issues. The server routes short-header packets by
 /// their first `LOCAL_CID_LEN` bytes, the length its IDs have.
 pub const LOCAL_CID_LEN: usize = 16;
+
+/// Length of the connection IDs the client issues. Every packet the server sends carries one,
+/// and a download is mostly such packets: 8 random bytes are enough to tell the client's
+/// connections apart and to keep them unlinkable (the client routes nothing by them), and they
+/// leave 8 more bytes per datagram for data, 0.55 % of a 1452-byte datagram.
+pub const CLIENT_CID_LEN: usize = 8;
 
 /// Receive buffer size: the largest UDP payload there is.
 pub const MAX_DATAGRAM_SIZE: usize = 65535;
@@ -145,9 +151,9 @@ pub fn setup_qlog(conn: &mut Connection, role: &str) {
     }
 }
 
-/// A random connection ID of [`LOCAL_CID_LEN`] bytes.
+/// A random connection ID of [`CLIENT_CID_LEN`] bytes, for the client.
 pub fn new_cid() -> ConnectionId<'static> {
-    let mut cid = vec![0; LOCAL_CID_LEN];
+    let mut cid = vec![0; CLIENT_CID_LEN];
     fill_random(&mut cid);
     ConnectionId::from_vec(cid)
 }

@@ -6,7 +6,7 @@
 #   tools/cclab/run.sh [--rate 5mbit] [--rtt 60ms] [--queue 1bdp] [--loss 0,0.01,0.02,0.05]
 #                      [--loss-dir down] [--size 8MiB] [--runs 5] [--seed 1]
 #                      [--senders ours,ours-std,ours-reno,tcp,quinn] [--base-bin DIR] [--ours-bin DIR]
-#                      [--timeout 300] [--out DIR] [--qlog] [--extra "ARGS"]
+#                      [--timeout 300] [--out DIR] [--qlog] [--extra "ARGS"] [--nice N]
 #
 # Senders (all download SIZE from a server in the lab's server namespace):
 #   ours        target/release quiche-server/-client, HTTP/0.9, CUBIC + HyStart++ (default)
@@ -22,6 +22,9 @@
 # --qlog writes our connections' qlogs under OUT/qlog/<label>/.
 # --ours-bin DIR takes our binaries from DIR instead of target/release (keep a copy there when
 # you rebuild during a long run).
+# --nice N runs every endpoint (servers and clients of all senders) at that nice level (default
+# -10; 0 for none): on a loaded machine a user-space receiver that waits for a CPU delays its
+# ACKs by tens of milliseconds, which TCP's in-kernel receiver never does.
 # Needs root (namespaces and TUN devices). Namespaces cclab-c/cclab-s (CCLAB_NS=x: x-c/x-s): it
 # never touches netlab's default lab-c/lab-s, so another lab can run beside it. Not in CI: each 8 MiB run at 5 % loss
 # takes 1.5 minutes.
@@ -32,6 +35,7 @@ NETLAB="${NETLAB:-$(cd "$REPO/../../shared/netlab" 2>/dev/null && pwd || echo /w
 
 rate=5mbit rtt=60ms queue=1bdp losses=0,0.01,0.02,0.05 loss_dir=down size=8MiB runs=5 seed=1
 senders=ours,ours-std,ours-reno,tcp,quinn base_bin="" ours_bin="" timeout=300 out="" qlog=0 extra=""
+nice_level=-10
 while [ $# -gt 0 ]; do
     case "$1" in
         --rate) rate="$2"; shift 2 ;;
@@ -49,7 +53,8 @@ while [ $# -gt 0 ]; do
         --out) out="$2"; shift 2 ;;
         --qlog) qlog=1; shift ;;
         --extra) extra="$2"; shift 2 ;;
-        -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+        --nice) nice_level="$2"; shift 2 ;;
+        -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
         *) echo "cclab: unknown option $1" >&2; exit 2 ;;
     esac
 done
@@ -106,10 +111,13 @@ lab_down() {
     linkem_pid=""
 }
 in_s() { ip netns exec "$NS_S" "$@"; }
-# For a server started with `&`: exec, so that $! is the server itself (ip netns exec and env
-# exec in turn) and stop_server's kill reaches it, not a subshell that would leave it running.
-bg_s() { exec ip netns exec "$NS_S" "$@"; }
-in_c() { ip netns exec "$NS_C" "$@"; }
+# The endpoints run at --nice's level (nice execs the command in turn).
+NICE=()
+[ "$nice_level" = 0 ] || NICE=(nice -n "$nice_level")
+# For a server started with `&`: exec, so that $! is the server itself (ip netns exec, nice and
+# env exec in turn) and stop_server's kill reaches it, not a subshell that would leave it running.
+bg_s() { exec ip netns exec "$NS_S" ${NICE[@]+"${NICE[@]}"} "$@"; }
+in_c() { ip netns exec "$NS_C" ${NICE[@]+"${NICE[@]}"} "$@"; }
 wait_port() { # udp|tcp port
     for _ in $(seq 100); do
         in_s ss -lnH "--$1" "sport = :$2" 2>/dev/null | grep -q . && return 0; sleep 0.05
@@ -211,7 +219,7 @@ EOF
 
 load() { awk '{print $1, $2, $3}' /proc/loadavg; }
 steal() { awk '/^cpu /{print $9}' /proc/stat; }
-echo "cclab: rate=$rate rtt=$rtt queue=$queue loss=$losses ($loss_dir) size=$size runs=$runs senders=$senders -> $out"
+echo "cclab: rate=$rate rtt=$rtt queue=$queue loss=$losses ($loss_dir) size=$size runs=$runs senders=$senders nice=$nice_level -> $out"
 echo "load at start: $(load)" | tee "$out/load.txt"
 steal0="$(steal)"
 : >"$out/results.tsv"

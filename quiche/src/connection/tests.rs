@@ -1017,3 +1017,41 @@ fn run_until_gives_up_after_its_step_cap_instead_of_hanging() {
         false
     });
 }
+
+/// An application may build several datagrams at one instant and hold each until its release
+/// time (the apps send those due within a millisecond together, in one GSO batch). Their
+/// release times must be a pacing interval apart, as if each had been asked for at its time,
+/// not the same instant for all: that would turn pacing into bursts of the whole window.
+#[test]
+fn datagrams_built_at_one_instant_get_spaced_release_times() {
+    let mut pipe = lossy_pipe(0.0, 0.0, 5);
+    let data = payload(8 << 20, 5);
+    let mss = pipe.client.max_send_udp_payload_size();
+    let mut sent = 0;
+    let mut buf = vec![0u8; 65536];
+    // Grow the window well past the pacer's burst (the initial window).
+    while pipe.client.path_stats().cwnd < 60 * mss {
+        if let Ok(n) = pipe.client.stream_send(0, &data[sent..], false) {
+            sent += n;
+        }
+        for id in pipe.server.readable().collect::<Vec<_>>() {
+            while pipe.server.stream_recv(id, &mut buf).is_ok() {}
+        }
+        assert!(pipe.step().unwrap(), "the transfer stalled");
+    }
+    // The pipe asks for the next datagram only at its release time; ask for more now.
+    let now = pipe.now;
+    let mut released = Vec::new();
+    let mut out = [0u8; 1500];
+    while released.len() < 20 {
+        match pipe.client.send_at(&mut out, now) {
+            Ok((_, info)) if info.at > now => released.push(info.at),
+            Ok(_) => {}
+            Err(Error::Done) => break,
+            Err(e) => panic!("send: {e:?}"),
+        }
+    }
+    assert!(released.len() >= 5, "the window had room: {released:?}");
+    let gaps: Vec<Duration> = released.windows(2).map(|w| w[1] - w[0]).collect();
+    assert!(gaps.iter().all(|g| !g.is_zero()), "{gaps:?}");
+}

@@ -105,19 +105,29 @@ impl Pacer {
 
     /// When the next packet may leave: `now` if the bucket holds a full datagram's worth (or
     /// pacing is off or has no rate yet), otherwise the instant it will.
+    ///
+    /// An application may build several datagrams at one `now` and hold each until its release
+    /// time (the apps send those due within a millisecond at once, in one GSO batch). The
+    /// previous packet's release time may then lie after `now`: the wait counts from that
+    /// release, never from `now`, so that such datagrams are a pacing interval apart and
+    /// not all released at the same instant. Release times never go backwards.
     pub fn next_send_time(&self, now: Instant) -> Instant {
-        if !self.enabled || self.rate == 0 || self.last.is_none() {
+        let Some(last) = self.last else {
+            return now;
+        };
+        if !self.enabled || self.rate == 0 {
             return now;
         }
-        let deficit = self.datagram_tokens().saturating_sub(self.tokens_at(now));
+        let from = now.max(last);
+        let deficit = self.datagram_tokens().saturating_sub(self.tokens_at(from));
         if deficit <= 0 {
-            return now;
+            return from;
         }
         // Round up so that at the returned instant the tokens suffice.
         let rate = self.rate as u128;
         let wait_ns = (deficit as u128).div_ceil(rate);
         let wait = Duration::from_nanos(u64::try_from(wait_ns).unwrap_or(u64::MAX));
-        now.checked_add(wait).unwrap_or(now)
+        from.checked_add(wait).unwrap_or(from)
     }
 
     /// A packet of `bytes` left at `now`; `cc` gives the window, its pacing rate and send
@@ -216,6 +226,39 @@ mod tests {
         for (i, &t) in d[10..].iter().enumerate() {
             assert_eq!(t, Duration::from_micros(800 * (i as u64 + 1)), "{d:?}");
         }
+    }
+
+    #[test]
+    fn datagrams_built_ahead_of_their_release_are_a_pacing_interval_apart() {
+        // 1.2 MB/s, 1200-byte packets: one per millisecond once the burst is spent. An
+        // application asks for five more datagrams at the same instant t0 (it holds each until
+        // its release time): they must leave 1, 2, 3, 4 and 5 ms later, not all at 1 ms.
+        let mut pacer = Pacer::new(true, MSS);
+        let t0 = test_now();
+        departures(&mut pacer, t0, 10, 1_200_000, 10 * MSS);
+        let mut released = Vec::new();
+        for _ in 0..5 {
+            let at = pacer.next_send_time(t0);
+            released.push(at - t0);
+            pacer.on_packet_sent_with(at, MSS, Some(1_200_000), 10 * MSS);
+        }
+        assert_eq!(
+            released,
+            [1, 2, 3, 4, 5].map(Duration::from_millis).to_vec()
+        );
+        // Asked between two releases, the next still waits for its turn after the last one.
+        let t1 = t0 + Duration::from_micros(2_500);
+        assert_eq!(pacer.next_send_time(t1), t0 + Duration::from_millis(6));
+        // With the bucket holding enough at the last release (a full refill), the next goes
+        // with it, not before it.
+        let mut pacer = Pacer::new(true, MSS);
+        pacer.on_packet_sent_with(
+            t0 + Duration::from_millis(3),
+            MSS,
+            Some(1_200_000),
+            10 * MSS,
+        );
+        assert_eq!(pacer.next_send_time(t0), t0 + Duration::from_millis(3));
     }
 
     #[test]
