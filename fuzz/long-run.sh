@@ -88,11 +88,11 @@ while :; do
         fi
         log="$LOGS/$t.$(date -u +%Y%m%dT%H%M%S).log"
         start=$(date -u +%s)
-        # Extra libFuzzer flags of a target, read at every slice (e.g. the conn targets' longer
-        # programs: -max_len=2048 -len_control=0).
+        # Extra libFuzzer flags of a target (the conn targets' longer programs), read at
+        # every slice.
         opts=()
-        if [ -f "longrun/options/$t" ]; then
-            read -r -a opts <"longrun/options/$t"
+        if [ -f "options/$t" ]; then
+            read -r -a opts <"options/$t"
         fi
         nice -n 10 "$BIN/$t" "corpus/$t" -max_total_time="$secs" -timeout=30 "${opts[@]}" \
             -artifact_prefix="artifacts/$t/" -print_final_stats=1 >"$log" 2>&1 || true
