@@ -1,7 +1,7 @@
 //! The connection fuzzing driver shared by `conn_server`, `conn_client` and `conn_handshake`.
 //! The input is read as a program of steps. The peer of the fuzzed endpoint seals arbitrary
 //! frames in well-formed, authenticated 1-RTT packets (`Connection::fuzz_seal_1rtt`, feature
-//! `fuzzing`); the clock advances by fuzzed amounts; both sides send and handle timeouts.
+//! `fuzzing`), now and then damaged on the way; the clock advances by fuzzed amounts; both sides send and handle timeouts.
 //! After every step the fuzzed endpoint's invariants are checked
 //! (`Connection::debug_check_invariants`).
 //!
@@ -328,6 +328,18 @@ pub fn run(data: &[u8], server: bool, start: Start) {
                 let Ok(mut pkt) = peer.fuzz_seal_1rtt(&payload[..len], now) else {
                     return;
                 };
+                // Now and then the datagram is damaged on the way: a bit flipped (the packet
+                // no longer authenticates, or its header reads differently), or junk after it
+                // (a coalesced packet that does not parse).
+                let damage = inp.u8();
+                match damage {
+                    0xf0..=0xf7 => {
+                        let i = usize::from(inp.u8()) % pkt.len();
+                        pkt[i] ^= 1 << (damage & 7);
+                    }
+                    0xf8..=0xff => pkt.extend_from_slice(inp.bytes(64)),
+                    _ => {}
+                }
                 let info = if server {
                     RecvInfo {
                         from: pipe.client_addr,
