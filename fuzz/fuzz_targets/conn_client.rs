@@ -6,4 +6,4 @@ use libfuzzer_sys::fuzz_target;
 #[path = "common/conn.rs"]
 mod conn;
 
-fuzz_target!(|data: &[u8]| conn::run(data, false));
+fuzz_target!(|data: &[u8]| conn::run(data, false, conn::Start::Established));

@@ -1,16 +1,25 @@
-//! The connection fuzzing driver shared by `conn_server` and `conn_client`: after a real
-//! handshake on the in-memory pipe (virtual clock, seeded link), the input is read as a program
-//! of steps. The peer of the fuzzed endpoint seals arbitrary frames in well-formed,
-//! authenticated 1-RTT packets (`Connection::fuzz_seal_1rtt`, feature `fuzzing`); the clock
-//! advances by fuzzed amounts; both sides send and handle timeouts. After every step the fuzzed
-//! endpoint's invariants are checked (`Connection::debug_check_invariants`).
+//! The connection fuzzing driver shared by `conn_server`, `conn_client` and `conn_handshake`.
+//! The input is read as a program of steps. The peer of the fuzzed endpoint seals arbitrary
+//! frames in well-formed, authenticated 1-RTT packets (`Connection::fuzz_seal_1rtt`, feature
+//! `fuzzing`), now and then damaged on the way; the clock advances by fuzzed amounts; both sides send and handle timeouts.
+//! After every step the fuzzed endpoint's invariants are checked
+//! (`Connection::debug_check_invariants`).
+//!
+//! `conn_server` and `conn_client` start from a pair put straight into the established state
+//! (`Pipe::fuzz_established`: no TLS, fixed connection IDs and 1-RTT keys), so that an input
+//! costs what its steps cost rather than a TLS handshake. `conn_handshake` runs the real
+//! handshake first, with the datagrams the input picks dropped, and then the same program:
+//! it covers the handshake and what TLS does after it (CRYPTO frames in 1-RTT packets).
 
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use octets::OctetsMut;
 use quiche::frame::{AckRanges, Frame};
 use quiche::ranges::RangeSet;
-use quiche::testing::Pipe;
+use quiche::testing::{Pipe, Verdict};
 use quiche::{Connection, RecvInfo};
 
 fn cert(name: &str) -> String {
@@ -20,7 +29,21 @@ fn cert(name: &str) -> String {
     )
 }
 
-fn config(server: bool) -> quiche::Config {
+/// Connection IDs from a counter that restarts with every input, so that a run does not
+/// depend on the inputs before it (nor on the system's randomness).
+struct CountingIds(AtomicU64);
+
+impl quiche::ConnectionIdGenerator for CountingIds {
+    fn generate(&self, cid: &mut [u8]) -> quiche::Result<()> {
+        let n = self.0.fetch_add(1, Ordering::Relaxed);
+        for (i, b) in cid.iter_mut().enumerate() {
+            *b = (n >> (8 * (i % 8))) as u8 ^ i as u8;
+        }
+        Ok(())
+    }
+}
+
+fn config(server: bool, ids: &Arc<CountingIds>) -> quiche::Config {
     let mut c = quiche::Config::new(quiche::PROTOCOL_VERSION).unwrap();
     c.set_application_protos(&[b"hq-interop"]).unwrap();
     c.set_initial_max_data(1 << 16);
@@ -31,6 +54,8 @@ fn config(server: bool) -> quiche::Config {
     c.set_initial_max_streams_uni(8);
     c.set_active_connection_id_limit(4);
     c.enable_dgram(true, 16, 16);
+    c.set_stateless_reset_key(&[if server { 0x53 } else { 0x43 }; 32]);
+    c.set_cid_generator(ids.clone());
     if server {
         c.load_cert_chain_from_pem_file(&cert("cert.crt")).unwrap();
         c.load_priv_key_from_pem_file(&cert("cert.key")).unwrap();
@@ -38,6 +63,35 @@ fn config(server: bool) -> quiche::Config {
         c.verify_peer(false);
     }
     c
+}
+
+/// The configs of both sides, built once per process (loading the certificate and building
+/// the TLS configs cost more than a whole run of a short input).
+struct Configs {
+    client: quiche::Config,
+    server: quiche::Config,
+    ids: Arc<CountingIds>,
+}
+
+thread_local! {
+    static CONFIGS: RefCell<Configs> = RefCell::new({
+        let ids = Arc::new(CountingIds(AtomicU64::new(0)));
+        Configs {
+            client: config(false, &ids),
+            server: config(true, &ids),
+            ids,
+        }
+    });
+}
+
+/// How the pair of a run starts (each target uses one of the two).
+#[derive(Clone, Copy, PartialEq, Eq)]
+#[allow(dead_code)]
+pub enum Start {
+    /// Established without TLS (`Pipe::fuzz_established`).
+    Established,
+    /// A real handshake, the datagrams of the input's drop mask lost.
+    Handshake,
 }
 
 /// Reads the fuzz input front to back; exhausted input reads as zeros.
@@ -209,12 +263,34 @@ fn check(pipe: &Pipe, server: bool) {
 }
 
 /// Runs the program `data` against the server (`server`) or the client.
-pub fn run(data: &[u8], server: bool) {
-    let mut pipe = Pipe::new(&mut config(false), &mut config(true)).unwrap();
-    if pipe.handshake().is_err() {
-        return;
-    }
+pub fn run(data: &[u8], server: bool, start: Start) {
     let mut inp = Input(data);
+    let made = CONFIGS.with_borrow_mut(|c| {
+        c.ids.0.store(0, Ordering::Relaxed);
+        match start {
+            Start::Established => Pipe::fuzz_established(&mut c.client, &mut c.server),
+            Start::Handshake => Pipe::new(&mut c.client, &mut c.server),
+        }
+    });
+    let mut pipe = made.expect("the fuzzing configs make a pair");
+    if start == Start::Handshake {
+        // Up to 16 handshake datagrams, each dropped when its bit is set.
+        let mut mask = u16::from_le_bytes([inp.u8(), inp.u8()]);
+        pipe.hook = Some(Box::new(move |_| {
+            let drop = mask & 1 == 1;
+            mask >>= 1;
+            if drop {
+                Verdict::Drop
+            } else {
+                Verdict::Deliver
+            }
+        }));
+        let done = pipe.handshake();
+        pipe.hook = None;
+        if done.is_err() {
+            return;
+        }
+    }
     let mut payload = vec![0u8; 1200];
     let mut sent_by_target = 0u64;
     let mut steps = 0;
@@ -252,6 +328,18 @@ pub fn run(data: &[u8], server: bool) {
                 let Ok(mut pkt) = peer.fuzz_seal_1rtt(&payload[..len], now) else {
                     return;
                 };
+                // Now and then the datagram is damaged on the way: a bit flipped (the packet
+                // no longer authenticates, or its header reads differently), or junk after it
+                // (a coalesced packet that does not parse).
+                let damage = inp.u8();
+                match damage {
+                    0xf0..=0xf7 => {
+                        let i = usize::from(inp.u8()) % pkt.len();
+                        pkt[i] ^= 1 << (damage & 7);
+                    }
+                    0xf8..=0xff => pkt.extend_from_slice(inp.bytes(64)),
+                    _ => {}
+                }
                 let info = if server {
                     RecvInfo {
                         from: pipe.client_addr,
@@ -278,17 +366,28 @@ pub fn run(data: &[u8], server: bool) {
                 pipe.deliver();
             }
             _ => {
-                // The application reads and writes on a stream of the fuzzed endpoint.
-                let target = if server {
-                    &mut pipe.server
+                // The application reads and writes on a stream of the fuzzed endpoint, and
+                // now and then one side starts a key update.
+                let (target, peer) = if server {
+                    (&mut pipe.server, &mut pipe.client)
                 } else {
-                    &mut pipe.client
+                    (&mut pipe.client, &mut pipe.server)
                 };
                 let id = u64::from(inp.u8() % 48);
                 let mut buf = [0u8; 512];
                 let _ = target.stream_recv(id, &mut buf);
                 let n = usize::from(inp.u8());
-                let _ = target.stream_send(id, &buf[..n.min(buf.len())], inp.u8() & 1 == 1);
+                let flags = inp.u8();
+                let _ = target.stream_send(id, &buf[..n.min(buf.len())], flags & 1 == 1);
+                match flags >> 5 {
+                    6 => {
+                        let _ = target.initiate_key_update();
+                    }
+                    7 => {
+                        let _ = peer.initiate_key_update();
+                    }
+                    _ => {}
+                }
             }
         }
         check(&pipe, server);

@@ -271,7 +271,7 @@ pub fn connect(
     let mut odcid = [0u8; 16];
     ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut odcid)
         .map_err(|_| Error::CryptoFail)?;
-    Connection::new(
+    let mut conn = Connection::new(
         false,
         server_name,
         scid,
@@ -279,7 +279,11 @@ pub fn connect(
         local,
         peer,
         config,
-    )
+    )?;
+    // The ClientHello is built at the first `send`, so that `set_session` can still offer a
+    // session to resume; the Initial keys are ready now.
+    conn.install_initial_keys()?;
+    Ok(conn)
 }
 
 /// Creates a new server-side connection. `odcid` is the original Destination Connection ID
@@ -476,11 +480,8 @@ impl Connection {
             qlog_pending: None,
         };
 
-        if !is_server {
-            // The ClientHello is built at the first `send`, so that `set_session` can still
-            // offer a session to resume.
-            conn.install_initial_keys()?;
-        } else if conn.local_tp.original_destination_connection_id.is_some() {
+        // A client's Initial keys are installed by `connect`.
+        if is_server && conn.local_tp.original_destination_connection_id.is_some() {
             // After a Retry the server knows everything its transport parameters need.
             conn.set_server_transport_params()?;
         }

@@ -580,7 +580,9 @@ impl Connection {
         })
     }
 
-    /// The ACK frame just encoded goes out: record it in the packet and in qlog.
+    /// The ACK frame just encoded goes out: record it in the packet and in qlog (`now` dates
+    /// the qlog event: unused without the feature).
+    #[cfg_attr(not(feature = "qlog"), allow(unused_variables))]
     fn on_ack_written(&mut self, epoch: Epoch, frames: &mut SentFrames, now: Instant) {
         let space = &mut self.spaces[epoch.index()];
         qlog!(self, q => q.sent_frames().push_ack(

@@ -231,8 +231,7 @@ impl Pipe {
         seed: u64,
     ) -> Result<Pipe> {
         let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
-        let client_addr: SocketAddr = "127.0.0.1:4321".parse().map_err(|_| Error::InvalidState)?;
-        let server_addr: SocketAddr = "127.0.0.1:443".parse().map_err(|_| Error::InvalidState)?;
+        let (client_addr, server_addr) = Self::addresses()?;
         let now = virtual_epoch();
 
         let mut client_scid = [0u8; 16];
@@ -254,8 +253,64 @@ impl Pipe {
             client_addr,
             server_config,
         )?;
+        let addrs = (client_addr, server_addr);
+        Ok(Self::joining(
+            client,
+            server,
+            now,
+            addrs,
+            [to_server, to_client],
+            rng,
+        ))
+    }
 
-        Ok(Pipe {
+    /// A pipe whose connections start established without a TLS handshake, with fixed
+    /// connection IDs and 1-RTT keys ([`Connection::fuzz_established_pair`]): what the
+    /// connection fuzz targets drive, at a fraction of a handshake's cost.
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub fn fuzz_established(
+        client_config: &mut Config,
+        server_config: &mut Config,
+    ) -> Result<Pipe> {
+        let (client_addr, server_addr) = Self::addresses()?;
+        let now = virtual_epoch();
+        let (client, server) = Connection::fuzz_established_pair(
+            client_config,
+            server_config,
+            client_addr,
+            server_addr,
+            now,
+        )?;
+        let addrs = (client_addr, server_addr);
+        let links = [LinkConfig::default(), LinkConfig::default()];
+        Ok(Self::joining(
+            client,
+            server,
+            now,
+            addrs,
+            links,
+            Rng(0x9E37_79B9_7F4A_7C15),
+        ))
+    }
+
+    /// The addresses of the pipe's client and server.
+    fn addresses() -> Result<(SocketAddr, SocketAddr)> {
+        let client_addr: SocketAddr = "127.0.0.1:4321".parse().map_err(|_| Error::InvalidState)?;
+        let server_addr: SocketAddr = "127.0.0.1:443".parse().map_err(|_| Error::InvalidState)?;
+        Ok((client_addr, server_addr))
+    }
+
+    /// Joins `client` and `server` at `(client_addr, server_addr)` by links of the given
+    /// configs (to the server, to the client).
+    fn joining(
+        client: Connection,
+        server: Connection,
+        now: Instant,
+        (client_addr, server_addr): (SocketAddr, SocketAddr),
+        [to_server, to_client]: [LinkConfig; 2],
+        rng: Rng,
+    ) -> Pipe {
+        Pipe {
             client,
             server,
             now,
@@ -274,7 +329,7 @@ impl Pipe {
             rng,
             buf: vec![0; 65535],
             spare: Vec::new(),
-        })
+        }
     }
 
     /// Makes room for `n` datagrams in flight at once, so that a long transfer does not

@@ -38,6 +38,8 @@ use crate::packet::Epoch;
 use crate::{Error, Result};
 
 mod config;
+#[cfg(any(test, feature = "fuzzing"))]
+mod fuzzing;
 mod keylog;
 mod session;
 mod verify;
@@ -105,6 +107,15 @@ enum State {
     Running(Box<rustls::quic::Connection>),
     /// rustls refused to create the connection.
     Failed,
+    /// No TLS at all: a connection put straight into the established state for fuzzing
+    /// ([`Handshake::fuzz_establish`]), holding what a handshake would have left behind.
+    #[cfg(any(test, feature = "fuzzing"))]
+    Bypassed {
+        /// The peer's encoded transport parameters.
+        peer_params: Vec<u8>,
+        /// The application protocol taken as negotiated.
+        alpn: Vec<u8>,
+    },
 }
 
 /// The TLS handshake of one connection.
@@ -540,6 +551,10 @@ impl Handshake {
         if data.is_empty() {
             return Ok(());
         }
+        #[cfg(any(test, feature = "fuzzing"))]
+        if matches!(self.state, State::Bypassed { .. }) {
+            return self.fuzz_post_handshake_data();
+        }
         let State::Running(conn) = &mut self.state else {
             return Err(Error::InvalidState);
         };
@@ -565,17 +580,29 @@ impl Handshake {
     /// (client) or received and checked it (server), i.e. until the handshake is complete in the
     /// sense of RFC 9001 §4.1.1.
     pub fn is_handshaking(&self) -> bool {
+        #[cfg(any(test, feature = "fuzzing"))]
+        if matches!(self.state, State::Bypassed { .. }) {
+            return false;
+        }
         self.conn().is_none_or(|conn| conn.is_handshaking())
     }
 
     /// The peer's encoded transport parameters, once received. A resuming client sees the
     /// parameters remembered with the session until the server's own arrive.
     pub fn peer_transport_params(&self) -> Option<&[u8]> {
+        #[cfg(any(test, feature = "fuzzing"))]
+        if let State::Bypassed { peer_params, .. } = &self.state {
+            return Some(peer_params);
+        }
         self.conn()?.quic_transport_parameters()
     }
 
     /// The negotiated ALPN protocol.
     pub fn alpn(&self) -> Option<&[u8]> {
+        #[cfg(any(test, feature = "fuzzing"))]
+        if let State::Bypassed { alpn, .. } = &self.state {
+            return Some(alpn);
+        }
         self.conn()?.alpn_protocol()
     }
 

@@ -187,6 +187,22 @@ pub struct OwnSecrets {
 }
 
 impl OwnSecrets {
+    /// The secrets `local` (ours) and `remote` of the next key phase.
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn new(
+        alg: Algorithm,
+        labels: &'static Labels,
+        local: &[u8],
+        remote: &[u8],
+    ) -> Self {
+        OwnSecrets {
+            alg,
+            labels,
+            local: local.to_vec(),
+            remote: remote.to_vec(),
+        }
+    }
+
     fn update(&mut self) -> Result<()> {
         for secret in [&mut self.local, &mut self.remote] {
             let mut next = vec![0; self.alg.secret_len()];
