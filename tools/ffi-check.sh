@@ -258,7 +258,7 @@ timeout 300 "${VALGRIND[@]}" --undef-value-errors=no "$BUILD/api_test" "$WORK/ap
     fail "valgrind reports errors in api_test"
 
 echo "-- C server under valgrind, one connection (quiche-client, 5 MiB)"
-start_server c-server-vg timeout 300 "${VALGRIND[@]}" "$BUILD/server" -c "$CERT" -k "$KEY" \
+start_server c-server-vg timeout 300 "${VALGRIND[@]}" --suppressions="$EX/valgrind.supp" "$BUILD/server" -c "$CERT" -k "$KEY" \
     -r "$WORK/root" -p 0 -n 1
 rm -rf "$WORK/out"/*
 timeout 120 "$BIN/quiche-client" --http09 --ca "$CA" --dump-responses "$WORK/out" \
@@ -283,7 +283,7 @@ stop_server
 check_sha "$WORK/out/c.bin" "$want"
 
 echo "-- C HTTP/3 server under valgrind, one connection (quiche-client, 5 MiB)"
-start_server c-h3-server-vg timeout 300 "${VALGRIND[@]}" "$BUILD/http3-server" -c "$CERT" \
+start_server c-h3-server-vg timeout 300 "${VALGRIND[@]}" --suppressions="$EX/valgrind.supp" "$BUILD/http3-server" -c "$CERT" \
     -k "$KEY" -r "$WORK/root" -p 0 -n 1
 rm -rf "$WORK/out"/*
 timeout 120 "$BIN/quiche-client" --ca "$CA" --dump-responses "$WORK/out" \
