@@ -12,6 +12,30 @@ pub const MAX_ACK_RANGES: usize = 64;
 /// Acknowledge at once after this many ack-eliciting packets (RFC 9000 §13.2.2).
 const ACK_ELICITING_THRESHOLD: u64 = 2;
 
+/// The gap between ack-eliciting packets from which each is acknowledged at once, for a path
+/// whose smoothed RTT is `srtt`.
+///
+/// Acknowledging every second packet (RFC 9000 §13.2.2) holds the first of each pair until the
+/// second arrives. When the sender's window is small and paced over the round trip, that is a
+/// large share of the RTT: with W packets per RTT each held packet waits RTT / W, half of them do,
+/// and a window-limited sender (CUBIC's Reno-friendly region at a few percent random loss) then
+/// delivers W / (W + 1/2) of what it could: 8 % less at six packets. Acknowledging packets that
+/// arrive further apart than this gap costs at most one ACK per gap (fewer than
+/// `SPARSE_ACK_RTT_DIVISOR` per round trip, and no more than one a millisecond); denser arrivals
+/// keep the every-second-packet rule, where holding one packet costs little.
+pub fn sparse_ack_gap(srtt: Duration) -> Duration {
+    (srtt / SPARSE_ACK_RTT_DIVISOR).max(SPARSE_ACK_MIN_GAP)
+}
+
+/// See [`sparse_ack_gap`]. netsim, seed path (5 Mbit/s, 60 ms, 1-BDP queue, 1452-byte
+/// datagrams), 5 % loss, medians of 10: every second packet 77.3 s, this rule 71.2 s (a sixteenth
+/// of the RTT: 75.7 s; every packet: 70.8 s); 0 % loss unchanged (14.06 s).
+const SPARSE_ACK_RTT_DIVISOR: u32 = 32;
+
+/// The floor of [`sparse_ack_gap`]: at sub-millisecond RTTs the pair rule keeps the ACK rate
+/// (and the sender's ACK processing) at half the packet rate.
+const SPARSE_ACK_MIN_GAP: Duration = Duration::from_millis(1);
+
 /// ECN counts of received packets (RFC 9000 §13.4.1).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct EcnCounters {
@@ -35,6 +59,8 @@ pub struct AckTracker {
     largest_received_time: Option<Instant>,
     /// Ack-eliciting packets received since the last ACK frame was sent.
     unacked_eliciting: u64,
+    /// When the last ack-eliciting packet arrived: sparse arrivals are acknowledged at once.
+    last_eliciting_time: Option<Instant>,
     /// When an ACK becomes due if nothing else triggers one sooner.
     ack_deadline: Option<Instant>,
     /// Whether an ACK should go out in the next packet of this space.
@@ -59,6 +85,7 @@ impl AckTracker {
             largest_received: None,
             largest_received_time: None,
             unacked_eliciting: 0,
+            last_eliciting_time: None,
             ack_deadline: None,
             ack_now: false,
             changed: false,
@@ -80,12 +107,16 @@ impl AckTracker {
     /// Records a packet that was decrypted and processed.
     ///
     /// `max_ack_delay` bounds how long an ack-eliciting packet may wait (RFC 9000 §13.2.1).
+    /// An ack-eliciting packet that arrives `sparse_gap` or more after the previous one is
+    /// acknowledged at once: waiting for a second packet would hold the sender's window for
+    /// about that gap again (see [`sparse_ack_gap`]).
     pub fn on_packet_received(
         &mut self,
         pn: u64,
         ack_eliciting: bool,
         now: Instant,
         max_ack_delay: Duration,
+        sparse_gap: Duration,
     ) {
         // A gap below the new packet, or a packet filling an older gap, is reordering or loss:
         // report it at once so the sender's loss detection is not delayed (RFC 9000 §13.2.1).
@@ -112,7 +143,12 @@ impl AckTracker {
         }
 
         self.unacked_eliciting += 1;
-        if out_of_order || self.unacked_eliciting >= ACK_ELICITING_THRESHOLD {
+        let gap = self
+            .last_eliciting_time
+            .map(|last| now.saturating_duration_since(last));
+        let sparse = gap.is_some_and(|g| g >= sparse_gap);
+        self.last_eliciting_time = Some(now);
+        if out_of_order || sparse || self.unacked_eliciting >= ACK_ELICITING_THRESHOLD {
             self.ack_now = true;
         }
         if self.ack_deadline.is_none() {
@@ -206,25 +242,61 @@ mod tests {
     use super::*;
 
     const MAD: Duration = Duration::from_millis(25);
+    /// A sparse-arrival gap no test's packets reach, so only the pair rule applies.
+    const DENSE: Duration = Duration::from_secs(3600);
 
     #[test]
     fn every_second_eliciting_packet_is_acked_at_once() {
         let now = crate::testing::virtual_epoch();
         let mut t = AckTracker::new();
-        t.on_packet_received(0, true, now, MAD);
+        t.on_packet_received(0, true, now, MAD, DENSE);
         assert!(!t.should_send_ack(now));
         assert_eq!(t.ack_deadline(), Some(now + MAD));
-        t.on_packet_received(1, true, now, MAD);
+        t.on_packet_received(1, true, now, MAD, DENSE);
         assert!(t.should_send_ack(now));
         t.on_ack_sent();
         assert!(!t.should_send_ack(now));
     }
 
     #[test]
+    fn sparse_arrivals_are_acked_one_by_one() {
+        let now = crate::testing::virtual_epoch();
+        let gap = Duration::from_millis(10);
+        let mut t = AckTracker::new();
+        t.on_packet_received(0, true, now, MAD, gap);
+        assert!(!t.should_send_ack(now), "a first packet alone waits");
+        // The next one arrives a full gap later: acknowledged without waiting for a pair.
+        t.on_packet_received(1, true, now + gap, MAD, gap);
+        assert!(t.should_send_ack(now + gap));
+        t.on_ack_sent();
+        // One arriving sooner than the gap waits for its pair or the timer.
+        let soon = now + gap + gap / 2;
+        t.on_packet_received(2, true, soon, MAD, gap);
+        assert!(!t.should_send_ack(soon));
+        assert_eq!(t.ack_deadline(), Some(soon + MAD));
+        // Non-eliciting packets do not count as arrivals.
+        t.on_ack_sent();
+        t.on_packet_received(3, false, soon + gap * 3, MAD, gap);
+        assert!(!t.should_send_ack(soon + gap * 3));
+    }
+
+    #[test]
+    fn sparse_gap_scales_with_rtt_and_has_a_floor() {
+        assert_eq!(
+            sparse_ack_gap(Duration::from_millis(64)),
+            Duration::from_millis(2)
+        );
+        assert_eq!(
+            sparse_ack_gap(Duration::from_micros(300)),
+            Duration::from_millis(1)
+        );
+    }
+
+    #[test]
     fn single_packet_is_acked_after_max_ack_delay() {
         let now = crate::testing::virtual_epoch();
         let mut t = AckTracker::new();
-        t.on_packet_received(0, true, now, MAD);
+        t.on_packet_received(0, true, now, MAD, DENSE);
         assert!(!t.should_send_ack(now + MAD - Duration::from_millis(1)));
         assert!(t.should_send_ack(now + MAD));
     }
@@ -233,9 +305,9 @@ mod tests {
     fn gap_triggers_immediate_ack() {
         let now = crate::testing::virtual_epoch();
         let mut t = AckTracker::new();
-        t.on_packet_received(0, true, now, MAD);
+        t.on_packet_received(0, true, now, MAD, DENSE);
         t.on_ack_sent();
-        t.on_packet_received(2, true, now, MAD);
+        t.on_packet_received(2, true, now, MAD, DENSE);
         assert!(t.should_send_ack(now));
         let ranges: Vec<_> = t.ranges().iter().collect();
         assert_eq!(ranges, vec![0..1, 2..3]);
@@ -246,7 +318,7 @@ mod tests {
         let now = crate::testing::virtual_epoch();
         let mut t = AckTracker::new();
         for pn in 0..10 {
-            t.on_packet_received(pn, false, now, MAD);
+            t.on_packet_received(pn, false, now, MAD, DENSE);
         }
         assert!(!t.should_send_ack(now + MAD * 10));
         assert!(t.can_piggyback());
@@ -256,7 +328,7 @@ mod tests {
     fn duplicates_are_detected() {
         let now = crate::testing::virtual_epoch();
         let mut t = AckTracker::new();
-        t.on_packet_received(5, true, now, MAD);
+        t.on_packet_received(5, true, now, MAD, DENSE);
         assert!(t.is_duplicate(5));
         assert!(!t.is_duplicate(4));
         assert!(!t.is_duplicate(6));
@@ -267,7 +339,7 @@ mod tests {
         let now = crate::testing::virtual_epoch();
         let mut t = AckTracker::new();
         for pn in [0, 1, 2, 4, 5, 7] {
-            t.on_packet_received(pn, true, now, MAD);
+            t.on_packet_received(pn, true, now, MAD, DENSE);
         }
         t.on_ack_frame_acked(5);
         let ranges: Vec<_> = t.ranges().iter().collect();
@@ -282,8 +354,8 @@ mod tests {
     fn ack_delay_measures_from_largest() {
         let now = crate::testing::virtual_epoch();
         let mut t = AckTracker::new();
-        t.on_packet_received(3, true, now, MAD);
-        t.on_packet_received(1, true, now + MAD, MAD);
+        t.on_packet_received(3, true, now, MAD, DENSE);
+        t.on_packet_received(1, true, now + MAD, MAD, DENSE);
         assert_eq!(t.ack_delay(now + MAD * 2), MAD * 2);
     }
 

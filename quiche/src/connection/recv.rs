@@ -331,8 +331,9 @@ impl Connection {
             .largest_received()
             .is_none_or(|l| pn > l);
         let max_ack_delay = std::time::Duration::from_millis(self.local_tp.max_ack_delay);
+        let sparse_gap = crate::ack_tracker::sparse_ack_gap(self.recovery.rtt().smoothed_rtt());
         let acks = &mut self.spaces[epoch.index()].acks;
-        acks.on_packet_received(pn, ack_eliciting, now, max_ack_delay);
+        acks.on_packet_received(pn, ack_eliciting, now, max_ack_delay, sparse_gap);
         // Each processed packet of a datagram counts its IP header's codepoint (RFC 9000 §13.4.1).
         acks.on_ecn(self.recv_ecn);
         self.stats.recv += 1;

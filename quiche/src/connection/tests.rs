@@ -920,9 +920,7 @@ fn window_does_not_grow_while_application_limited() {
     let mut buf = [0u8; 64];
     for _ in 0..50 {
         assert_eq!(pipe.client.stream_send(0, b"tick", false), Ok(4));
-        let until = pipe.now + Duration::from_millis(25);
-        pipe.run_until(Duration::from_secs(1), |p| p.now >= until)
-            .unwrap();
+        pipe.run_for(Duration::from_millis(25)).unwrap();
         while pipe.server.stream_recv(0, &mut buf).is_ok() {}
     }
     assert_eq!(pipe.client.path_stats().cwnd, initial, "RFC 9002 §7.8");
@@ -1054,4 +1052,43 @@ fn datagrams_built_at_one_instant_get_spaced_release_times() {
     assert!(released.len() >= 5, "the window had room: {released:?}");
     let gaps: Vec<Duration> = released.windows(2).map(|w| w[1] - w[0]).collect();
     assert!(gaps.iter().all(|g| !g.is_zero()), "{gaps:?}");
+}
+
+/// The receiver's ACK count against the packets it received during an upload of `len` bytes
+/// over a lossless link of `rate_bps` with 30 ms each way.
+fn acks_per_packet_uploading(rate_bps: u64, len: usize) -> f64 {
+    let link = LinkConfig {
+        delay: Duration::from_millis(30),
+        rate_bps: Some(rate_bps),
+        queue_bytes: Some(10_000_000),
+        ..LinkConfig::default()
+    };
+    let mut pipe = Pipe::with_links(
+        &mut client_config(),
+        &mut server_config(),
+        link.clone(),
+        link,
+        7,
+    )
+    .unwrap();
+    pipe.handshake().unwrap();
+    let (sent_before, recv_before) = (pipe.server.stats().sent, pipe.server.stats().recv);
+    let data = payload(len, 7);
+    assert_eq!(upload(&mut pipe, &data, Duration::from_secs(60)).len(), len);
+    let stats = pipe.server.stats();
+    (stats.sent - sent_before) as f64 / (stats.recv - recv_before) as f64
+}
+
+/// RFC 9000 §13.2.2's every-second-packet rule holds the first of each pair until the second
+/// arrives; where packets arrive further apart than a thirty-second of the RTT (a slow link,
+/// or a small window paced over the round trip) each is acknowledged on arrival, and on a fast
+/// link the pair rule still halves the ACKs.
+#[test]
+fn sparse_arrivals_are_acknowledged_one_by_one_dense_ones_in_pairs() {
+    // 2 Mbit/s: a 1200-byte datagram every 4.8 ms, over 60 ms / 32.
+    let slow = acks_per_packet_uploading(2_000_000, 300_000);
+    assert!(slow > 0.9, "slow link: {slow:.2} ACK packets per packet");
+    // 1 Gbit/s: 10 us apart once the window has opened (under the 1 ms floor).
+    let fast = acks_per_packet_uploading(1_000_000_000, 20_000_000);
+    assert!(fast < 0.6, "fast link: {fast:.2} ACK packets per packet");
 }

@@ -544,7 +544,6 @@ impl Pipe {
         }
     }
 
-    /// The next moment something happens: a datagram arrives or a timer fires.
     /// When the next thing happens: an arrival, a timer or the end of a pacing delay.
     pub fn next_event(&self) -> Option<Instant> {
         let arrival = self.in_flight.next_arrival();
@@ -614,6 +613,33 @@ impl Pipe {
                 self.elapsed()
             );
         }
+        Ok(())
+    }
+
+    /// Runs every event due in the next `duration` of virtual time and leaves the clock exactly
+    /// `duration` later. Unlike `run_until(.., |p| p.now >= t)`, which steps to the next event
+    /// and so can jump straight to an idle timeout when nothing else is pending, this never
+    /// moves the clock past its end.
+    pub fn run_for(&mut self, duration: Duration) -> Result<()> {
+        let end = self.now + duration;
+        let mut steps = 0u64;
+        loop {
+            // Whatever the endpoints have to send now goes out before the clock may move.
+            self.flush()?;
+            self.deliver();
+            self.flush()?;
+            if self.next_event().is_none_or(|next| next > end) {
+                break;
+            }
+            self.step()?;
+            steps += 1;
+            assert!(
+                steps < self.max_steps,
+                "run_for: {steps} steps within {duration:?}: the endpoints keep waking each \
+                 other up"
+            );
+        }
+        self.now = end;
         Ok(())
     }
 
