@@ -203,6 +203,9 @@ pub struct Connection {
     handshake_done_acked: bool,
     /// Anti-deadlock probe asked for by recovery (clients, RFC 9002 §6.2.2.1).
     anti_deadlock_probe: bool,
+    /// Where the last PTO without new data stopped queueing a stream's unacknowledged bytes
+    /// again (stream ID, offset): the next one goes on from there.
+    probe_requeue_cursor: Option<(u64, u64)>,
     /// ECN bookkeeping per packet number space (RFC 9000 §13.4.1); each path has its own
     /// validation (`Path::ecn`).
     ecn: crate::ecn::EcnLedger,
@@ -458,6 +461,7 @@ impl Connection {
             handshake_done_pending: false,
             handshake_done_acked: false,
             anti_deadlock_probe: false,
+            probe_requeue_cursor: None,
             ecn: crate::ecn::EcnLedger::new(config.ecn),
             recv_ecn: 0,
             undecryptable: Vec::new(),

@@ -107,6 +107,15 @@ impl CryptoSend {
         if len > 0 && !self.acked.covers(offset, offset + len) {
             self.lost.push((offset, offset + len));
             self.lost.sort_unstable();
+            // Overlapping ranges (the same bytes requeued from two probes) go out once.
+            let mut merged: Vec<(u64, u64)> = Vec::with_capacity(self.lost.len());
+            for &(start, end) in &self.lost {
+                match merged.last_mut() {
+                    Some(last) if start <= last.1 => last.1 = last.1.max(end),
+                    _ => merged.push((start, end)),
+                }
+            }
+            self.lost = merged;
         }
     }
 
@@ -322,6 +331,26 @@ mod tests {
         // A loss of something already acknowledged is not resent.
         s.on_lost(60, 40);
         assert!(!s.has_pending());
+    }
+
+    #[test]
+    fn crypto_send_resends_overlapping_losses_once() {
+        let mut s = CryptoSend::default();
+        s.push(&[1; 162]);
+        assert_eq!(s.next_chunk(500).map(|(o, d)| (o, d.len())), Some((0, 162)));
+        // Two probes carried the same bytes and both are requeued: they go out once.
+        s.on_lost(0, 162);
+        s.on_lost(0, 162);
+        s.on_lost(100, 62);
+        assert_eq!(s.next_chunk(500).map(|(o, d)| (o, d.len())), Some((0, 162)));
+        assert_eq!(s.next_chunk(500), None);
+        // Adjacent and disjoint ranges keep their extent.
+        s.on_lost(0, 50);
+        s.on_lost(50, 10);
+        s.on_lost(100, 20);
+        assert_eq!(s.next_chunk(500).map(|(o, d)| (o, d.len())), Some((0, 60)));
+        assert_eq!(s.next_chunk(500).map(|(o, d)| (o, d.len())), Some((100, 20)));
+        assert_eq!(s.next_chunk(500), None);
     }
 
     #[test]

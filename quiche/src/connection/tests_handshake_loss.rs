@@ -617,3 +617,66 @@ fn one_rtt_probe_resends_a_lost_response_without_waiting_for_acks() {
     });
     assert_eq!(got, body);
 }
+
+/// A response whose every datagram is lost for 3 s, then whose receiver's ACKs all are: the
+/// PTO probes alone must bring the whole 4 kB body before the idle timeout. Once the first
+/// probes (HANDSHAKE_DONE and tickets again) are the oldest packets in flight, probes that only
+/// repeat the oldest and newest packets never carry the start of the body (seen under 30 %
+/// loss: a 1 KiB response done after 33 s, at the first ACK to get through), and probes that
+/// always start from the oldest unacknowledged byte never reach its end.
+#[test]
+fn probes_carry_the_oldest_stream_data_when_acks_do_not_arrive() {
+    let mut pipe = lossy_pipe(&mut server_config(), 3);
+    pipe.handshake().unwrap();
+    let start = pipe.now;
+    let blind_until = start + Duration::from_secs(3);
+    let (dropped_to_client, dropped_to_server) =
+        (Rc::new(RefCell::new(0)), Rc::new(RefCell::new(0)));
+    let (c, s) = (Rc::clone(&dropped_to_client), Rc::clone(&dropped_to_server));
+    pipe.hook = Some(Box::new(move |d| {
+        // First everything to the client is lost, then everything to the server.
+        let to_client = d.direction == Direction::ToClient;
+        if to_client && d.sent_at < blind_until {
+            *c.borrow_mut() += 1;
+            Verdict::Drop
+        } else if !to_client && d.sent_at >= blind_until {
+            *s.borrow_mut() += 1;
+            Verdict::Drop
+        } else {
+            Verdict::Deliver
+        }
+    }));
+    let body = Rng(3).bytes(4000);
+    let (mut asked, mut answered, mut got, mut fin) = (false, false, Vec::new(), false);
+    let mut buf = [0u8; 4096];
+    let res = pipe.run_until(Duration::from_secs(30), |p| {
+        if !asked {
+            asked = p.client.stream_send(0, b"GET /f\r\n", true).is_ok();
+        }
+        if !answered && p.server.stream_recv(0, &mut buf).is_ok_and(|(_, f)| f) {
+            answered = p.server.stream_send(0, &body, true) == Ok(body.len());
+        }
+        while let Ok((n, f)) = p.client.stream_recv(0, &mut buf) {
+            got.extend_from_slice(&buf[..n]);
+            fin |= f;
+        }
+        fin
+    });
+    assert!(answered, "the request reached the server");
+    assert!(
+        *dropped_to_client.borrow() >= 3,
+        "the response and first probes were lost"
+    );
+    assert!(
+        res.is_ok(),
+        "body incomplete after 30 s: {} of {} bytes, {} ACK datagrams dropped",
+        got.len(),
+        body.len(),
+        dropped_to_server.borrow()
+    );
+    assert!(got == body);
+    assert!(
+        *dropped_to_server.borrow() > 0,
+        "no ACK reached the server after the blind phase"
+    );
+}

@@ -172,4 +172,14 @@ impl StreamMap {
             self.refresh(id);
         }
     }
+
+    /// A PTO probe found nothing new to send: up to `max` unacknowledged bytes of stream `id`
+    /// from offset `from` on are queued again (see `SendBuf::requeue_unacked`). Returns the
+    /// offset reached, or `None` when nothing there lacks an acknowledgment.
+    pub fn requeue_unacked(&mut self, id: u64, from: u64, max: u64) -> Option<u64> {
+        let send = self.streams.get_mut(&id).and_then(|s| s.send.as_mut())?;
+        let reached = send.requeue_unacked(from, max);
+        self.refresh(id);
+        reached
+    }
 }

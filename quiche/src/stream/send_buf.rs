@@ -226,6 +226,40 @@ impl SendBuf {
         }
     }
 
+    /// A PTO probe found nothing new to send: the first `max` bytes that were sent but are not
+    /// acknowledged, from offset `from` on, go out again (and the FIN if they reach the end).
+    /// Returns the offset after the last byte queued, or `None` when no byte from `from` on
+    /// lacks an acknowledgment.
+    pub(crate) fn requeue_unacked(&mut self, from: u64, max: u64) -> Option<u64> {
+        if self.reset.is_some() {
+            return None;
+        }
+        let mut at = from.max(self.acked_front);
+        let mut left = max;
+        let mut queued = false;
+        while at < self.sent_off && left > 0 {
+            if let Some(r) = self.acked.iter().find(|r| r.start <= at && at < r.end) {
+                at = r.end;
+                continue;
+            }
+            let next_acked = self
+                .acked
+                .iter()
+                .find(|r| r.start > at)
+                .map_or(self.sent_off, |r| r.start.min(self.sent_off));
+            let end = next_acked.min(at.saturating_add(left));
+            self.lost.insert(at..end);
+            left -= end - at;
+            at = end;
+            queued = true;
+        }
+        // The FIN goes with the last bytes; alone it would repair nothing the walk is for.
+        if queued && at >= self.sent_off && self.fin && self.fin_sent && !self.fin_acked {
+            self.fin_sent = false;
+        }
+        queued.then_some(at)
+    }
+
     /// Raises the peer's limit (MAX_STREAM_DATA); smaller values are ignored (§4.1). Returns
     /// whether it grew.
     pub(crate) fn set_peer_max_data(&mut self, max: u64) -> bool {
@@ -374,6 +408,31 @@ mod tests {
         );
         assert!(!sb.has_pending());
         assert_eq!(sb.emit(&mut [0; 10]), None);
+    }
+
+    #[test]
+    fn requeue_unacked_skips_acknowledged_ranges_and_walks_on() {
+        let mut sb = SendBuf::new(1000, 1000);
+        sb.append(&[7u8; 30], true);
+        let mut out = [0u8; 100];
+        let e = sb.emit(&mut out).unwrap();
+        assert_eq!((e.offset, e.len, e.fin), (0, 30, true));
+        sb.on_acked(10, 10, false);
+        // From 0, 15 bytes: [0,10) then, past the acknowledged [10,20), [20,25).
+        assert_eq!(sb.requeue_unacked(0, 15), Some(25));
+        let e = sb.emit(&mut out).unwrap();
+        assert_eq!((e.offset, e.len, e.retransmission), (0, 10, true));
+        let e = sb.emit(&mut out).unwrap();
+        assert_eq!((e.offset, e.len, e.fin), (20, 5, false));
+        // Walking on from there reaches the end and the FIN.
+        assert_eq!(sb.requeue_unacked(25, 100), Some(30));
+        let e = sb.emit(&mut out).unwrap();
+        assert_eq!((e.offset, e.len, e.fin), (25, 5, true));
+        // Nothing unacknowledged past the end: the walk starts over (the FIN alone is no
+        // reason to stop there).
+        assert_eq!(sb.requeue_unacked(30, 100), None);
+        sb.on_acked(0, 30, true);
+        assert_eq!(sb.requeue_unacked(0, 100), None);
     }
 
     #[test]
