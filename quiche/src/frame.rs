@@ -938,6 +938,33 @@ pub fn encode_stream_header(
     Ok(b.off() - start)
 }
 
+/// The length of the header of a STREAM frame that ends its packet and so has no Length field
+/// (RFC 9000 §19.8: without the LEN bit the data extends to the end of the packet).
+pub fn stream_header_len_to_end(stream_id: u64, offset: u64) -> usize {
+    let off_len = if offset > 0 { vlen(offset) } else { 0 };
+    1 + vlen(stream_id) + off_len
+}
+
+/// Writes the header of a STREAM frame without a Length field: its `len` bytes of data, which
+/// the caller writes right after it, must end the packet's payload (no padding after them).
+/// Returns the header's length.
+pub fn encode_stream_header_to_end(
+    stream_id: u64,
+    offset: u64,
+    len: usize,
+    fin: bool,
+    b: &mut OctetsMut,
+) -> Result<usize> {
+    check_end(offset, len)?;
+    let start = b.off();
+    put_varint(b, stream_type(offset, fin) & !STREAM_LEN)?;
+    put_varint(b, stream_id)?;
+    if offset > 0 {
+        put_varint(b, offset)?;
+    }
+    Ok(b.off() - start)
+}
+
 /// The length of a CRYPTO frame header as [`encode_crypto_header`] writes it.
 pub fn crypto_header_len(offset: u64, len: usize) -> usize {
     1 + vlen(offset) + vlen_usize(len)
@@ -1628,6 +1655,34 @@ mod tests {
         let empty = RangeSet::new(4);
         let r = encode_ack(&empty, 0, None, 1000, &mut OctetsMut::with_slice(&mut out));
         assert_eq!(r, Err(Error::Done));
+    }
+
+    #[test]
+    fn stream_header_to_end_has_no_length_and_its_data_ends_the_payload() {
+        let mut buf = [0u8; 64];
+        for (offset, fin, first) in [(0, false, 0x08), (0, true, 0x09), (1 << 20, false, 0x0c)] {
+            let mut b = OctetsMut::with_slice(&mut buf);
+            let h = encode_stream_header_to_end(4, offset, DATA.len(), fin, &mut b).unwrap();
+            assert_eq!(h, stream_header_len_to_end(4, offset));
+            assert_eq!(h + 2, stream_header_len(4, offset, 1000), "no Length field");
+            b.put_bytes(DATA).unwrap();
+            let total = b.off();
+            assert_eq!(buf[0], first);
+            let (f, used) = decode(&buf[..total], Type::Short).unwrap();
+            assert_eq!(used, total);
+            assert_eq!(
+                f,
+                Frame::Stream {
+                    stream_id: 4,
+                    offset,
+                    data: DATA,
+                    fin
+                }
+            );
+        }
+        let mut b = OctetsMut::with_slice(&mut buf);
+        let r = encode_stream_header_to_end(0, MAX_VARINT, 1, false, &mut b);
+        assert_eq!(r, Err(Error::InvalidFrame));
     }
 
     #[test]

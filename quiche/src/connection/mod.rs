@@ -712,8 +712,10 @@ impl Connection {
         // update: otherwise the connection lags one update behind and throttles the stream.
         self.rx_fc
             .ensure_window_lower_bound(self.streams.largest_recv_window().saturating_mul(3) / 2);
-        // One decision per MAX_DATA frame: a pending one carries the newest credit anyway.
-        if !self.max_data_pending && self.rx_fc.should_update_max_data() {
+        // One decision per MAX_DATA frame: a pending one carries the newest credit anyway. A
+        // stream update about to go out takes the connection's along a little early.
+        let alongside = self.streams.has_control_frames() && self.rx_fc.worth_updating_alongside();
+        if !self.max_data_pending && (self.rx_fc.should_update_max_data() || alongside) {
             self.rx_fc
                 .autotune_window(now, self.recovery.rtt().smoothed_rtt());
             self.max_data_pending = true;

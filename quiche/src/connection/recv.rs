@@ -1,6 +1,6 @@
 //! The receive pipeline: datagram → packets → header protection → decryption → frames.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::qlog::qlog;
 use super::{Connection, RecvInfo};
@@ -300,6 +300,7 @@ impl Connection {
         let payload = hdr_payload(b, hdr);
         let mut ack_eliciting = false;
         let mut non_probing = false;
+        let mut carries_data = false;
         for frame in parse_all(payload, hdr.ty) {
             let frame = match frame {
                 Ok(frame) => frame,
@@ -309,6 +310,12 @@ impl Connection {
                 }
             };
             ack_eliciting |= frame.is_ack_eliciting();
+            carries_data |= matches!(
+                frame,
+                crate::frame::Frame::Stream { .. }
+                    | crate::frame::Frame::Crypto { .. }
+                    | crate::frame::Frame::Datagram { .. }
+            );
             non_probing |= !matches!(
                 frame,
                 crate::frame::Frame::Padding { .. }
@@ -331,7 +338,13 @@ impl Connection {
             .largest_received()
             .is_none_or(|l| pn > l);
         let max_ack_delay = std::time::Duration::from_millis(self.local_tp.max_ack_delay);
-        let sparse_gap = crate::ack_tracker::sparse_ack_gap(self.recovery.rtt().smoothed_rtt());
+        // Only a flow of data is held back by a held ACK; a lone control frame (a peer's
+        // MAX_DATA while it receives) rides along with the next packet we send anyway.
+        let sparse_gap = if carries_data {
+            crate::ack_tracker::sparse_ack_gap(self.recovery.rtt().smoothed_rtt())
+        } else {
+            Duration::MAX
+        };
         let acks = &mut self.spaces[epoch.index()].acks;
         acks.on_packet_received(pn, ack_eliciting, now, max_ack_delay, sparse_gap);
         // Each processed packet of a datagram counts its IP header's codepoint (RFC 9000 §13.4.1).

@@ -349,7 +349,10 @@ mod tests {
         s.on_lost(50, 10);
         s.on_lost(100, 20);
         assert_eq!(s.next_chunk(500).map(|(o, d)| (o, d.len())), Some((0, 60)));
-        assert_eq!(s.next_chunk(500).map(|(o, d)| (o, d.len())), Some((100, 20)));
+        assert_eq!(
+            s.next_chunk(500).map(|(o, d)| (o, d.len())),
+            Some((100, 20))
+        );
         assert_eq!(s.next_chunk(500), None);
     }
 

@@ -109,7 +109,14 @@ fn lossless_download_is_near_ideal_and_hystart_cuts_slow_start_losses() {
     // more of the overshoot in flight after the reduction than Reno's 0.5 and loses more
     // before recovery ends (RFC 9438 §4.6 names this side effect): 13.52 s against 13.51 s.
     // "No worse" allows 1 % for standard slow start here; with HyStart++ (the default, which
-    // ends slow start before the overshoot) and with random loss (below) it is strict.
+    // ends slow start before the overshoot) and with random loss (below) it is strict, to the
+    // bottleneck's resolution: both lose nothing and keep the link busy from the first second
+    // on, so they finish in the same datagram's slot, and which is ahead within it is down to
+    // header bytes: CUBIC keeps more packets in flight in this 32-BDP queue, so more of its
+    // packet numbers take two bytes instead of one (5,616 of its data packets against Reno's
+    // 5,483: 133 bytes, 0.2 ms; CUBIC 13.4468 s, Reno 13.4467 s). Later by a whole datagram's
+    // serialization time (1.9 ms) fails.
+    let slot = (base.max_payload * 8) as f64 / base.rate_bps as f64;
     for hystart in [false, true] {
         let reno = cell(
             &rows,
@@ -122,7 +129,7 @@ fn lossless_download_is_near_ideal_and_hystart_cuts_slow_start_losses() {
             Cc::new(CongestionControlAlgorithm::CUBIC, hystart),
         );
         let (r, c) = (reno.summary.time().median, cubic.summary.time().median);
-        let allowed = if hystart { r } else { r * 1.01 };
+        let allowed = if hystart { r + slot } else { r * 1.01 };
         assert!(c <= allowed, "hystart={hystart}: CUBIC {c} s, Reno {r} s");
     }
 }

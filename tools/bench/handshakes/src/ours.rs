@@ -11,7 +11,7 @@ use crate::common::{Traffic, CLIENT_ADDR, MAX_ROUNDS, SERVER_ADDR, SERVER_NAME};
 
 /// The length of the connection IDs both sides issue here: the apps' server's `LOCAL_CID_LEN`.
 /// (The apps' client issues shorter ones, `CLIENT_CID_LEN`; the server routes only by its own,
-/// and the 8 bytes make no difference to what this program measures.)
+/// and the shorter IDs make no difference to what this program measures.)
 const CID_LEN: usize = 16;
 
 /// The two configs, shared by every connection as in the apps.
