@@ -162,6 +162,18 @@ mod tests {
     }
 
     #[test]
+    fn an_update_goes_alongside_another_from_an_eighth_of_the_window() {
+        let mut fc = FlowControl::new(800, 800);
+        fc.add_consumed(99);
+        assert!(!fc.worth_updating_alongside());
+        fc.add_consumed(2);
+        assert!(fc.worth_updating_alongside());
+        assert!(!fc.should_update_max_data(), "alone it waits for a quarter");
+        fc.update_max_data(epoch());
+        assert!(!fc.worth_updating_alongside());
+    }
+
+    #[test]
     fn initial_limit_is_the_window() {
         let fc = FlowControl::new(1000, 10_000);
         assert_eq!(fc.max_data(), 1000);
