@@ -927,14 +927,29 @@ pub fn encode_stream_header(
     fin: bool,
     b: &mut OctetsMut,
 ) -> Result<usize> {
+    put_stream_header(stream_id, offset, len, fin, true, b)
+}
+
+/// Writes a STREAM frame header, with the Length field or without it (`with_len`).
+fn put_stream_header(
+    stream_id: u64,
+    offset: u64,
+    len: usize,
+    fin: bool,
+    with_len: bool,
+    b: &mut OctetsMut,
+) -> Result<usize> {
     check_end(offset, len)?;
     let start = b.off();
-    put_varint(b, stream_type(offset, fin))?;
+    let ty = stream_type(offset, fin);
+    put_varint(b, if with_len { ty } else { ty & !STREAM_LEN })?;
     put_varint(b, stream_id)?;
     if offset > 0 {
         put_varint(b, offset)?;
     }
-    put_varint(b, len as u64)?;
+    if with_len {
+        put_varint(b, len as u64)?;
+    }
     Ok(b.off() - start)
 }
 
@@ -955,14 +970,7 @@ pub fn encode_stream_header_to_end(
     fin: bool,
     b: &mut OctetsMut,
 ) -> Result<usize> {
-    check_end(offset, len)?;
-    let start = b.off();
-    put_varint(b, stream_type(offset, fin) & !STREAM_LEN)?;
-    put_varint(b, stream_id)?;
-    if offset > 0 {
-        put_varint(b, offset)?;
-    }
-    Ok(b.off() - start)
+    put_stream_header(stream_id, offset, len, fin, false, b)
 }
 
 /// The length of a CRYPTO frame header as [`encode_crypto_header`] writes it.
@@ -1658,40 +1666,27 @@ mod tests {
     }
 
     #[test]
-    fn stream_header_to_end_has_no_length_and_its_data_ends_the_payload() {
-        let mut buf = [0u8; 64];
-        for (offset, fin, first) in [(0, false, 0x08), (0, true, 0x09), (1 << 20, false, 0x0c)] {
-            let mut b = OctetsMut::with_slice(&mut buf);
-            let h = encode_stream_header_to_end(4, offset, DATA.len(), fin, &mut b).unwrap();
-            assert_eq!(h, stream_header_len_to_end(4, offset));
-            assert_eq!(h + 2, stream_header_len(4, offset, 1000), "no Length field");
-            b.put_bytes(DATA).unwrap();
-            let total = b.off();
-            assert_eq!(buf[0], first);
-            let (f, used) = decode(&buf[..total], Type::Short).unwrap();
-            assert_eq!(used, total);
-            assert_eq!(
-                f,
-                Frame::Stream {
-                    stream_id: 4,
-                    offset,
-                    data: DATA,
-                    fin
-                }
-            );
-        }
-        let mut b = OctetsMut::with_slice(&mut buf);
-        let r = encode_stream_header_to_end(0, MAX_VARINT, 1, false, &mut b);
-        assert_eq!(r, Err(Error::InvalidFrame));
-    }
-
-    #[test]
     fn stream_and_crypto_headers() {
         let mut buf = [0u8; 64];
-        for (offset, fin, first) in [(0, false, 0x0a), (0, true, 0x0b), (9, false, 0x0e)] {
+        // The LEN bit (0x02) is clear in the frames that end their packet.
+        let cases = [
+            (0, false, 0x0a, false),
+            (0, true, 0x0b, false),
+            (9, false, 0x0e, false),
+            (0, false, 0x08, true),
+            (0, true, 0x09, true),
+            (1 << 20, false, 0x0c, true),
+        ];
+        for (offset, fin, first, to_end) in cases {
             let mut b = OctetsMut::with_slice(&mut buf);
-            let h = encode_stream_header(4, offset, DATA.len(), fin, &mut b).unwrap();
-            assert_eq!(h, stream_header_len(4, offset, DATA.len()));
+            if to_end {
+                let h = encode_stream_header_to_end(4, offset, DATA.len(), fin, &mut b).unwrap();
+                assert_eq!(h, stream_header_len_to_end(4, offset));
+                assert_eq!(h + 2, stream_header_len(4, offset, 1000), "no Length field");
+            } else {
+                let h = encode_stream_header(4, offset, DATA.len(), fin, &mut b).unwrap();
+                assert_eq!(h, stream_header_len(4, offset, DATA.len()));
+            }
             b.put_bytes(DATA).unwrap();
             let total = b.off();
             assert_eq!(buf[0], first);
@@ -1722,6 +1717,8 @@ mod tests {
         );
         let mut b = OctetsMut::with_slice(&mut buf);
         let r = encode_stream_header(0, MAX_VARINT, 1, false, &mut b);
+        assert_eq!(r, Err(Error::InvalidFrame));
+        let r = encode_stream_header_to_end(0, MAX_VARINT, 1, false, &mut b);
         assert_eq!(r, Err(Error::InvalidFrame));
         let r = encode_crypto_header(MAX_VARINT - 1, 2, &mut b);
         assert_eq!(r, Err(Error::InvalidFrame));

@@ -153,6 +153,11 @@ fn lossy_pipe(loss: f64, reorder: f64, seed: u64) -> Pipe {
         reorder,
         ..LinkConfig::default()
     };
+    established_over(link, seed)
+}
+
+/// A pipe whose two directions are both `link`, its handshake done.
+pub(crate) fn established_over(link: LinkConfig, seed: u64) -> Pipe {
     let mut pipe = Pipe::with_links(
         &mut client_config(),
         &mut server_config(),
@@ -198,15 +203,7 @@ fn send_quantum_follows_the_rate() {
         delay: Duration::from_millis(1),
         ..LinkConfig::default()
     };
-    let mut pipe = Pipe::with_links(
-        &mut client_config(),
-        &mut server_config(),
-        link.clone(),
-        link,
-        3,
-    )
-    .unwrap();
-    pipe.handshake().unwrap();
+    let mut pipe = established_over(link, 3);
     let initial = pipe.client.send_quantum();
     let mss = pipe.client.max_send_udp_payload_size();
     assert!(
@@ -1063,15 +1060,7 @@ fn acks_per_packet_uploading(rate_bps: u64, len: usize) -> f64 {
         queue_bytes: Some(10_000_000),
         ..LinkConfig::default()
     };
-    let mut pipe = Pipe::with_links(
-        &mut client_config(),
-        &mut server_config(),
-        link.clone(),
-        link,
-        7,
-    )
-    .unwrap();
-    pipe.handshake().unwrap();
+    let mut pipe = established_over(link, 7);
     let (sent_before, recv_before) = (pipe.server.stats().sent, pipe.server.stats().recv);
     let data = payload(len, 7);
     assert_eq!(upload(&mut pipe, &data, Duration::from_secs(60)).len(), len);

@@ -220,13 +220,14 @@ fn lossy_pipe(server: &mut Config, seed: u64) -> Pipe {
     Pipe::with_links(&mut client_config(), server, link.clone(), link, seed).unwrap()
 }
 
-/// Runs the handshake and a 1 KiB request/response (the interop runner's handshakeloss case:
-/// one small file per connection) under `imp`; returns the virtual time it took and the log.
-fn lossy_download(server: &mut Config, imp: Impair, seed: u64, limit: Duration) -> (Duration, Log) {
-    let mut pipe = lossy_pipe(server, seed);
-    let start = pipe.now;
-    let log = impair(&mut pipe, imp, seed, None);
-    let body = Rng(seed | 1).bytes(1024);
+/// The client asks on stream 0 once established, the server answers with `body`; runs until
+/// the client has read it all (with FIN) or `limit` passes. Returns the run's result, what the
+/// client read and whether the server answered.
+fn request_response(
+    pipe: &mut Pipe,
+    body: &[u8],
+    limit: Duration,
+) -> (crate::Result<()>, Vec<u8>, bool) {
     let mut got = Vec::new();
     let mut buf = [0u8; 4096];
     let (mut asked, mut answered, mut fin) = (false, false, false);
@@ -235,7 +236,7 @@ fn lossy_download(server: &mut Config, imp: Impair, seed: u64, limit: Duration) 
             asked = p.client.stream_send(0, b"GET /f\r\n", true).is_ok();
         }
         if !answered && p.server.stream_recv(0, &mut buf).is_ok_and(|(_, f)| f) {
-            answered = p.server.stream_send(0, &body, true) == Ok(body.len());
+            answered = p.server.stream_send(0, body, true) == Ok(body.len());
         }
         while let Ok((n, f)) = p.client.stream_recv(0, &mut buf) {
             got.extend_from_slice(&buf[..n]);
@@ -243,6 +244,17 @@ fn lossy_download(server: &mut Config, imp: Impair, seed: u64, limit: Duration) 
         }
         fin
     });
+    (res, got, answered)
+}
+
+/// Runs the handshake and a 1 KiB request/response (the interop runner's handshakeloss case:
+/// one small file per connection) under `imp`; returns the virtual time it took and the log.
+fn lossy_download(server: &mut Config, imp: Impair, seed: u64, limit: Duration) -> (Duration, Log) {
+    let mut pipe = lossy_pipe(server, seed);
+    let start = pipe.now;
+    let log = impair(&mut pipe, imp, seed, None);
+    let body = Rng(seed | 1).bytes(1024);
+    let (res, got, _) = request_response(&mut pipe, &body, limit);
     if res.is_err() {
         // The failing seed's datagrams, to see where the handshake stalled.
         for r in log.borrow().iter() {
@@ -647,21 +659,7 @@ fn probes_carry_the_oldest_stream_data_when_acks_do_not_arrive() {
         }
     }));
     let body = Rng(3).bytes(4000);
-    let (mut asked, mut answered, mut got, mut fin) = (false, false, Vec::new(), false);
-    let mut buf = [0u8; 4096];
-    let res = pipe.run_until(Duration::from_secs(30), |p| {
-        if !asked {
-            asked = p.client.stream_send(0, b"GET /f\r\n", true).is_ok();
-        }
-        if !answered && p.server.stream_recv(0, &mut buf).is_ok_and(|(_, f)| f) {
-            answered = p.server.stream_send(0, &body, true) == Ok(body.len());
-        }
-        while let Ok((n, f)) = p.client.stream_recv(0, &mut buf) {
-            got.extend_from_slice(&buf[..n]);
-            fin |= f;
-        }
-        fin
-    });
+    let (res, got, answered) = request_response(&mut pipe, &body, Duration::from_secs(30));
     assert!(answered, "the request reached the server");
     assert!(
         *dropped_to_client.borrow() >= 3,
