@@ -269,23 +269,11 @@ impl Connection {
 mod tests {
     use std::time::Duration;
 
-    use octets::OctetsMut;
-
     use super::super::tests::{client_config, server_config};
+    use crate::connection::tests_streams::encode;
     use crate::frame::Frame;
     use crate::testing::Pipe;
     use crate::RecvInfo;
-
-    fn encode(frames: &[Frame]) -> Vec<u8> {
-        let mut buf = vec![0u8; 1200];
-        let mut b = OctetsMut::with_slice(&mut buf);
-        for f in frames {
-            f.to_bytes(&mut b).unwrap();
-        }
-        let len = b.off();
-        buf.truncate(len);
-        buf
-    }
 
     fn established() -> Pipe {
         Pipe::fuzz_established(&mut client_config(), &mut server_config()).unwrap()

@@ -108,14 +108,13 @@ impl CryptoSend {
             self.lost.push((offset, offset + len));
             self.lost.sort_unstable();
             // Overlapping ranges (the same bytes requeued from two probes) go out once.
-            let mut merged: Vec<(u64, u64)> = Vec::with_capacity(self.lost.len());
-            for &(start, end) in &self.lost {
-                match merged.last_mut() {
-                    Some(last) if start <= last.1 => last.1 = last.1.max(end),
-                    _ => merged.push((start, end)),
+            self.lost.dedup_by(|next, kept| {
+                let overlaps = next.0 <= kept.1;
+                if overlaps {
+                    kept.1 = kept.1.max(next.1);
                 }
-            }
-            self.lost = merged;
+                overlaps
+            });
         }
     }
 
