@@ -31,6 +31,7 @@ pub mod quic_lb;
 pub mod ranges;
 pub mod recovery;
 pub mod stream;
+#[cfg(any(test, feature = "internal"))]
 pub mod testing;
 pub mod tls;
 pub mod transport_params;

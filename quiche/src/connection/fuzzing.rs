@@ -269,8 +269,8 @@ impl Connection {
 mod tests {
     use std::time::Duration;
 
-    use super::super::tests::{client_config, server_config};
-    use crate::connection::tests_streams::encode;
+    use crate::connection::tests::streams::encode;
+    use crate::connection::tests::{client_config, server_config};
     use crate::frame::Frame;
     use crate::testing::Pipe;
     use crate::RecvInfo;

@@ -24,28 +24,6 @@ pub mod state;
 pub mod stats;
 #[cfg(test)]
 pub(crate) mod tests;
-#[cfg(test)]
-mod tests_defences;
-#[cfg(test)]
-mod tests_ecn;
-#[cfg(test)]
-mod tests_ecn_paths;
-#[cfg(test)]
-mod tests_handshake_loss;
-#[cfg(test)]
-mod tests_migration;
-#[cfg(test)]
-mod tests_pmtud;
-#[cfg(all(test, feature = "qlog"))]
-mod tests_qlog;
-#[cfg(test)]
-mod tests_retrans;
-#[cfg(test)]
-mod tests_streams;
-#[cfg(test)]
-mod tests_v2;
-#[cfg(test)]
-mod tests_zero_rtt;
 mod version;
 
 use std::net::SocketAddr;

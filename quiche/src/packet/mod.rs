@@ -122,5 +122,3 @@ impl fmt::Display for ConnectionId<'_> {
 
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod tests_v2;
