@@ -566,7 +566,7 @@ impl Connection {
     fn on_control_frame(&mut self, conn: &mut crate::Connection, ty: u64, payload: &[u8]) -> Flow {
         h3_qlog!(conn, q => {
             let (control, len) = (self.peer_control.unwrap_or_default(), payload.len() as u64);
-            q.frame(crate::qlog::Framing::Parsed, control, ty, len, Some(payload))
+            q.frame(qlog::Framing::Parsed, control, ty, len, Some(payload))
         });
         match ty {
             frame::SETTINGS => {
@@ -786,7 +786,7 @@ impl Connection {
     ) -> Flow {
         h3_qlog!(conn, q => {
             let fields = lines.iter().map(|l| (&l.name[..], &l.value[..]));
-            q.headers(crate::qlog::Framing::Parsed, id, None, fields)
+            q.headers(qlog::Framing::Parsed, id, None, fields)
         });
         let list: Vec<Header> = lines
             .iter()
@@ -993,7 +993,7 @@ impl Connection {
         h3_qlog!(conn, q => {
             let fields = headers.iter().map(|h| (h.name(), h.value()));
             let len = Some(section.len() as u64);
-            q.headers(crate::qlog::Framing::Created, id, len, fields)
+            q.headers(qlog::Framing::Created, id, len, fields)
         });
         if written < framed.len() {
             // The encoder's state already includes this section: what did not fit is kept
@@ -1137,7 +1137,7 @@ impl Connection {
             return Err(Error::InternalError);
         }
         h3_qlog!(conn, q => {
-            let framing = crate::qlog::Framing::Created;
+            let framing = qlog::Framing::Created;
             q.frame(framing, stream_id, frame::DATA, len as u64, None)
         });
         Ok(len)
@@ -1160,7 +1160,7 @@ impl Connection {
         put_frame(control, frame::GOAWAY, &payload);
         h3_qlog!(conn, q => {
             let (control, len) = (self.control_id, payload.len() as u64);
-            q.frame(crate::qlog::Framing::Created, control, frame::GOAWAY, len, Some(&payload))
+            q.frame(qlog::Framing::Created, control, frame::GOAWAY, len, Some(&payload))
         });
         self.flush(conn);
         Ok(())
@@ -1184,7 +1184,7 @@ impl Connection {
         put_frame(control, frame::PRIORITY_UPDATE_REQUEST, &payload);
         h3_qlog!(conn, q => {
             let (ty, len) = (frame::PRIORITY_UPDATE_REQUEST, payload.len() as u64);
-            q.frame(crate::qlog::Framing::Created, self.control_id, ty, len, Some(&payload))
+            q.frame(qlog::Framing::Created, self.control_id, ty, len, Some(&payload))
         });
         self.flush(conn);
         Ok(())
