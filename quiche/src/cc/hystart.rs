@@ -50,7 +50,7 @@ use std::time::{Duration, Instant};
 
 use super::{AckBatch, CcConfig, CcState, SentInfo, SlowStart, Window};
 use crate::packet::Epoch;
-use crate::recovery::RttStats;
+use crate::rtt::RttStats;
 
 /// The fewest RTT samples a round needs before its minimum is trusted (N_RTT_SAMPLE). RFC 9406
 /// §4.3 recommends 8; 2 here, so that a standing queue ends slow start within a few packets of

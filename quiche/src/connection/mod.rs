@@ -145,7 +145,7 @@ pub struct Connection {
 
     recovery: Recovery<SentFrames>,
     /// Spaces ack-eliciting datagrams out at the congestion controller's rate.
-    pacer: crate::recovery::pacer::Pacer,
+    pacer: crate::cc::pacer::Pacer,
     recovery_config: RecoveryConfig,
     cc_factory: Option<std::sync::Arc<dyn crate::cc::CcFactory>>,
     /// Makes the IDs we issue (random bytes without one).
@@ -289,10 +289,10 @@ impl Connection {
         peer: SocketAddr,
         config: &mut Config,
     ) -> Result<Connection> {
-        if scid.len() > crate::MAX_CONN_ID_LEN {
+        if scid.len() > crate::packet::MAX_CONN_ID_LEN {
             return Err(Error::InvalidState);
         }
-        if is_server && !crate::version_is_supported(config.version) {
+        if is_server && !crate::packet::version_is_supported(config.version) {
             // A reserved version only serves a client testing Version Negotiation.
             return Err(Error::UnknownVersion);
         }
@@ -344,7 +344,7 @@ impl Connection {
         };
         let recovery_config = RecoveryConfig {
             max_ack_delay: Duration::from_millis(25),
-            initial_rtt: crate::recovery::INITIAL_RTT,
+            initial_rtt: crate::rtt::INITIAL_RTT,
             is_server,
             cc_algorithm: config.cc_algorithm,
             cc: config.cc_config(max_datagram),
@@ -417,7 +417,7 @@ impl Connection {
             one_rtt: None,
             zero_rtt: None,
             recovery,
-            pacer: crate::recovery::pacer::Pacer::new(config.pacing, max_datagram),
+            pacer: crate::cc::pacer::Pacer::new(config.pacing, max_datagram),
             recovery_config,
             cc_factory: config.cc_factory.clone(),
             cid_generator: config.cid_generator.clone(),
@@ -900,10 +900,7 @@ impl Connection {
         use crate::cc::CongestionControl;
         let cc = self.recovery.controller();
         let rate = self.pacer.rate().or_else(|| {
-            crate::recovery::pacer::Pacer::default_rate(
-                cc.cwnd(),
-                self.recovery.rtt().smoothed_rtt(),
-            )
+            crate::cc::pacer::Pacer::default_rate(cc.cwnd(), self.recovery.rtt().smoothed_rtt())
         });
         let by_rate = rate.map_or(0, |r| {
             let bytes = u128::from(r) * SEND_QUANTUM_INTERVAL.as_nanos() / 1_000_000_000;
