@@ -1,5 +1,5 @@
 //! Where the HTTP/3 layer reports to the connection's qlog trace: the hooks here, the events
-//! in [`events`](self::events) (HTTP/3 and QPACK events written through the connection's
+//! in `events.rs` (HTTP/3 and QPACK events written through the connection's
 //! [`crate::qlog::AppQlog`]). Without the `qlog` feature the hooks compile to nothing, and
 //! without a trace each is one `Option` check on the connection.
 
