@@ -1,10 +1,7 @@
 //! Buffer factories: who allocates the buffers that hold a connection's stream and datagram
 //! bytes (quiche's `BufFactory` API). [`Connection`](crate::Connection) is generic over one,
 //! with [`DefaultBufFactory`] (heap buffers) as the default type parameter, so code that names
-//! plain `Connection` gets the default. An application that already holds its data in
-//! reference-counted buffers hands them over with
-//! [`stream_send_zc`](crate::Connection::stream_send_zc) and
-//! [`dgram_send_buf`](crate::Connection::dgram_send_buf) instead of having them copied.
+//! plain `Connection` gets the default.
 
 use std::fmt::Debug;
 use std::sync::Arc;
