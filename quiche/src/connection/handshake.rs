@@ -244,7 +244,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         if version != self.version {
             self.version = version;
             self.tls.set_version(version)?;
-            self.local_tp.version_information = Some(super::version::local_version_information(
+            self.local_tp.version_information = Some(super::version_switch::local_version_information(
                 version,
                 true,
                 &self.compatible_versions,

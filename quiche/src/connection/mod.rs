@@ -1,6 +1,6 @@
 //! The QUIC connection: the public API and the coordination of TLS, packet spaces, recovery and
 //! streams. The receive pipeline is in `recv.rs`, the send pipeline in `send.rs`, the effects of
-//! each frame in `frames.rs`, and the handshake glue in `handshake.rs`.
+//! each frame in `frame_dispatch.rs`, and the handshake glue in `handshake.rs`.
 //!
 //! Everything takes `now` from the caller. The methods without `_at` (`recv`, `send`,
 //! `timeout`, `on_timeout`) are quiche-compatible wrappers and the only places that read the
@@ -8,7 +8,7 @@
 
 mod datagram;
 pub mod ecn;
-mod frames;
+mod frame_dispatch;
 #[cfg(any(test, feature = "fuzzing"))]
 mod fuzzing;
 mod handshake;
@@ -18,13 +18,13 @@ mod pmtud;
 mod qlog;
 mod recv;
 mod send;
-pub mod sent;
+pub mod sent_frames;
 pub mod spaces;
 pub mod state;
 pub mod stats;
 #[cfg(test)]
 pub(crate) mod tests;
-mod version;
+mod version_switch;
 
 use std::marker::PhantomData;
 use std::net::SocketAddr;
@@ -42,7 +42,7 @@ use crate::stream::{Shutdown, StreamConfig, StreamIter, StreamMap};
 use crate::tls::{DirectionalKeys, Handshake};
 use crate::transport_params::TransportParams;
 
-use self::sent::SentFrames;
+use self::sent_frames::SentFrames;
 use self::spaces::{OneRttKeys, PacketSpace};
 use self::state::Lifecycle;
 
@@ -364,7 +364,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         }
         let mut local_tp = config.local_transport_params.clone();
         local_tp.initial_source_connection_id = Some(scid.clone().into_owned());
-        local_tp.version_information = Some(version::local_version_information(
+        local_tp.version_information = Some(version_switch::local_version_information(
             config.version,
             is_server,
             &config.compatible_versions,
@@ -391,7 +391,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         } else {
             Handshake::new_client(&mut config.tls, server_name, local_tp.encode_to_vec(false)?)?
         };
-        version::prepare_tls(
+        version_switch::prepare_tls(
             &mut tls,
             is_server,
             config.version,

@@ -9,7 +9,7 @@ mod header;
 mod pkt_num;
 mod protection;
 mod retry;
-mod version;
+mod versions;
 mod version_negotiation;
 
 pub use self::coalesced::{coalesced, packet_len, Coalesced};
@@ -19,7 +19,7 @@ pub use self::pkt_num::{
 };
 pub use self::protection::{decrypt_hdr, decrypt_pkt, encrypt_pkt, write_length};
 pub use self::retry::{retry, verify_retry_integrity};
-pub use self::version::{
+pub use self::versions::{
     is_grease_version, long_type_bits, long_type_from_bits, version_is_supported, QUIC_V1, QUIC_V2,
     SUPPORTED_VERSIONS,
 };

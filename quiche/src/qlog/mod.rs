@@ -17,7 +17,7 @@
 //! kept for [`QlogLogger::error`].
 
 mod app;
-mod frames;
+mod frame_log;
 
 #[cfg(test)]
 mod tests;
@@ -35,8 +35,8 @@ use ::qlog::events::{Event, EventData, RawInfo};
 use ::qlog::{CommonFields, Configuration, QlogSeq, TraceSeq, VantagePoint, VantagePointType};
 
 pub use self::app::AppQlog;
-use self::frames::{duration_ms, hex};
-pub use self::frames::{to_qlog_frame, FrameLog, DEFAULT_ACK_DELAY_EXPONENT, MAX_LOGGED_FRAMES};
+use self::frame_log::{duration_ms, hex};
+pub use self::frame_log::{to_qlog_frame, FrameLog, DEFAULT_ACK_DELAY_EXPONENT, MAX_LOGGED_FRAMES};
 use crate::frame::Frame;
 use crate::packet::{Epoch, Type};
 use crate::transport_params::TransportParams;

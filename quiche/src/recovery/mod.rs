@@ -27,7 +27,7 @@ use crate::rtt::{RttEstimator, DEFAULT_MAX_ACK_DELAY, INITIAL_RTT};
 mod loss;
 mod pto;
 mod rate;
-mod sent;
+mod sent_packets;
 #[cfg(test)]
 mod tests;
 
@@ -36,7 +36,7 @@ pub use self::loss::{
 };
 pub use self::pto::{pto_period, MAX_PTO_PROBES};
 pub use self::rate::PacketRateState;
-pub use self::sent::{SentPacket, SentPackets};
+pub use self::sent_packets::{SentPacket, SentPackets};
 
 use self::loss::{LostHistory, SpuriousTally};
 use self::pto::{PtoDeadline, SpaceTimes};
@@ -501,7 +501,7 @@ impl<P> Recovery<P> {
     fn take_rtt_sample(
         &mut self,
         epoch: Epoch,
-        scan: &sent::AckScan,
+        scan: &sent_packets::AckScan,
         largest_acked: u64,
         ack_delay: Duration,
         now: Instant,
