@@ -24,7 +24,7 @@
 #
 # Options:
 #   --size N            bytes per transfer, K/M/G suffix = powers of 1024 (default 1G)
-#   --freq HZ           perf record's sampling frequency (default 2000)
+#   --freq HZ           perf record's sampling frequency (default 4000)
 #   --out DIR           where perf.data files, reports and the tables go (default: a new
 #                       directory under ${TMPDIR:-/tmp}); kept at the end
 #   --dir DIR           work directory for the file served and downloaded (default: OUT/work)
@@ -38,7 +38,7 @@ REPO="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$REPO"
 
 SIZE_ARG=1G
-FREQ=2000
+FREQ=4000
 OUT=""
 WORK=""
 TIMEOUT=600
@@ -233,13 +233,13 @@ done
 
 step "2. perf record --call-graph dwarf of both sides at $FREQ Hz, one transfer (load $(cut -d' ' -f1-3 /proc/loadavg))"
 start_server "$OUT/record-server"
-perf record -q -F "$FREQ" -e cpu-clock --call-graph dwarf,32768 -p "$SERVER_PID" \
+perf record -q -F "$FREQ" -e cpu-clock --call-graph dwarf,16384 -p "$SERVER_PID" \
     -o "$OUT/server.data" 2>"$OUT/server.record.err" &
 PERF_PID=$!
 sleep 0.3
 status=0
 # shellcheck disable=SC2046 # the command line is words
-timeout -k 5 "$TIMEOUT" perf record -q -F "$FREQ" -e cpu-clock --call-graph dwarf,32768 \
+timeout -k 5 "$TIMEOUT" perf record -q -F "$FREQ" -e cpu-clock --call-graph dwarf,16384 \
     -o "$OUT/client.data" -- $(client_cmd) >"$OUT/record-client.out" \
     2>"$OUT/record-client.err" || status=$?
 finish record "$status"

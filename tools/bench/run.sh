@@ -276,7 +276,8 @@ ours_proto_flags() {
     case "$1" in
         ours-h3) echo "" ;;
         # Older clients spoke HTTP/0.9 only, without the flag.
-        ref-hq) "$REF_DIR/quiche-client" --help 2>&1 | grep -q -- --http09 && echo "--http09" ;;
+        ref-hq)
+            if "$REF_DIR/quiche-client" --help 2>&1 | grep -q -- --http09; then echo "--http09"; fi ;;
         *) echo "--http09" ;;
     esac
 }
