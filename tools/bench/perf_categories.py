@@ -107,6 +107,24 @@ FALLBACK = [
 ]
 
 
+# Inclusive costs: the share of samples with such a frame anywhere in the chain (a function and
+# everything it calls), for the entry points the categories above cut across.
+INCLUSIVE = [
+    ("Connection::send (packets built, sealed; all)", r"Connection>::send_at$|Connection>::send$|"
+     r"Connection>::send_on_path"),
+    ("Connection::recv (packets opened, processed; all)", r"Connection>::recv_at$|Connection>::recv$|"
+     r"recv_with_ecn_at"),
+    ("  of which ACK frames processed (on_ack_received)", r"on_ack_received"),
+    ("stream_send (application data into the stream)", r">::stream_send$|SendBuf::write"),
+    ("stream_recv (stream data out to the application)", r">::stream_recv$|RecvBuf::read"),
+    ("timers (on_timeout, timeout_instant)", r"on_timeout|timeout_instant"),
+    ("sendmsg/sendto/sendmmsg system calls (all)", r"__sys_sendmsg|__sys_sendmmsg|__sys_sendto"),
+    ("recvmmsg/recvmsg system calls (all)", r"__sys_recvmmsg|do_recvmmsg|__sys_recvmsg"),
+    ("epoll_wait (all)", r"do_epoll_wait|ep_poll"),
+    ("file read/write system calls (all)", r"ksys_read|ksys_write|ksys_pread|vfs_read|vfs_write"),
+]
+
+
 def compile_rules(rules):
     return [(name, re.compile(rx)) for name, rx in rules]
 
@@ -183,6 +201,8 @@ def main():
     selfsym = collections.Counter()
     unmatched = collections.Counter()
     copy_callers = collections.Counter()
+    inclusive = collections.Counter()
+    inclusive_rx = compile_rules(INCLUSIVE)
     total = 0
     for period, frames in parse(sys.stdin):
         if not frames:
@@ -194,6 +214,9 @@ def main():
         selfsym[(leaf, dso.rsplit("/", 1)[-1])] += 1
         if cat == "unmatched":
             unmatched[(leaf, dso)] += 1
+        for name, rx in inclusive_rx:
+            if any(rx.search(sym) for sym, _ in frames):
+                inclusive[name] += 1
         if cat.startswith("copies (user"):
             caller = next((f for f, d in frames[1:] if "libc" not in d), "?")
             copy_callers[caller] += 1
@@ -210,6 +233,10 @@ def main():
         if cats[name]:
             share = cats[name] / total
             print(f"  {name:48s} {share * 100:6.1f}% {share * ns_per_packet:10.1f}")
+    print("inclusive (a function and all it calls):")
+    for name, _ in INCLUSIVE:
+        share = inclusive[name] / total
+        print(f"  {name:48s} {share * 100:6.1f}% {share * ns_per_packet:10.1f}")
     if copy_callers:
         print("user copies (memmove/memcpy) by caller:")
         for caller, n in copy_callers.most_common(8):
