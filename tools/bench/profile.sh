@@ -31,8 +31,8 @@
 #   --timeout S         seconds one transfer may take (default 600)
 #   --callgrind-size M  MiB for part 3 (default 0: skipped)
 #   --no-build          use the binaries already built (target/release)
-# Needs perf (linux-perf), GNU time and, for part 3, valgrind; perf needs
-# kernel.perf_event_paranoid <= 1 or root.
+# Needs perf and, for part 3, valgrind (installed with apt-get when missing: Debian's
+# linux-perf and valgrind); perf needs kernel.perf_event_paranoid <= 1 or root.
 set -euo pipefail
 REPO="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$REPO"
@@ -77,10 +77,20 @@ SIZE="$(size_bytes "$SIZE_ARG")"
 [[ "$FREQ" =~ ^[1-9][0-9]*$ ]] || die "bad frequency $FREQ"
 [[ "$CG_MIB" =~ ^[0-9]+$ ]] || die "bad callgrind size $CG_MIB"
 
+# perf and valgrind come from Debian's packages, installed here when missing.
+missing=()
+command -v perf >/dev/null || missing+=(linux-perf)
+[ "$CG_MIB" = 0 ] || command -v valgrind >/dev/null || missing+=(valgrind)
+if [ "${#missing[@]}" -gt 0 ]; then
+    step "installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    if ! { apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null; }; then
+        die "could not install ${missing[*]}"
+    fi
+fi
 for tool in perf python3 sha256sum timeout; do
-    command -v "$tool" >/dev/null || die "$tool is missing (perf: apt-get install linux-perf)"
+    command -v "$tool" >/dev/null || die "$tool is missing"
 done
-[ "$CG_MIB" = 0 ] || command -v valgrind >/dev/null || die "valgrind is missing (apt-get install valgrind)"
 perf stat -e task-clock true >/dev/null 2>&1 \
     || die "perf cannot count here (kernel.perf_event_paranoid is $(cat /proc/sys/kernel/perf_event_paranoid))"
 

@@ -45,7 +45,7 @@
 #                   run says so and goes on without them
 #   --compare REF   build our apps at commit REF in a worktree (tools/bench/.build/compare) and
 #                   run its hq-interop transfers (ref-hq) alternating with the working tree's
-#                   (ours-hq) and the ceiling: parts 1 only, per-pair and median ratios
+#                   (ours-hq) and the ceiling: part 1 only, per-pair and median ratios
 #   --ours-bin DIR  take quiche-server and quiche-client from DIR (another build) and do not
 #                   build them (BENCH_OURS_BIN)
 #   --history FILE  the file the run's line is appended to (BENCH_HISTORY, default
