@@ -312,7 +312,8 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
                 self.on_frames_lost(epoch, frames);
             }
         }
-        self.recovery = super::build_recovery(&self.recovery_config, self.cc_factory.as_deref());
+        self.recovery =
+            super::open::build_recovery(&self.recovery_config, self.cc_factory.as_deref());
         self.space(Epoch::Initial).crypto_send.resend_all_unacked();
         Ok(())
     }
