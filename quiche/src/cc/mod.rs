@@ -1,7 +1,8 @@
 //! Congestion control: the controller trait and the built-in algorithms.
 //!
 //! Recovery (see [`crate::recovery`]) owns bytes in flight, loss detection and persistent
-//! congestion; a controller only reacts to the batched facts it is fed (DESIGN.md §7):
+//! congestion; a controller only reacts to the batched facts it is fed (ARCHITECTURE.md,
+//! "Congestion control"):
 //!
 //! - [`CongestionControl::on_packet_sent`] for every in-flight packet;
 //! - [`CongestionControl::on_ack`] once per ACK frame that newly acknowledges in-flight packets;

@@ -1,4 +1,4 @@
-//! qlog output: the only place that builds qlog events (DESIGN.md §8).
+//! qlog output: the only place that builds qlog events (ARCHITECTURE.md, "qlog").
 //!
 //! A [`QlogLogger`] streams one connection's trace as JSON text sequences (`.sqlog`, RFC 7464)
 //! in the qlog "0.3" schema (draft-ietf-quic-qlog-main-schema-05 and quic-events-04), the

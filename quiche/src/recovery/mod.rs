@@ -5,8 +5,8 @@
 //! tells the connection which packets were acknowledged or lost (their opaque payloads come
 //! back) and when to send probes. It never reads the clock: every entry point takes `now`.
 //!
-//! One ACK frame is processed in this order (DESIGN.md §7): newly acknowledged packets are taken
-//! out of the store; the RTT is updated (if the largest acknowledged packet is newly acknowledged
+//! One ACK frame is processed in this order (ARCHITECTURE.md, "Congestion control"): newly
+//! acknowledged packets are taken out of the store; the RTT is updated (if the largest acknowledged packet is newly acknowledged
 //! and something ack-eliciting was); losses are detected; the controller hears of the losses
 //! ([`CongestionControl::on_congestion_event`]), then of the acknowledgment
 //! ([`CongestionControl::on_ack`]); and if the frame proved that every loss behind the last
