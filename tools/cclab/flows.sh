@@ -115,7 +115,8 @@ cleanup() {
     for p in ${pids[@]+"${pids[@]}"}; do kill "$p" 2>/dev/null || true; done
     [ -n "$linkem_pid" ] && kill "$linkem_pid" 2>/dev/null && wait "$linkem_pid" 2>/dev/null || true
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 NICE=()
 [ "$nice_level" = 0 ] || NICE=(nice -n "$nice_level")
 
@@ -240,7 +241,7 @@ for q in "${Q[@]}"; do
             # flowpeer's server: "closed ... lost=N"; quinn's: "lost_packets=N"; TCP: none.
             lost+=("$({ grep '^closed ' "$out/logs/$tag-$i.server" || true; grep -o 'lost_packets=[0-9]*' \
                 "$out/logs/$tag-$i.server" || true; } 2>/dev/null | grep -oE 'lost(_packets)?=[0-9]+' |
-                tail -1 | cut -d= -f2)")
+                tail -1 | cut -d= -f2 || true)")
         done
         python3 - "$out/stats.json" "$metrics" "$name" "$flows" "$q" "$sd" "$loss" "$load0" \
             "$(load)" "$((($(steal) - steal0) / 100))" "$rate" "$rtt" "${lost[@]}" \

@@ -84,8 +84,9 @@ fn tcp_recv(connect: &str, duration: f64, log: &PathBuf) -> Result<(), String> {
     let mut s = TcpStream::connect(connect).map_err(|e| format!("connect {connect}: {e}"))?;
     s.set_read_timeout(Some(Duration::from_millis(20)))
         .map_err(|e| e.to_string())?;
-    // tcpbench's protocol: ask for more than the run can take, close when the time is up.
-    s.write_all(b"GET 100000000000\n")
+    // tcpbench's protocol: ask for more than the run can take (its server's limit is 10 GB),
+    // close when the time is up.
+    s.write_all(b"GET 9000000000\n")
         .map_err(|e| e.to_string())?;
     let mut buf = vec![0u8; 256 * 1024];
     let mut got: u64 = 0;

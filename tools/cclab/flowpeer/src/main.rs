@@ -169,18 +169,11 @@ impl Endpoint {
     /// Waits for datagrams until `deadline` at most, feeds every one that arrived to the
     /// connection (accepting it first on a server); returns whether anything arrived.
     fn receive(&mut self, deadline: Instant, cfg: &mut quiche::Config) -> Result<bool> {
-        let wait = deadline.saturating_duration_since(Instant::now());
         let mut got = false;
-        if wait > Duration::from_micros(50) {
-            self.sock
-                .set_nonblocking(false)
-                .map_err(|e| e.to_string())?;
-            self.sock
-                .set_read_timeout(Some(wait))
-                .map_err(|e| e.to_string())?;
-        } else {
-            self.sock.set_nonblocking(true).map_err(|e| e.to_string())?;
-        }
+        wait_readable(
+            &self.sock,
+            deadline.saturating_duration_since(Instant::now()),
+        )?;
         loop {
             let (len, from) = match self.sock.recv_from(&mut self.buf) {
                 Ok(r) => r,
@@ -212,7 +205,6 @@ impl Endpoint {
                 // A datagram the connection rejects is dropped, as on any server.
                 let _ = c.recv(&mut self.buf[..len], info);
             }
-            self.sock.set_nonblocking(true).map_err(|e| e.to_string())?;
         }
         Ok(got)
     }
@@ -269,6 +261,32 @@ impl Endpoint {
     }
 }
 
+/// Waits until `sock` is readable or `wait` has passed, to the microsecond: `ppoll` sleeps on a
+/// high-resolution timer, where a socket's receive timeout (SO_RCVTIMEO) rounds up to the
+/// kernel's tick (4 ms at 250 Hz) and would hold every paced packet back that long.
+fn wait_readable(sock: &UdpSocket, wait: Duration) -> Result<()> {
+    use std::os::fd::AsRawFd;
+    let mut fd = libc::pollfd {
+        fd: sock.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ts = libc::timespec {
+        tv_sec: wait.as_secs() as libc::time_t,
+        tv_nsec: wait.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: `fd` and `ts` are valid for the call's duration, the count is 1 and the signal
+    // mask pointer may be null (no change to the mask).
+    let r = unsafe { libc::ppoll(&mut fd, 1, &ts, std::ptr::null()) };
+    if r < 0 {
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(format!("ppoll: {e}"));
+        }
+    }
+    Ok(())
+}
+
 fn send_to(sock: &UdpSocket, pkt: &[u8], to: SocketAddr) -> Result<()> {
     match sock.send_to(pkt, to) {
         Ok(_) => Ok(()),
@@ -290,6 +308,7 @@ fn counters(conn: &quiche::Connection) -> String {
 fn server(a: &Args) -> Result<()> {
     let mut cfg = config(a)?;
     let sock = UdpSocket::bind(a.addr).map_err(|e| format!("bind {}: {e}", a.addr))?;
+    sock.set_nonblocking(true).map_err(|e| e.to_string())?;
     let local = sock.local_addr().map_err(|e| e.to_string())?;
     println!("listening on {local} cc={}", a.cc);
     let mut ep = Endpoint {
@@ -338,6 +357,7 @@ fn client(a: &Args) -> Result<()> {
     .map_err(|e| format!("{e}"))?;
     let sock = UdpSocket::bind(bind).map_err(|e| format!("bind: {e}"))?;
     sock.connect(a.addr).map_err(|e| format!("connect: {e}"))?;
+    sock.set_nonblocking(true).map_err(|e| e.to_string())?;
     let local = sock.local_addr().map_err(|e| e.to_string())?;
     let conn = quiche::connect(Some("cclab"), &scid()?, local, a.addr, &mut cfg)
         .map_err(|e| format!("connect: {e:?}"))?;
