@@ -11,7 +11,7 @@
 #       [--rate 20mbit] [--rtt 40ms] [--stagger 5] [--duration 60] [--loss 0] [--name NAME]
 #       [--out DIR] [--nice -10] [--timeout-extra 20]
 #
-# Flows: ours-cubic, ours-reno, ours-bbr, ours-bbr-nofilter (this repository's library),
+# Flows: ours-cubic, ours-reno, ours-bbr (this repository's library),
 # quiche-cubic, quiche-bbr2 (crates.io quiche 0.30.0), both through tools/cclab/flowpeer (one
 # program on quiche's API, built on each library); quinn-cubic, quinn-bbr (tools/interop's
 # quinn-peer); tcp-cubic, tcp-reno, tcp-bbr (Linux TCP, netlab's tcpbench.py server, per-socket
@@ -113,7 +113,7 @@ linkem_pid=""
 pids=()
 cleanup() {
     for p in ${pids[@]+"${pids[@]}"}; do kill "$p" 2>/dev/null || true; done
-    [ -n "$linkem_pid" ] && kill "$linkem_pid" 2>/dev/null && wait "$linkem_pid" 2>/dev/null || true
+    if [ -n "$linkem_pid" ]; then kill "$linkem_pid" 2>/dev/null; wait "$linkem_pid" 2>/dev/null || true; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -122,7 +122,6 @@ NICE=()
 
 IFS=, read -ra F <<<"$flows"
 IFS=, read -ra Q <<<"$queues"
-nflows=${#F[@]}
 # The extra round-trip time of each flow (+MS suffix), halved into one-way delay per port.
 port_delay="" peers=()
 for i in "${!F[@]}"; do
@@ -164,12 +163,12 @@ start_server() { # peer index log
     local p=$1 i=$2 log=$3 port=$((4433 + $2)) tport=$((5201 + $2)) srv_dur=$((duration + timeout_extra))
     case "$p" in
     ours-*|quiche-*)
-        local bin="$FP_OURS" cc="${p#*-}" opt=()
+        local bin="$FP_OURS" cc="${p#*-}"
         case "$p" in quiche-*) bin="$FP_QUICHE" ;; esac
-        case "$cc" in bbr2) cc=bbr ;; bbr-nofilter) cc=bbr opt=(--bbr-loss-filter off) ;; esac
+        case "$cc" in bbr2) cc=bbr ;; esac
         bg_s timeout "$((srv_dur + 30))" "$bin" server --listen "$ADDR_S:$port" \
             --cert "$out/cert.pem" --key "$out/key.pem" --cc "$cc" --duration "$srv_dur" \
-            ${opt[@]+"${opt[@]}"} >"$log" 2>&1 &
+            >"$log" 2>&1 &
         pids+=($!); wait_port udp "$port" ;;
     quinn-*)
         QUINN_CC="${p#quinn-}" bg_s timeout "$((srv_dur + 30))" "$QUINN" server \

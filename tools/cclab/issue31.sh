@@ -15,7 +15,7 @@
 # OUT/laneL/; the table merges them.
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
-lanes=2 only="" exclude="" include="" runs=5 out="" ns=cclab31
+lanes=2 only="" exclude="" include="" runs=5 out="" ns=cclab31 nice_level=-10
 while [ $# -gt 0 ]; do
     case "$1" in
         --lanes) lanes="$2"; shift 2 ;;
@@ -25,6 +25,7 @@ while [ $# -gt 0 ]; do
         --runs) runs="$2"; shift 2 ;;
         --out) out="$2"; shift 2 ;;
         --ns) ns="$2"; shift 2 ;;
+        --nice) nice_level="$2"; shift 2 ;;
         -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
         *) echo "issue31.sh: unknown option $1" >&2; exit 2 ;;
     esac
@@ -43,12 +44,10 @@ cubic-tcp|tcp-cubic vs ours-cubic|tcp-cubic,ours-cubic|1|
 bbr2|ours-bbr x2|ours-bbr,ours-bbr|0.5,1,4|
 bbr2|tcp-bbr x2|tcp-bbr,tcp-bbr|0.5,1,4|
 bbr2|quiche-bbr2 x2|quiche-bbr2,quiche-bbr2|0.5,1,4|
-bbr2|ours-bbr-nofilter x2|ours-bbr-nofilter,ours-bbr-nofilter|0.5,1,4|
 bbr2|quinn-bbr x2|quinn-bbr,quinn-bbr|0.5,1,4|
 bbr-cubic|ours-bbr vs tcp-cubic|ours-bbr,tcp-cubic|0.5,1,4|
 bbr-cubic|tcp-bbr vs tcp-cubic|tcp-bbr,tcp-cubic|0.5,1,4|
 bbr-cubic|quiche-bbr2 vs tcp-cubic|quiche-bbr2,tcp-cubic|0.5,1,4|
-bbr-cubic|ours-bbr-nofilter vs tcp-cubic|ours-bbr-nofilter,tcp-cubic|0.5,1,4|
 rtt|ours-cubic 20/80 ms|ours-cubic,ours-cubic+60|1|--rtt 20ms
 rtt|tcp-cubic 20/80 ms|tcp-cubic,tcp-cubic+60|1|--rtt 20ms
 rtt|ours-reno 20/80 ms|ours-reno,ours-reno+60|1|--rtt 20ms
@@ -80,7 +79,8 @@ run_lane() { # lane number; runs every lanes-th cell
         [ $(((k - 1) % lanes)) = "$lane" ] || continue
         # shellcheck disable=SC2086
         CCLAB_NS="$ns-$lane" "$HERE/flows.sh" --flows "$flows" --queues "$queues" \
-            --runs "$runs" --name "$name" --out "$out/lane$lane" --duration 50 $extra ||
+            --runs "$runs" --name "$name" --out "$out/lane$lane" --nice "$nice_level" \
+            --duration 50 $extra ||
             echo "issue31.sh: cell '$name' failed" >&2
     done <<<"$CELLS"
 }

@@ -6,7 +6,6 @@
 //!
 //! ```text
 //! flowpeer server --listen ADDR --cert FILE --key FILE [--cc NAME] [--duration SECS]
-//!                 [--bbr-loss-filter on|off]
 //! flowpeer client --connect ADDR --log FILE [--duration SECS]
 //! ```
 //!
@@ -57,7 +56,6 @@ struct Args {
     cc: String,
     duration: Duration,
     log: Option<String>,
-    loss_filter: Option<bool>,
 }
 
 fn parse_args() -> Result<Args> {
@@ -75,7 +73,6 @@ fn parse_args() -> Result<Args> {
         cc: "cubic".into(),
         duration: Duration::from_secs(60),
         log: None,
-        loss_filter: None,
     };
     while let Some(flag) = it.next() {
         let v = it.next().ok_or(format!("{flag} needs a value"))?;
@@ -89,7 +86,6 @@ fn parse_args() -> Result<Args> {
                 a.duration = Duration::from_secs_f64(s.clamp(0.1, 86_400.0));
             }
             "--log" => a.log = Some(v),
-            "--bbr-loss-filter" => a.loss_filter = Some(v == "on"),
             _ => return Err(format!("unknown option {flag}")),
         }
     }
@@ -122,22 +118,7 @@ fn config(a: &Args) -> Result<quiche::Config> {
         other => return Err(format!("unknown --cc {other}")),
     };
     c.set_cc_algorithm(cc);
-    if let Some(on) = a.loss_filter {
-        set_loss_filter(&mut c, on)?;
-    }
     Ok(c)
-}
-
-#[cfg(feature = "ours")]
-fn set_loss_filter(c: &mut quiche::Config, on: bool) -> Result<()> {
-    // TODO(cclab): BbrOptions::filter_random_loss once the library has it.
-    let _ = (c, on);
-    Err("--bbr-loss-filter: not yet in the library".into())
-}
-
-#[cfg(not(feature = "ours"))]
-fn set_loss_filter(_: &mut quiche::Config, _: bool) -> Result<()> {
-    Err("--bbr-loss-filter is an option of ours only".into())
 }
 
 fn scid() -> Result<quiche::ConnectionId<'static>> {
