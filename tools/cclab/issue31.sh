@@ -2,17 +2,19 @@
 # Issue 31's scenarios (20 Mbit/s, 40 ms RTT; queues 0.5, 1 and 4 BDP; seeds 1-5), one command
 # per table: every cell runs flows.sh in turn and the table of medians is printed at the end.
 #
-#   tools/cclab/issue31.sh [--lanes 2] [--only GROUP[,GROUP]] [--exclude PEER[,PEER]] [--include PEER[,PEER]]
-#                          [--runs 5] [--out DIR] [--ns PREFIX]
+#   tools/cclab/issue31.sh [--lanes 2] [--only GROUP[,GROUP]] [--exclude PEER[,PEER]]
+#                          [--include PEER[,PEER]] [--runs 5] [--nice -10] [--ns PREFIX]
+#                          [--out DIR]
 #
 # Groups: cubic2 (CUBIC x 2), cubic-tcp (ours CUBIC against one Linux CUBIC), bbr2 (BBR x 2),
 # bbr-cubic (BBR against one Linux CUBIC), rtt (20 ms against 80 ms, 1 BDP), four (4 flows,
-# 1 BDP), shallow (one flow alone behind a 0.1-BDP queue, at 0 and 5 % loss: the
-# packets each sender lost and its goodput); --exclude skips the cells with a flow whose name contains PEER, --include
-# runs only those. --lanes N runs N cells at a time, each in its own lab (namespaces NS-L-c/-s, --ns NS
-# defaults to cclab31: give two invocations running at once different ones):
-# the flows are cheap at 20 Mbit/s, and linkem runs at real-time priority. Each lane writes
-# OUT/laneL/; the table merges them.
+# 1 BDP), shallow (one flow alone behind a 0.1-BDP queue, at 0 and 5 % loss: the packets each
+# sender lost and its goodput). --exclude skips the cells with a flow whose name contains one
+# of the PEERs, --include runs only those. --lanes N runs N cells at a time, each in its own
+# lab (namespaces PREFIX-L-c/-s; PREFIX defaults to cclab31: give two invocations running at
+# once different ones); the flows are cheap at 20 Mbit/s and linkem runs at real-time
+# priority. --nice is the endpoints' nice level (flows.sh). Each lane writes OUT/laneL/; the
+# table merges them.
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 lanes=2 only="" exclude="" include="" runs=5 out="" ns=cclab31 nice_level=-10
