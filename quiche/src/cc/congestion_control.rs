@@ -103,7 +103,7 @@ pub struct CcStats {
 /// A congestion controller for one path.
 ///
 /// All times are parameters; implementations never read the clock. Object-safe, so user-written
-/// algorithms can be boxed (see [`CcFactory`]).
+/// algorithms can be boxed (see [`CcFactory`](super::CcFactory)).
 pub trait CongestionControl: Send {
     /// An in-flight packet was sent (RFC 9002 Appendix B.4).
     fn on_packet_sent(&mut self, now: Instant, info: &SentInfo);

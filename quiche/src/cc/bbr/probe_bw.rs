@@ -143,10 +143,10 @@ impl Bbr {
         }
     }
 
-    /// Whether a loss now should count as congestion (see [`FILTER_RANDOM_LOSS`]).
+    /// Whether a loss now should count as congestion (see [`BbrOptions::filter_random_loss`]).
     /// `lost` bytes out of `of`: the loss rate that counts without a queue.
     pub(super) fn loss_is_congestion(&self, lost: u64, of: u64) -> bool {
-        !FILTER_RANDOM_LOSS
+        !self.filter_random_loss
             || self.m.latest_shows_queue()
             || lost.saturating_mul(1_000) > of.saturating_mul(HIGH_LOSS_PERMILLE)
     }
