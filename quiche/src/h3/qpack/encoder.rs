@@ -3,9 +3,9 @@
 //! acknowledgments from the decoder stream.
 //!
 //! Strategy: exact matches are referenced (static first); what is inserted is up to the
-//! [`Policy`]: lines likely to be referenced again before they are evicted, and names alone
-//! when only the name repeats. Entries about to be evicted that are still in use are refreshed
-//! with Duplicate. Secrets (`authorization`, `set-cookie`, short cookies) go out as
+//! insertion policy (the `policy` module): lines likely to be referenced again before they are
+//! evicted, and names alone when only the name repeats. Entries about to be evicted that are
+//! still in use are refreshed with Duplicate. Secrets (`authorization`, `set-cookie`, short cookies) go out as
 //! never-indexed literals and are never inserted (§7.1). An entry is evicted only when no
 //! unacknowledged section or instruction references it (§2.1.1), and unacknowledged entries
 //! are referenced only on streams that may block (§2.1.2).
