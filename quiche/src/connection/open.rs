@@ -124,96 +124,14 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         peer: SocketAddr,
         config: &mut Config,
     ) -> Result<Self> {
-        if scid.len() > crate::packet::MAX_CONN_ID_LEN {
-            return Err(Error::InvalidState);
-        }
-        if is_server && !crate::packet::version_is_supported(config.version) {
-            // A reserved version only serves a client testing Version Negotiation.
-            return Err(Error::UnknownVersion);
-        }
-        let mut local_tp = config.local_transport_params.clone();
-        local_tp.initial_source_connection_id = Some(scid.clone().into_owned());
-        local_tp.version_information = Some(version_switch::local_version_information(
-            config.version,
-            is_server,
-            &config.compatible_versions,
-        ));
-        let cids = ConnectionIds::new(
-            ResetTokenKey::new(&config.stateless_reset_key),
-            scid,
-            local_tp.active_conn_id_limit,
-        );
-        if is_server && !scid.is_empty() {
-            // Only servers send a token for the handshake ID (RFC 9000 §18.2).
-            local_tp.stateless_reset_token = Some(u128::from_be_bytes(cids.handshake_token()));
-        }
-        // A server that sent a Retry echoes both connection IDs (RFC 9000 §7.3); without a
-        // Retry it learns the original DCID from the client's first Initial.
-        if let (true, Some(odcid)) = (is_server, odcid) {
-            local_tp.original_destination_connection_id = Some(odcid.clone().into_owned());
-            local_tp.retry_source_connection_id = Some(scid.clone().into_owned());
-        }
-
-        let mut tls = if is_server {
-            // The transport parameters are set once the client's DCID is known.
-            Handshake::new_server(&mut config.tls, Vec::new())?
-        } else {
-            Handshake::new_client(&mut config.tls, server_name, local_tp.encode_to_vec(false)?)?
-        };
-        version_switch::prepare_tls(
-            &mut tls,
-            is_server,
-            config.version,
-            &config.compatible_versions,
-        )?;
-
-        let pmtud = crate::pmtud::Pmtud::new(crate::pmtud::PmtudConfig {
-            max: config.max_send_udp_payload_size,
-            ..config.pmtud
-        });
-        // With path MTU discovery, BASE_PLPMTU until probes prove more (RFC 8899 §5.1.2).
-        let max_datagram = if pmtud.is_enabled() {
-            pmtud.current()
-        } else {
-            config.max_send_udp_payload_size
-        };
-        let recovery_config = RecoveryConfig {
-            max_ack_delay: Duration::from_millis(25),
-            initial_rtt: crate::rtt::INITIAL_RTT,
-            is_server,
-            cc_algorithm: config.cc_algorithm,
-            cc: config.cc_config(max_datagram),
-        };
-        let mut recovery = build_recovery(&recovery_config, config.cc_factory.as_deref());
-        // The source connection ID is random per connection: it seeds BBR's probe timing, so
-        // that flows sharing a bottleneck do not probe in lockstep.
-        let seed = scid
-            .as_ref()
-            .iter()
-            .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
-                (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-            });
-        recovery.controller_mut().seed(seed);
-
-        let streams = StreamMap::new(
-            is_server,
-            StreamConfig {
-                initial_max_streams_bidi: local_tp.initial_max_streams_bidi,
-                initial_max_streams_uni: local_tp.initial_max_streams_uni,
-                initial_max_stream_data_bidi_local: local_tp.initial_max_stream_data_bidi_local,
-                initial_max_stream_data_bidi_remote: local_tp.initial_max_stream_data_bidi_remote,
-                initial_max_stream_data_uni: local_tp.initial_max_stream_data_uni,
-                max_stream_window: config.max_stream_window,
-                ..StreamConfig::default()
-            },
-        );
-        let mut rx_fc = FlowControl::new(local_tp.initial_max_data, config.max_connection_window);
-        rx_fc.ensure_window_lower_bound(streams.largest_recv_window().saturating_mul(3) / 2);
-
-        let idle = (local_tp.max_idle_timeout > 0)
-            .then(|| Duration::from_millis(local_tp.max_idle_timeout));
-
-        let validated_by_retry = is_server && odcid.is_some();
+        check_new(is_server, scid, config)?;
+        let (local_tp, cids) = local_transport_params(is_server, scid, odcid, config);
+        let tls = build_tls(is_server, server_name, &local_tp, config)?;
+        let (pmtud, max_datagram, recovery_config, recovery, seed) =
+            build_recovery_parts(is_server, scid, config);
+        let (streams, rx_fc) = build_streams(is_server, &local_tp, config);
+        let path = initial_path(is_server, odcid.is_some(), local, peer, config);
+        let idle = idle_timeout(&local_tp);
         let odcid = odcid.map(|c| c.clone().into_owned()).unwrap_or_default();
         let mut conn = Connection {
             is_server,
@@ -228,15 +146,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             compat_original: None,
             compatible_versions: config.compatible_versions.clone(),
             pending_switch: None,
-            paths: crate::path::PathSet::new({
-                // A server accepting after a Retry has validated the address with the token
-                // (RFC 9000 §8.1.2).
-                let mut path =
-                    crate::path::Path::new(local, peer, !is_server || validated_by_retry);
-                path.amplification_limited = is_server;
-                path.ecn = crate::ecn::EcnValidation::new(config.ecn);
-                path
-            }),
+            paths: crate::path::PathSet::new(path),
             recv_path: None,
             recv_path_new: false,
             migrate_to: None,
@@ -305,4 +215,160 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         }
         Ok(conn)
     }
+}
+
+/// Our transport parameters and connection IDs (RFC 9000 §7.3, §18.2).
+fn local_transport_params(
+    is_server: bool,
+    scid: &ConnectionId,
+    odcid: Option<&ConnectionId>,
+    config: &Config,
+) -> (TransportParams, ConnectionIds) {
+    let mut local_tp = config.local_transport_params.clone();
+    local_tp.initial_source_connection_id = Some(scid.clone().into_owned());
+    local_tp.version_information = Some(version_switch::local_version_information(
+        config.version,
+        is_server,
+        &config.compatible_versions,
+    ));
+    let cids = ConnectionIds::new(
+        ResetTokenKey::new(&config.stateless_reset_key),
+        scid,
+        local_tp.active_conn_id_limit,
+    );
+    if is_server && !scid.is_empty() {
+        // Only servers send a token for the handshake ID (RFC 9000 §18.2).
+        local_tp.stateless_reset_token = Some(u128::from_be_bytes(cids.handshake_token()));
+    }
+    // A server that sent a Retry echoes both connection IDs (RFC 9000 §7.3); without a
+    // Retry it learns the original DCID from the client's first Initial.
+    if let (true, Some(odcid)) = (is_server, odcid) {
+        local_tp.original_destination_connection_id = Some(odcid.clone().into_owned());
+        local_tp.retry_source_connection_id = Some(scid.clone().into_owned());
+    }
+    (local_tp, cids)
+}
+
+/// The TLS handshake, set up for the configured version and its compatible versions.
+fn build_tls(
+    is_server: bool,
+    server_name: Option<&str>,
+    local_tp: &TransportParams,
+    config: &mut Config,
+) -> Result<Handshake> {
+    let mut tls = if is_server {
+        // The transport parameters are set once the client's DCID is known.
+        Handshake::new_server(&mut config.tls, Vec::new())?
+    } else {
+        Handshake::new_client(&mut config.tls, server_name, local_tp.encode_to_vec(false)?)?
+    };
+    version_switch::prepare_tls(
+        &mut tls,
+        is_server,
+        config.version,
+        &config.compatible_versions,
+    )?;
+
+    Ok(tls)
+}
+
+/// The path MTU search, the datagram size it starts from, and recovery with its controller
+/// (seeded from `scid`).
+fn build_recovery_parts(
+    is_server: bool,
+    scid: &ConnectionId,
+    config: &Config,
+) -> (
+    crate::pmtud::Pmtud,
+    usize,
+    RecoveryConfig,
+    Recovery<SentFrames>,
+    u64,
+) {
+    let pmtud = crate::pmtud::Pmtud::new(crate::pmtud::PmtudConfig {
+        max: config.max_send_udp_payload_size,
+        ..config.pmtud
+    });
+    // With path MTU discovery, BASE_PLPMTU until probes prove more (RFC 8899 §5.1.2).
+    let max_datagram = if pmtud.is_enabled() {
+        pmtud.current()
+    } else {
+        config.max_send_udp_payload_size
+    };
+    let recovery_config = RecoveryConfig {
+        max_ack_delay: Duration::from_millis(25),
+        initial_rtt: crate::rtt::INITIAL_RTT,
+        is_server,
+        cc_algorithm: config.cc_algorithm,
+        cc: config.cc_config(max_datagram),
+    };
+    let mut recovery = build_recovery(&recovery_config, config.cc_factory.as_deref());
+    // The source connection ID is random per connection: it seeds BBR's probe timing, so
+    // that flows sharing a bottleneck do not probe in lockstep.
+    let seed = scid
+        .as_ref()
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+    recovery.controller_mut().seed(seed);
+
+    (pmtud, max_datagram, recovery_config, recovery, seed)
+}
+
+/// The stream map and the connection's receive window, from our transport parameters.
+fn build_streams(
+    is_server: bool,
+    local_tp: &TransportParams,
+    config: &Config,
+) -> (StreamMap, FlowControl) {
+    let streams = StreamMap::new(
+        is_server,
+        StreamConfig {
+            initial_max_streams_bidi: local_tp.initial_max_streams_bidi,
+            initial_max_streams_uni: local_tp.initial_max_streams_uni,
+            initial_max_stream_data_bidi_local: local_tp.initial_max_stream_data_bidi_local,
+            initial_max_stream_data_bidi_remote: local_tp.initial_max_stream_data_bidi_remote,
+            initial_max_stream_data_uni: local_tp.initial_max_stream_data_uni,
+            max_stream_window: config.max_stream_window,
+            ..StreamConfig::default()
+        },
+    );
+    let mut rx_fc = FlowControl::new(local_tp.initial_max_data, config.max_connection_window);
+    rx_fc.ensure_window_lower_bound(streams.largest_recv_window().saturating_mul(3) / 2);
+
+    (streams, rx_fc)
+}
+
+/// Refuses what no connection can start with: a connection ID too long, or a server on a
+/// version it does not support (a reserved version only serves a client testing Version
+/// Negotiation).
+fn check_new(is_server: bool, scid: &ConnectionId, config: &Config) -> Result<()> {
+    if scid.len() > crate::packet::MAX_CONN_ID_LEN {
+        return Err(Error::InvalidState);
+    }
+    if is_server && !crate::packet::version_is_supported(config.version) {
+        return Err(Error::UnknownVersion);
+    }
+    Ok(())
+}
+
+/// The handshake's path. A client's is validated; so is a server's after a Retry, by the token
+/// (RFC 9000 §8.1.2); a server's is amplification-limited until then.
+fn initial_path(
+    is_server: bool,
+    retried: bool,
+    local: SocketAddr,
+    peer: SocketAddr,
+    config: &Config,
+) -> crate::path::Path {
+    let mut path = crate::path::Path::new(local, peer, !is_server || retried);
+    path.amplification_limited = is_server;
+    path.ecn = crate::ecn::EcnValidation::new(config.ecn);
+    path
+}
+
+/// Our idle timeout, if we set one (RFC 9000 §10.1).
+fn idle_timeout(local_tp: &TransportParams) -> Option<Duration> {
+    (local_tp.max_idle_timeout > 0).then(|| Duration::from_millis(local_tp.max_idle_timeout))
 }
