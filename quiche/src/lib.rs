@@ -32,6 +32,7 @@ pub mod quic_lb;
 pub mod ranges;
 pub mod recovery;
 pub mod rtt;
+pub mod sender;
 pub mod stream;
 #[cfg(any(test, feature = "internal"))]
 pub mod testing;

@@ -4,7 +4,9 @@
 //! spoofed addresses evicts old idle paths rather than growing the connection's state.
 //!
 //! This module knows nothing of `Connection`: the connection decides when a path becomes the
-//! active one and what that means for recovery. Each path has its ECN validation
+//! active one and what that means for recovery. Each path owns its sender
+//! ([`crate::sender::PathSender`]: congestion controller, RTT estimate, pacer), so a
+//! migration changes which path is active rather than swapping state, and its ECN validation
 //! ([`crate::ecn`]); PMTU state can join [`Path`] as a field later without changing how the
 //! set is used.
 
@@ -14,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use crate::ecn::EcnValidation;
 use crate::packet::ConnectionId;
-use crate::recovery::PathCcState;
+use crate::sender::PathSender;
 
 /// Paths a connection keeps at most (the active one, a fallback, probes).
 pub const MAX_PATHS: usize = 4;
@@ -119,15 +121,15 @@ pub struct Path {
     /// ECN validation of the path (RFC 9000 §13.4.2): starts in "testing"; the connection
     /// replaces it when ECN is disabled.
     pub ecn: EcnValidation,
-    /// Congestion and RTT state the path had when it stopped being the active one, restored
-    /// if the connection comes back to it (a failed migration).
-    pub saved_recovery: Option<Box<PathCcState>>,
+    /// The path's congestion controller, RTT estimate and pacer: fresh for a new path, kept
+    /// when the connection leaves it, so that coming back (a failed migration) finds them.
+    pub sender: PathSender,
 }
 
 impl Path {
     /// A path between `local` and `peer`; `validated` for the handshake's path of a client or a
     /// server that validated the address with a Retry token.
-    pub fn new(local: SocketAddr, peer: SocketAddr, validated: bool) -> Self {
+    pub fn new(local: SocketAddr, peer: SocketAddr, validated: bool, sender: PathSender) -> Self {
         Path {
             local,
             peer,
@@ -152,7 +154,7 @@ impl Path {
             last_used: 0,
             uid: 0,
             ecn: EcnValidation::new(true),
-            saved_recovery: None,
+            sender,
         }
     }
 
@@ -471,6 +473,19 @@ impl PathSet {
         self.slots.get_mut(id)?.take()
     }
 
+    /// Exchanges the senders of paths `a` and `b` (a NAT rebinding keeps the sender with the
+    /// traffic); nothing happens unless both exist.
+    pub fn swap_senders(&mut self, a: usize, b: usize) {
+        let (lo, hi) = (a.min(b), a.max(b));
+        if lo == hi || hi >= self.slots.len() {
+            return;
+        }
+        let (left, right) = self.slots.split_at_mut(hi);
+        if let (Some(x), Some(y)) = (left[lo].as_mut(), right[0].as_mut()) {
+            std::mem::swap(&mut x.sender, &mut y.sender);
+        }
+    }
+
     /// Makes `id` the active path.
     pub fn set_active(&mut self, id: usize) {
         if self.get(id).is_some() {
@@ -542,11 +557,15 @@ mod tests {
         s.parse().unwrap()
     }
 
+    fn sender() -> PathSender {
+        crate::recovery::RecoveryConfig::default().sender(false)
+    }
+
     #[test]
     fn validation_matches_only_our_challenges_and_times_out() {
         let t0 = crate::recovery::test_now();
         let pto = Duration::from_millis(100);
-        let mut p = Path::new(addr("127.0.0.1:1"), addr("127.0.0.1:2"), false);
+        let mut p = Path::new(addr("127.0.0.1:1"), addr("127.0.0.1:2"), false, sender());
         p.start_validation(t0, Duration::from_millis(900));
         assert!(p.challenge_due());
         p.on_challenge_sent([1; 8], t0);
@@ -559,7 +578,7 @@ mod tests {
         assert!(p.validated());
         assert_eq!(p.next_timeout(pto), None);
 
-        let mut q = Path::new(addr("127.0.0.1:1"), addr("127.0.0.1:3"), false);
+        let mut q = Path::new(addr("127.0.0.1:1"), addr("127.0.0.1:3"), false, sender());
         q.start_validation(t0, Duration::from_millis(900));
         let mut now = t0;
         let mut sent = 0;
@@ -579,7 +598,7 @@ mod tests {
     #[test]
     fn a_recheck_sends_one_challenge_and_keeps_the_path_validated() {
         let t0 = crate::recovery::test_now();
-        let mut p = Path::new(addr("127.0.0.1:1"), addr("127.0.0.1:2"), true);
+        let mut p = Path::new(addr("127.0.0.1:1"), addr("127.0.0.1:2"), true, sender());
         p.recheck();
         assert!(p.challenge_due() && p.validated());
         p.on_challenge_sent([9; 8], t0);
@@ -587,14 +606,14 @@ mod tests {
         assert_eq!(p.next_timeout(Duration::from_millis(100)), None);
         assert!(!p.on_response(&[9; 8]), "nothing new");
         assert!(p.validated() && !p.challenge_due());
-        let mut q = Path::new(addr("127.0.0.1:1"), addr("127.0.0.1:3"), false);
+        let mut q = Path::new(addr("127.0.0.1:1"), addr("127.0.0.1:3"), false, sender());
         q.recheck();
         assert!(!q.challenge_due(), "only validated paths are rechecked");
     }
 
     #[test]
     fn responses_are_bounded() {
-        let mut p = Path::new(addr("127.0.0.1:1"), addr("127.0.0.1:2"), true);
+        let mut p = Path::new(addr("127.0.0.1:1"), addr("127.0.0.1:2"), true, sender());
         for i in 0..100u8 {
             p.push_response([i; 8]);
         }
@@ -609,7 +628,7 @@ mod tests {
 
     #[test]
     fn amplification_budget_is_three_times_what_was_received() {
-        let mut p = Path::new(addr("127.0.0.1:1"), addr("127.0.0.1:2"), false);
+        let mut p = Path::new(addr("127.0.0.1:1"), addr("127.0.0.1:2"), false, sender());
         p.recv_bytes = 100;
         p.sent_bytes = 250;
         assert_eq!(p.amplification_allowance(), Some(50));
@@ -623,11 +642,11 @@ mod tests {
     #[test]
     fn uids_are_never_reused_and_survive_a_reinsertion() {
         let local = addr("10.0.0.1:443");
-        let mut set = PathSet::new(Path::new(local, addr("10.0.0.2:1"), true));
+        let mut set = PathSet::new(Path::new(local, addr("10.0.0.2:1"), true, sender()));
         let mut seen = vec![set.active().uid()];
         for port in 2..10u16 {
             let (id, _) = set.insert(
-                Path::new(local, SocketAddr::new(local.ip(), port), false),
+                Path::new(local, SocketAddr::new(local.ip(), port), false, sender()),
                 None,
             );
             let uid = set.get(id).unwrap().uid();
@@ -649,10 +668,10 @@ mod tests {
     #[test]
     fn the_set_is_bounded_and_evicts_the_least_recently_used() {
         let local = addr("10.0.0.1:443");
-        let mut set = PathSet::new(Path::new(local, addr("10.0.0.2:1"), true));
+        let mut set = PathSet::new(Path::new(local, addr("10.0.0.2:1"), true, sender()));
         for port in 2..10u16 {
             let peer = SocketAddr::new(addr("10.0.0.2:1").ip(), port);
-            set.insert(Path::new(local, peer, false), None);
+            set.insert(Path::new(local, peer, false, sender()), None);
             set.touch(0);
         }
         assert_eq!(set.iter().count(), MAX_PATHS);

@@ -119,11 +119,11 @@ impl<F: crate::buffers::BufFactory> super::Connection<F> {
             && check.clean()
             && active.ecn.state() != EcnState::Failed
             && (total.marked == 0 || on_active.marked > 0);
-        if ce && self.recovery.on_ecn_ce_increase(epoch, now) {
+        if ce && self.recovery.on_ecn_ce_increase(epoch, now, &mut self.paths.active_mut().sender) {
             self.stats.ecn_ce_congestion_events += 1;
             super::qlog::qlog!(self, q => {
                 use crate::cc::CongestionControl;
-                let state = self.recovery.controller().state().as_str();
+                let state = self.paths.active().sender.controller().state().as_str();
                 q.congestion_state_updated(now, state, Some(crate::qlog::CongestionTrigger::Ecn));
             });
         }

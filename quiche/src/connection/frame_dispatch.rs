@@ -120,7 +120,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             error_code,
             reason: reason.to_vec(),
         };
-        let pto = self.recovery.pto();
+        let pto = self.sender().pto();
         self.lifecycle.on_peer_close(Some(error), now, pto);
         #[cfg(feature = "qlog")]
         self.qlog_state(now, crate::qlog::ConnectionState::Draining);
@@ -176,6 +176,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             now,
             self.handshake_confirmed,
             &mut outcome,
+            &mut self.paths.active_mut().sender,
         );
         self.log_lost(epoch, &outcome, now, LOSS_BY_ACK);
         self.pmtud_on_outcome(epoch, &outcome, now);
@@ -353,7 +354,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     /// Handles the loss detection timer (RFC 9002 §6.2, Appendix A.9).
     pub(super) fn on_loss_detection_timeout(&mut self, now: Instant) {
         let mut outcome = std::mem::take(&mut self.ack_outcome);
-        match self.recovery.on_loss_detection_timeout(now, &mut outcome) {
+        match self.recovery.on_loss_detection_timeout(now, &mut outcome, &mut self.paths.active_mut().sender) {
             TimeoutAction::None => {}
             TimeoutAction::Lost { epoch } => {
                 self.log_lost(epoch, &outcome, now, LOSS_BY_TIMER);

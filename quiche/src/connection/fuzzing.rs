@@ -208,7 +208,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         if self.is_server {
             // The client's Handshake packets would have validated its address (RFC 9000 §8.1).
             self.paths.active_mut().set_validated();
-            self.recovery.set_amplification_limited(false, now);
+            self.recovery.set_amplification_limited(false, now, &self.paths.active().sender);
         }
         self.drive_handshake()?;
         if !self.handshake_complete {
@@ -244,8 +244,12 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         buf.truncate(len);
         self.spaces[Epoch::Application.index()].next_pn += 1;
         let record = SentPacket::new(pn, now, len, false, false, SentFrames::default());
-        self.recovery
-            .on_packet_sent(record, Epoch::Application, now)?;
+        self.recovery.on_packet_sent(
+            record,
+            Epoch::Application,
+            now,
+            &mut self.paths.active_mut().sender,
+        )?;
         Ok(buf)
     }
 

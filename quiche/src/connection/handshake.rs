@@ -112,8 +112,11 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             tp.initial_max_streams_uni,
         )?;
         self.peer_ack_delay_exponent = tp.ack_delay_exponent;
-        self.recovery
-            .set_max_ack_delay(Duration::from_millis(tp.max_ack_delay));
+        // Every path's RTT estimate needs it, the ones not in use yet too.
+        let max_ack_delay = Duration::from_millis(tp.max_ack_delay);
+        for (_, path) in self.paths.iter_mut() {
+            path.sender.set_max_ack_delay(max_ack_delay);
+        }
         let peer_max = usize::try_from(tp.max_udp_payload_size).unwrap_or(usize::MAX);
         self.pmtud_set_peer_max(peer_max);
         #[cfg(feature = "qlog")]
@@ -192,7 +195,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             .iter()
             .map(|p| p.payload.clone())
             .collect();
-        self.recovery.discard_in_flight(Epoch::Application, now);
+        self.recovery.discard_in_flight(Epoch::Application, now, &mut self.paths.active_mut().sender);
         for frames in &sent {
             self.on_frames_lost(Epoch::Application, frames);
         }
@@ -205,7 +208,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             return;
         }
         self.handshake_confirmed = true;
-        self.recovery.on_handshake_confirmed(now);
+        self.recovery.on_handshake_confirmed(now, &self.paths.active().sender);
         self.pmtud_start(now);
         #[cfg(feature = "qlog")]
         self.qlog_state(now, crate::qlog::ConnectionState::HandshakeConfirmed);
@@ -220,7 +223,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             return;
         }
         self.spaces[epoch.index()].discard();
-        self.recovery.discard_epoch(epoch, now);
+        self.recovery.discard_epoch(epoch, now, &mut self.paths.active_mut().sender);
     }
 
     /// A client learns the server's connection ID from the first packet it receives
@@ -312,8 +315,8 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
                 self.on_frames_lost(epoch, frames);
             }
         }
-        self.recovery =
-            super::open::build_recovery(&self.recovery_config, self.cc_factory.as_deref());
+        self.recovery = crate::recovery::Recovery::new(&self.recovery_config);
+        *self.sender_mut() = self.fresh_sender();
         self.space(Epoch::Initial).crypto_send.resend_all_unacked();
         Ok(())
     }

@@ -120,7 +120,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         if !self.cids.is_stateless_reset(tail) {
             return false;
         }
-        let pto = self.recovery.pto();
+        let pto = self.sender().pto();
         self.lifecycle.on_peer_close(None, now, pto);
         true
     }

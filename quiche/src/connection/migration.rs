@@ -91,7 +91,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         }
         // Kept only if the packet makes it matter (`settle_new_path`): a late packet from an
         // address the peer left must not bring its path back.
-        let mut path = Path::new(info.to, info.from, false);
+        let mut path = Path::new(info.to, info.from, false, self.fresh_sender());
         path.ecn = self.ecn.new_path();
         path.amplification_limited = true;
         path.recv_bytes = len as u64;
@@ -204,25 +204,38 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     // ---------------------------------------------------------------------------------------
     // Path changes.
 
-    /// How long validation of a path may take: three times the larger of the current PTO and
-    /// the PTO from the initial RTT (§8.2.4).
+    /// How long validation of a path may take: three times the larger of the active path's
+    /// PTO and the PTO from the initial RTT (§8.2.4).
     fn validation_timeout(&self) -> Duration {
+        self.validation_timeout_on(self.paths.active_id())
+    }
+
+    /// [`Self::validation_timeout`] with the PTO of path `id` (the path about to become the
+    /// active one).
+    fn validation_timeout_on(&self, id: usize) -> Duration {
         let rtt = self.recovery_config.initial_rtt;
         let initial_pto = rtt * 3 + self.recovery_config.max_ack_delay;
-        self.recovery.pto().max(initial_pto) * 3
+        let pto = self.paths.get(id).map_or(self.sender().pto(), |p| p.sender.pto());
+        pto.max(initial_pto) * 3
     }
 
-    /// A fresh congestion controller for a new path.
-    fn fresh_controller(&self) -> crate::cc::Controller {
-        let cfg = &self.recovery_config;
-        match self.cc_factory.as_deref() {
-            Some(factory) => crate::cc::Controller::from_factory(factory, &cfg.cc),
-            None => crate::cc::Controller::new(cfg.cc_algorithm, &cfg.cc),
-        }
+    /// A sender for a new path (RFC 9000 §9.4): a fresh controller and pacer, the RTT estimate
+    /// from the initial RTT (with the peer's max_ack_delay), the current datagram size.
+    pub(super) fn fresh_sender(&self) -> crate::sender::PathSender {
+        let current = self.sender();
+        let mut sender = super::open::build_sender(
+            &self.recovery_config,
+            self.cc_factory.as_deref(),
+            current.pacer().enabled(),
+        );
+        sender.set_max_ack_delay(current.rtt().max_ack_delay());
+        sender.on_mtu_update(current.max_datagram_size());
+        sender
     }
 
-    /// Makes `id` the active path: its connection ID goes into packets, recovery starts over
-    /// unless only ports changed, and validation starts if the path is not validated.
+    /// Makes `id` the active path: its connection ID goes into packets, its sender takes
+    /// over (the old path's when only ports changed: the same network path behind a NAT
+    /// rebinding), and validation starts if the path is not validated.
     fn switch_active_path(&mut self, id: usize, now: Instant) {
         let old = self.paths.active_id();
         if id == old || self.paths.get(id).is_none() {
@@ -235,27 +248,16 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             };
             only_ports_changed(a, b)
         };
-        let saved = if keep_cc {
-            None
+        if keep_cc {
+            self.paths.swap_senders(old, id);
         } else {
-            let restore = self.paths.get_mut(id).and_then(|p| p.saved_recovery.take());
-            Some(match restore {
-                Some(state) => self.recovery.swap_path_state(*state, now),
-                None => {
-                    let fresh = self.fresh_controller();
-                    self.recovery.switch_path_state(fresh, now)
-                }
-            })
-        };
-        if !keep_cc {
-            self.pmtud_on_new_path(now);
+            self.recovery.on_path_change(&mut self.paths.active_mut().sender, now);
         }
         let is_server = self.is_server;
         let old_validated = match self.paths.get_mut(old) {
             Some(p) => {
                 p.dcid_seq = current_seq;
                 p.dcid = current_dcid;
-                p.saved_recovery = saved.map(Box::new);
                 if is_server {
                     // The peer moved: check the path it left too (§9.3.3), so that a copy
                     // forwarded by an attacker cannot take the connection away for good.
@@ -265,7 +267,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             }
             None => false,
         };
-        let timeout = self.validation_timeout();
+        let timeout = self.validation_timeout_on(id);
         let validated = match self.paths.get_mut(id) {
             Some(p) => {
                 if !p.validated() {
@@ -278,6 +280,9 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             None => false,
         };
         self.paths.set_active(id);
+        if !keep_cc {
+            self.pmtud_on_new_path(now);
+        }
         self.on_ecn_path_switch(old, now);
         if old_validated {
             self.fallback_path = Some(old);
@@ -286,7 +291,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             self.finish_migration(old, now);
         } else {
             let limited = self.paths.active().amplification_allowance().is_some();
-            self.recovery.set_amplification_limited(limited, now);
+            self.recovery.set_amplification_limited(limited, now, &self.paths.active().sender);
         }
     }
 
@@ -298,7 +303,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         if self.is_server {
             self.paths.push_event(PathEvent::PeerMigrated(local, peer));
         }
-        self.recovery.set_amplification_limited(false, now);
+        self.recovery.set_amplification_limited(false, now, &self.paths.active().sender);
         for id in [Some(old), self.fallback_path.take()].into_iter().flatten() {
             if let Some(path) = self.paths.remove(id) {
                 self.release_path(path);
@@ -326,7 +331,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             if let Some(old) = self.fallback_path {
                 self.finish_migration(old, now);
             } else {
-                self.recovery.set_amplification_limited(false, now);
+                self.recovery.set_amplification_limited(false, now, &self.paths.active().sender);
             }
         }
     }
@@ -355,7 +360,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
 
     /// Path timers: repeated challenges, failed validations.
     pub(super) fn on_path_timeout(&mut self, now: Instant) {
-        let pto = self.recovery.pto();
+        let pto = self.sender().pto();
         let mut failed = [false; crate::path::MAX_PATHS];
         for (id, path) in self.paths.iter_mut() {
             if path.on_timeout(now, pto) == PathTimeout::Failed {
@@ -553,7 +558,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         if let Some(id) = self.paths.find(local, peer) {
             return Ok(id);
         }
-        let mut path = Path::new(local, peer, false);
+        let mut path = Path::new(local, peer, false, self.fresh_sender());
         path.ecn = self.ecn.new_path();
         path.amplification_limited = false;
         if !self.assign_dcid(&mut path) {

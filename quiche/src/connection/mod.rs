@@ -156,7 +156,6 @@ pub struct Connection<F: BufFactory = DefaultBufFactory> {
 
     recovery: Recovery<SentFrames>,
     /// Spaces ack-eliciting datagrams out at the congestion controller's rate.
-    pacer: crate::cc::pacer::Pacer,
     recovery_config: RecoveryConfig,
     cc_factory: Option<std::sync::Arc<dyn crate::cc::CcFactory>>,
     /// Makes the IDs we issue (random bytes without one).
@@ -241,6 +240,16 @@ pub const SEND_QUANTUM_INTERVAL: std::time::Duration = std::time::Duration::from
 pub const MAX_SEND_QUANTUM: usize = 64 * 1024;
 
 impl<F: crate::buffers::BufFactory> Connection<F> {
+    /// The active path's sender: its controller, RTT estimate and pacer.
+    pub(super) fn sender(&self) -> &crate::sender::PathSender {
+        &self.paths.active().sender
+    }
+
+    /// The active path's sender, mutably.
+    pub(super) fn sender_mut(&mut self) -> &mut crate::sender::PathSender {
+        &mut self.paths.active_mut().sender
+    }
+
     /// Whether this is the server side.
     pub fn is_server(&self) -> bool {
         self.is_server
@@ -300,7 +309,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             return lifecycle;
         }
         let acks = self.spaces.iter().filter_map(|s| s.acks.ack_deadline());
-        let paths = self.paths.next_timeout(self.recovery.pto());
+        let paths = self.paths.next_timeout(self.sender().pto());
         [lifecycle, self.recovery.loss_detection_timer(), paths]
             .into_iter()
             .flatten()
@@ -349,7 +358,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             return Err(Error::InvalidState);
         }
         let largest_acked = self.recovery.largest_acked(Epoch::Application);
-        let keep_prev = now + self.recovery.pto() * 3;
+        let keep_prev = now + self.sender().pto() * 3;
         let keys = self.one_rtt.as_mut().ok_or(Error::InvalidState)?;
         match keys.first_sent_in_phase {
             Some(first) if largest_acked.is_some_and(|l| l >= first) => {}
@@ -397,7 +406,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             self.lifecycle.close_immediately(Some(error));
             return;
         }
-        let pto = self.recovery.pto();
+        let pto = self.sender().pto();
         self.lifecycle.close(error, now, pto);
         #[cfg(feature = "qlog")]
         self.qlog_state(now, crate::qlog::ConnectionState::Closing);
@@ -531,9 +540,9 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     /// a burst still carry their own paced `SendInfo::at`.
     pub fn send_quantum(&self) -> usize {
         use crate::cc::CongestionControl;
-        let cc = self.recovery.controller();
-        let rate = self.pacer.rate().or_else(|| {
-            crate::cc::pacer::Pacer::default_rate(cc.cwnd(), self.recovery.rtt().smoothed_rtt())
+        let cc = self.sender().controller();
+        let rate = self.sender().pacer().rate().or_else(|| {
+            crate::cc::pacer::Pacer::default_rate(cc.cwnd(), self.sender().rtt().smoothed_rtt())
         });
         let by_rate = rate.map_or(0, |r| {
             let bytes = u128::from(r) * SEND_QUANTUM_INTERVAL.as_nanos() / 1_000_000_000;
@@ -565,7 +574,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     /// first one ended), as the controller counts them.
     pub fn cc_stats(&self) -> crate::cc::CcStats {
         use crate::cc::CongestionControl;
-        self.recovery.controller().stats()
+        self.sender().controller().stats()
     }
 
     /// Statistics of the connection's paths, as quiche's `path_stats()` gives them: an
@@ -580,8 +589,8 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     fn active_path_stats(&self) -> PathStats {
         use crate::cc::CongestionControl;
         let stats = self.stats();
-        let rtt = self.recovery.rtt();
-        let cc = self.recovery.controller();
+        let rtt = self.sender().rtt();
+        let cc = self.sender().controller();
         PathStats {
             local_addr: self.paths.active().local,
             peer_addr: self.paths.active().peer,
@@ -594,7 +603,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             min_rtt: rtt.stats().has_sample().then(|| rtt.min_rtt()),
             latest_rtt: rtt.latest_rtt(),
             rttvar: rtt.rttvar(),
-            cwnd: self.recovery.cwnd(),
+            cwnd: self.sender().cwnd(),
             ssthresh: cc.ssthresh(),
             bytes_in_flight: self.recovery.bytes_in_flight(),
             pacing_rate: cc.pacing_rate(),

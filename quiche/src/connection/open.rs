@@ -3,16 +3,17 @@
 
 use super::*;
 
-/// Builds recovery with the configured controller.
-pub(super) fn build_recovery(
+/// A path's sender with the configured controller.
+pub(super) fn build_sender(
     cfg: &RecoveryConfig,
     factory: Option<&dyn crate::cc::CcFactory>,
-) -> Recovery<SentFrames> {
+    pacing: bool,
+) -> crate::sender::PathSender {
     match factory {
         Some(factory) => {
-            Recovery::with_controller(cfg, crate::cc::Controller::from_factory(factory, &cfg.cc))
+            cfg.sender_with(crate::cc::Controller::from_factory(factory, &cfg.cc), pacing)
         }
-        None => Recovery::new(cfg),
+        None => cfg.sender(pacing),
     }
 }
 
@@ -127,10 +128,10 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         check_new(is_server, scid, config)?;
         let (local_tp, cids) = local_transport_params(is_server, scid, odcid, config);
         let tls = build_tls(is_server, server_name, &local_tp, config)?;
-        let (pmtud, max_datagram, recovery_config, recovery, seed) =
+        let (pmtud, max_datagram, recovery_config, sender, seed) =
             build_recovery_parts(is_server, scid, config);
         let (streams, rx_fc) = build_streams(is_server, &local_tp, config);
-        let path = initial_path(is_server, odcid.is_some(), local, peer, config);
+        let path = initial_path(is_server, odcid.is_some(), (local, peer), sender, config);
         let idle = idle_timeout(&local_tp);
         let odcid = odcid.map(|c| c.clone().into_owned()).unwrap_or_default();
         let mut conn = Connection {
@@ -161,8 +162,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             spaces: Default::default(),
             one_rtt: None,
             zero_rtt: None,
-            recovery,
-            pacer: crate::cc::pacer::Pacer::new(config.pacing, max_datagram),
+            recovery: Recovery::new(&recovery_config),
             recovery_config,
             cc_factory: config.cc_factory.clone(),
             cid_generator: config.cid_generator.clone(),
@@ -272,8 +272,8 @@ fn build_tls(
     Ok(tls)
 }
 
-/// The path MTU search, the datagram size it starts from, and recovery with its controller
-/// (seeded from `scid`).
+/// The path MTU search, the datagram size it starts from, recovery's configuration and the
+/// first path's sender with its controller (seeded from `scid`).
 fn build_recovery_parts(
     is_server: bool,
     scid: &ConnectionId,
@@ -282,7 +282,7 @@ fn build_recovery_parts(
     crate::pmtud::Pmtud,
     usize,
     RecoveryConfig,
-    Recovery<SentFrames>,
+    crate::sender::PathSender,
     u64,
 ) {
     let pmtud = crate::pmtud::Pmtud::new(crate::pmtud::PmtudConfig {
@@ -302,7 +302,11 @@ fn build_recovery_parts(
         cc_algorithm: config.cc_algorithm,
         cc: config.cc_config(max_datagram),
     };
-    let mut recovery = build_recovery(&recovery_config, config.cc_factory.as_deref());
+    let mut sender = build_sender(
+        &recovery_config,
+        config.cc_factory.as_deref(),
+        config.pacing,
+    );
     // The source connection ID is random per connection: it seeds BBR's probe timing, so
     // that flows sharing a bottleneck do not probe in lockstep.
     let seed = scid
@@ -311,9 +315,9 @@ fn build_recovery_parts(
         .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
             (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
         });
-    recovery.controller_mut().seed(seed);
+    sender.controller_mut().seed(seed);
 
-    (pmtud, max_datagram, recovery_config, recovery, seed)
+    (pmtud, max_datagram, recovery_config, sender, seed)
 }
 
 /// The stream map and the connection's receive window, from our transport parameters.
@@ -358,11 +362,11 @@ fn check_new(is_server: bool, scid: &ConnectionId, config: &Config) -> Result<()
 fn initial_path(
     is_server: bool,
     retried: bool,
-    local: SocketAddr,
-    peer: SocketAddr,
+    (local, peer): (SocketAddr, SocketAddr),
+    sender: crate::sender::PathSender,
     config: &Config,
 ) -> crate::path::Path {
-    let mut path = crate::path::Path::new(local, peer, !is_server || retried);
+    let mut path = crate::path::Path::new(local, peer, !is_server || retried, sender);
     path.amplification_limited = is_server;
     path.ecn = crate::ecn::EcnValidation::new(config.ecn);
     path

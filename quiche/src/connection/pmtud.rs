@@ -43,7 +43,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         let size = self.pmtud.probe_size(now)?;
         // Probes take congestion window like any packet (RFC 9000 §14.4); they wait for room
         // rather than overshoot it.
-        (size <= buf_len && self.recovery.cwnd_available() >= size).then_some(size)
+        (size <= buf_len && self.recovery.cwnd_available(&self.paths.active().sender) >= size).then_some(size)
     }
 
     /// The largest datagram to send now: PTO probes stay at BASE_PLPMTU while the PLPMTU is
@@ -146,8 +146,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         let old = self.max_send_udp_payload_size;
         if size != old {
             self.max_send_udp_payload_size = size;
-            self.recovery.on_mtu_update(size);
-            self.pacer.set_max_datagram_size(size);
+            self.sender_mut().on_mtu_update(size);
         }
         let done = self.pmtud.is_search_complete();
         qlog!(self, q => q.mtu_updated(now, old, size, done));

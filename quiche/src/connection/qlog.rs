@@ -141,19 +141,20 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         #[cfg(feature = "qlog")]
         if let Some(q) = self.qlog.as_deref_mut() {
             use crate::cc::CongestionControl;
-            let rtt = self.recovery.rtt();
-            let cc = self.recovery.controller();
+            let sender = &self.paths.active().sender;
+            let rtt = sender.rtt();
+            let cc = sender.controller();
             q.metrics_updated(
                 now,
                 &crate::qlog::Metrics {
-                    cwnd: self.recovery.cwnd() as u64,
+                    cwnd: sender.cwnd() as u64,
                     bytes_in_flight: self.recovery.bytes_in_flight() as u64,
                     smoothed_rtt: rtt.smoothed_rtt(),
                     latest_rtt: rtt.latest_rtt(),
                     min_rtt: rtt.min_rtt(),
                     rtt_variance: rtt.rttvar(),
                     ssthresh: cc.ssthresh().map(|s| s as u64),
-                    pacing_rate: self.pacer.rate(),
+                    pacing_rate: sender.pacer().rate(),
                     bandwidth_estimate: cc.bandwidth_estimate(),
                     cc_min_rtt: cc.min_rtt_estimate(),
                 },

@@ -62,7 +62,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         }
         // The idle timeout runs from the first use, handshake included (RFC 9000 §10.1): a
         // connection whose packets never authenticate must still end.
-        self.lifecycle.start_idle_timer(now, self.recovery.pto());
+        self.lifecycle.start_idle_timer(now, self.sender().pto());
         if self.lifecycle.is_draining() {
             // Nothing is processed or answered while draining (RFC 9000 §10.2.2).
             return Ok(len);
@@ -361,7 +361,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         // Only a flow of data is held back by a held ACK; a lone control frame (a peer's
         // MAX_DATA while it receives) rides along with the next packet we send anyway.
         let sparse_gap = if carries_data {
-            crate::ack_tracker::sparse_ack_gap(self.recovery.rtt().smoothed_rtt())
+            crate::ack_tracker::sparse_ack_gap(self.sender().rtt().smoothed_rtt())
         } else {
             Duration::MAX
         };
@@ -378,13 +378,13 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         }
         self.settle_new_path(now);
         qlog!(self, q => q.packet_received_from_log(now, hdr.ty, pn, packet_len));
-        self.lifecycle.on_packet_received(now, self.recovery.pto());
+        self.lifecycle.on_packet_received(now, self.sender().pto());
 
         // A Handshake packet from the client proves it owns its address (RFC 9000 §8.1), and
         // the server no longer needs Initial packets (RFC 9001 §4.9.1).
         if self.is_server && hdr.ty == Type::Handshake {
             self.paths.active_mut().set_validated();
-            self.recovery.set_amplification_limited(false, now);
+            self.recovery.set_amplification_limited(false, now, &self.paths.active().sender);
             self.discard_epoch(Epoch::Initial, now);
         }
 
@@ -467,7 +467,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
 
     /// The peer moved to the next key phase: follow it (RFC 9001 §6.2).
     fn on_peer_key_update(&mut self, now: Instant) {
-        let keep_prev = now + self.recovery.pto() * 3;
+        let keep_prev = now + self.sender().pto() * 3;
         if let Some(keys) = self.one_rtt.as_mut() {
             keys.update(keep_prev);
             self.stats.peer_key_updates += 1;

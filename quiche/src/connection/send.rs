@@ -73,7 +73,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         if self.lifecycle.is_closed() || self.lifecycle.is_draining() {
             return Err(Error::Done);
         }
-        self.lifecycle.start_idle_timer(now, self.recovery.pto());
+        self.lifecycle.start_idle_timer(now, self.sender().pto());
 
         if !self.is_server && self.stats.sent == 0 {
             self.drive_handshake()?;
@@ -87,10 +87,10 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         if written == 0 {
             // Nothing to send although the window has room: the application is the limit, and
             // the window must not grow on ACKs until it is used again (RFC 9002 §7.8).
-            if self.recovery.cwnd_available() >= self.max_send_udp_payload_size
+            if self.recovery.cwnd_available(&self.paths.active().sender) >= self.max_send_udp_payload_size
                 && !self.recovery.app_limited()
             {
-                self.recovery.set_app_limited(true, now);
+                self.recovery.set_app_limited(true, now, &mut self.paths.active_mut().sender);
             }
             return Err(Error::Done);
         }
@@ -113,7 +113,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             // until it is validated (RFC 9000 §8.1, §9.3.1).
             let allowance = usize::try_from(allowance).unwrap_or(usize::MAX);
             self.recovery
-                .set_amplification_limited(allowance < limit, now);
+                .set_amplification_limited(allowance < limit, now, &self.paths.active().sender);
             limit = limit.min(allowance);
         }
         (limit, pmtu_probe.is_some())
@@ -200,21 +200,17 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         // Data went out: the application is not the limit (waiting for the pacer is not being
         // application-limited, RFC 9002 §7.8).
         if eliciting && self.recovery.app_limited() {
-            self.recovery.set_app_limited(false, now);
+            self.recovery.set_app_limited(false, now, &mut self.paths.active_mut().sender);
         }
         // Pacing: ack-eliciting datagrams leave at the pacer's release time; ACK-only and close
         // datagrams go at once.
         let at = if eliciting {
-            let at = self.pacer.next_send_time(now);
-            let srtt = self.recovery.rtt().smoothed_rtt();
-            self.pacer
-                .on_packet_sent(at, written, self.recovery.controller(), srtt);
-            at
+            self.sender_mut().pace(now, written)
         } else {
             now
         };
         let ecn = self.paths.active().ecn.codepoint();
-        let pto = self.recovery.pto();
+        let pto = self.sender().pto();
         let ecn_change = self
             .paths
             .active_mut()
@@ -296,7 +292,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         if self.is_probing(epoch) {
             return true;
         }
-        if self.recovery.cwnd_available() == 0 {
+        if self.recovery.cwnd_available(&self.paths.active().sender) == 0 {
             return false;
         }
         if space.crypto_send.has_pending() {
@@ -468,10 +464,10 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         }
         let mut pkt = SentPacket::new(pn, now, len, ack_eliciting, in_flight, frames);
         pkt.pmtu_probe = self.pmtu_probe_building;
-        self.recovery.on_packet_sent(pkt, epoch, now)?;
+        self.recovery.on_packet_sent(pkt, epoch, now, &mut self.paths.active_mut().sender)?;
         if ack_eliciting {
             self.lifecycle
-                .on_ack_eliciting_sent(now, self.recovery.pto());
+                .on_ack_eliciting_sent(now, self.sender().pto());
             if self.anti_deadlock_probe && epoch == self.anti_deadlock_epoch() {
                 self.anti_deadlock_probe = false;
             }
@@ -523,7 +519,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         }
 
         let probing = self.is_probing(epoch);
-        let can_send_data = probing || self.recovery.cwnd_available() > 0;
+        let can_send_data = probing || self.recovery.cwnd_available(&self.paths.active().sender) > 0;
         // ACK first: it is never limited by the congestion window. 0-RTT packets cannot carry
         // one (RFC 9000 §12.4). An ACK that is only riding along (no ack-eliciting packet is
         // waiting for it, RFC 9000 §13.2.1) goes last instead when its bytes are all that keeps
@@ -567,7 +563,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             cap
         } else {
             let overhead = cap.saturating_sub(b.cap()) + 64;
-            (self.recovery.cwnd_available() + overhead).min(cap)
+            (self.recovery.cwnd_available(&self.paths.active().sender) + overhead).min(cap)
         };
         let mut eliciting = path_frames;
 

@@ -37,7 +37,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     /// ended. `Error::Done` when nothing is readable.
     pub fn stream_recv(&mut self, stream_id: u64, out: &mut [u8]) -> Result<(usize, bool)> {
         let now = self.last_now.unwrap_or_else(Self::wall_now);
-        let srtt = self.recovery.rtt().smoothed_rtt();
+        let srtt = self.sender().rtt().smoothed_rtt();
         let result = self.streams.stream_recv(stream_id, out, now, srtt);
         let read = match &result {
             Ok((n, _)) => *n as u64,
@@ -135,7 +135,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         let alongside = self.streams.has_control_frames() && self.rx_fc.worth_updating_alongside();
         if !self.max_data_pending && (self.rx_fc.should_update_max_data() || alongside) {
             self.rx_fc
-                .autotune_window(now, self.recovery.rtt().smoothed_rtt());
+                .autotune_window(now, self.sender().rtt().smoothed_rtt());
             self.max_data_pending = true;
         }
     }

@@ -17,6 +17,9 @@ impl<P> Recovery<P> {
     /// skipped ([`Error::OptimisticAckDetected`]) is a PROTOCOL_VIOLATION (RFC 9000 §13.1);
     /// the connection must then close, as the
     /// state is left half-updated.
+    // The frame's parts, the time, the handshake state, the reused outcome and the path's
+    // sender: a struct bundling them would only move the list.
+    #[allow(clippy::too_many_arguments)]
     pub fn on_ack_received<I>(
         &mut self,
         epoch: Epoch,
@@ -25,6 +28,7 @@ impl<P> Recovery<P> {
         now: Instant,
         handshake_confirmed: bool,
         out: &mut AckOutcome<P>,
+        s: &mut PathSender,
     ) -> Result<()>
     where
         I: IntoIterator<Item = Range<u64>>,
@@ -75,25 +79,25 @@ impl<P> Recovery<P> {
             group.spurious += tally.since_event_count;
         }
         if scan.packets == 0 {
-            self.maybe_undo(now, out);
-            self.set_timer(now);
+            self.maybe_undo(now, out, s);
+            self.set_timer(now, s);
             return Ok(());
         }
         self.stats.acked_packets += scan.packets as u64;
         out.acked_bytes = scan.in_flight_bytes;
 
-        let rtt_sample = self.take_rtt_sample(epoch, &scan, largest_acked, ack_delay, now);
+        let rtt_sample = self.take_rtt_sample(epoch, &scan, largest_acked, ack_delay, now, s);
         out.rtt_updated = rtt_sample.is_some();
 
-        self.detect_lost(epoch, now, out);
+        self.detect_lost(epoch, now, out, s);
 
-        if self.cc.wants_rate_samples() {
+        if s.cc.wants_rate_samples() {
             for p in out.acked.iter().filter(|p| p.in_flight) {
                 self.rate.on_packet_acked(now, &p.rate, p.size, p.time_sent);
             }
-            let min_rtt = self.rtt.stats().min_rtt;
+            let min_rtt = s.rtt().stats().min_rtt;
             if let Some(rs) = self.rate.generate(min_rtt, out.lost_bytes as u64) {
-                self.cc.on_rate_sample(now, &rs);
+                s.cc.on_rate_sample(now, &rs);
             }
         }
         if let Some((pn, time_sent)) = scan.largest_in_flight {
@@ -108,18 +112,19 @@ impl<P> Recovery<P> {
                 bytes_in_flight: self.bytes_in_flight(),
                 app_limited: self.app_limited,
             };
-            self.cc.on_ack(now, &batch, &self.rtt.stats());
-            if self.cc.wants_rate_samples() && self.cc.take_app_limited_mark() {
+            let rtt = s.rtt().stats();
+            s.cc.on_ack(now, &batch, &rtt);
+            if s.cc.wants_rate_samples() && s.cc.take_app_limited_mark() {
                 self.rate.on_app_limited(self.bytes_in_flight());
             }
         }
-        self.maybe_undo(now, out);
+        self.maybe_undo(now, out, s);
 
         // A client not yet sure the server validated its address keeps backing off (§6.2.1).
         if self.peer_completed_address_validation {
             self.pto_count = 0;
         }
-        self.set_timer(now);
+        self.set_timer(now, s);
         Ok(())
     }
 
@@ -132,6 +137,7 @@ impl<P> Recovery<P> {
         largest_acked: u64,
         ack_delay: Duration,
         now: Instant,
+        s: &mut PathSender,
     ) -> Option<Duration> {
         let (pn, time_sent, _) = scan.largest_newly_acked?;
         if pn != largest_acked || !scan.ack_eliciting {
@@ -149,19 +155,23 @@ impl<P> Recovery<P> {
         } else {
             ack_delay
         };
-        self.rtt
-            .update(now, latest_rtt, ack_delay, self.handshake_confirmed);
-        self.pto = pto_period(&self.rtt.stats(), 0, Epoch::Application);
+        s.update_rtt(now, latest_rtt, ack_delay, self.handshake_confirmed);
         Some(latest_rtt)
     }
 
     /// Runs loss detection on a space and tells the controller (Appendix A.10, B.8).
-    pub(super) fn detect_lost(&mut self, epoch: Epoch, now: Instant, out: &mut AckOutcome<P>) {
-        let rtt = self.rtt.stats();
+    pub(super) fn detect_lost(
+        &mut self,
+        epoch: Epoch,
+        now: Instant,
+        out: &mut AckOutcome<P>,
+        s: &mut PathSender,
+    ) {
+        let rtt = s.rtt().stats();
         self.loss_event_seq += 1;
         let event = self.loss_event_seq;
         // Read before the controller hears of these losses, which may end slow start now.
-        let first_slow_start_end = self.cc.stats().first_slow_start_end;
+        let first_slow_start_end = s.cc.stats().first_slow_start_end;
         let space = &mut self.spaces[epoch.index()];
         let Some(largest_acked) = space.largest_acked else {
             space.loss_time = None;
@@ -178,11 +188,11 @@ impl<P> Recovery<P> {
             event,
         );
         space.loss_time = det.loss_time;
-        if self.cc.wants_rate_samples() {
+        if s.cc.wants_rate_samples() {
             for p in out.lost.get(already_lost..).unwrap_or_default() {
                 if p.in_flight && !p.pmtu_probe {
                     let lost = self.rate.on_packet_lost(&p.rate, p.size);
-                    self.cc.on_packet_lost_rate(now, &lost);
+                    s.cc.on_packet_lost_rate(now, &lost);
                 }
             }
         }
@@ -221,12 +231,12 @@ impl<P> Recovery<P> {
             persistent_congestion: det.persistent_congestion,
             bytes_in_flight: self.bytes_in_flight(),
         };
-        if self.cc.on_congestion_event(now, &signal, &rtt) {
+        if s.cc.on_congestion_event(now, &signal, &rtt) {
             // The window was cut at once rather than gradually: one more packet may go out
             // before the reduction takes hold (RFC 9002 §7.3.2), so the lost data is repaired
             // now instead of after the next acknowledgment. On a path of a few packets' window
             // that acknowledgment may be the peer's delayed one, a max_ack_delay away.
-            self.recovery_allowance = self.max_datagram_size;
+            self.recovery_allowance = s.max_datagram_size();
             self.undo = Some(UndoGroup {
                 first_event: event,
                 lost: det.in_flight_packets,
@@ -241,17 +251,17 @@ impl<P> Recovery<P> {
         if det.persistent_congestion {
             self.stats.persistent_congestion += 1;
             out.persistent_congestion = true;
-            self.rtt.reset_min_rtt();
+            s.reset_min_rtt();
         }
     }
 
     /// Undoes the last reduction once every loss behind it was acknowledged after all.
-    fn maybe_undo(&mut self, now: Instant, out: &mut AckOutcome<P>) {
+    fn maybe_undo(&mut self, now: Instant, out: &mut AckOutcome<P>, s: &mut PathSender) {
         let Some(group) = self.undo else {
             return;
         };
         if group.undoable && group.lost > 0 && group.spurious >= group.lost {
-            self.cc.on_spurious_congestion(now);
+            s.cc.on_spurious_congestion(now);
             self.undo = None;
             self.stats.congestion_events_undone += 1;
             out.congestion_undone = true;
@@ -261,7 +271,7 @@ impl<P> Recovery<P> {
     /// The peer's ECN-CE count for `epoch` increased in the ACK frame just processed (RFC 9002
     /// §7.1, Appendix B.7): a congestion event for the largest acknowledged packet. Returns
     /// whether the window was reduced.
-    pub fn on_ecn_ce_increase(&mut self, epoch: Epoch, now: Instant) -> bool {
+    pub fn on_ecn_ce_increase(&mut self, epoch: Epoch, now: Instant, s: &mut PathSender) -> bool {
         let sent_time = self.space(epoch).largest_acked_sent_time.unwrap_or(now);
         let signal = CongestionSignal {
             kind: CongestionKind::EcnCe,
@@ -271,7 +281,8 @@ impl<P> Recovery<P> {
             persistent_congestion: false,
             bytes_in_flight: self.bytes_in_flight(),
         };
-        let reduced = self.cc.on_congestion_event(now, &signal, &self.rtt.stats());
+        let rtt = s.rtt().stats();
+        let reduced = s.cc.on_congestion_event(now, &signal, &rtt);
         if reduced {
             self.loss_event_seq += 1;
             self.undo = Some(UndoGroup {

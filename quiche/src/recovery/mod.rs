@@ -20,6 +20,7 @@ use crate::cc::{
     AckBatch, CcConfig, CongestionControl, CongestionControlAlgorithm, CongestionKind,
     CongestionSignal, Controller, SentInfo,
 };
+use crate::sender::PathSender;
 use crate::error::{Error, Result};
 use crate::packet::Epoch;
 use crate::rtt::{RttEstimator, DEFAULT_MAX_ACK_DELAY, INITIAL_RTT};
@@ -167,12 +168,6 @@ impl<P> Default for Space<P> {
 #[derive(Debug)]
 pub struct Recovery<P> {
     spaces: [Space<P>; 3],
-    rtt: RttEstimator,
-    /// [`Recovery::pto`], recomputed when the RTT estimate or max_ack_delay changes: the
-    /// connection asks for it several times per packet (idle timer, key retention).
-    pto: Duration,
-    cc: Controller,
-    max_datagram_size: usize,
     timer: Option<Instant>,
     pto_count: u32,
     handshake_confirmed: bool,
@@ -194,20 +189,24 @@ pub struct Recovery<P> {
     path_start: Option<Instant>,
 }
 
-impl<P> Recovery<P> {
-    /// Creates recovery with the configured built-in congestion controller.
-    pub fn new(cfg: &RecoveryConfig) -> Self {
-        Self::with_controller(cfg, Controller::new(cfg.cc_algorithm, &cfg.cc))
+impl RecoveryConfig {
+    /// A path's sender with the configured built-in congestion controller.
+    pub fn sender(&self, pacing: bool) -> PathSender {
+        self.sender_with(Controller::new(self.cc_algorithm, &self.cc), pacing)
     }
 
-    /// Creates recovery with a given controller (e.g. from [`Controller::from_factory`]).
-    pub fn with_controller(cfg: &RecoveryConfig, cc: Controller) -> Self {
-        let rtt = RttEstimator::new(cfg.initial_rtt, cfg.max_ack_delay);
+    /// A path's sender with a given controller (e.g. from [`Controller::from_factory`]).
+    pub fn sender_with(&self, cc: Controller, pacing: bool) -> PathSender {
+        let rtt = RttEstimator::new(self.initial_rtt, self.max_ack_delay);
+        PathSender::new(cc, rtt, self.cc.max_datagram_size, pacing)
+    }
+}
+
+impl<P> Recovery<P> {
+    /// Creates recovery; its paths' senders are made by [`RecoveryConfig::sender`].
+    pub fn new(cfg: &RecoveryConfig) -> Self {
         Recovery {
             spaces: Default::default(),
-            pto: pto_period(&rtt.stats(), 0, Epoch::Application),
-            rtt,
-            max_datagram_size: cfg.cc.max_datagram_size,
             timer: None,
             pto_count: 0,
             handshake_confirmed: false,
@@ -221,7 +220,6 @@ impl<P> Recovery<P> {
             stats: RecoveryStats::default(),
             rate: RateSampler::default(),
             path_start: None,
-            cc,
         }
     }
 
@@ -242,12 +240,13 @@ impl<P> Recovery<P> {
         mut pkt: SentPacket<P>,
         epoch: Epoch,
         now: Instant,
+        s: &mut PathSender,
     ) -> Result<()> {
         if self.space(epoch).discarded {
             return Err(Error::InvalidState);
         }
         pkt.time_sent = now;
-        if self.cc.wants_rate_samples() && pkt.in_flight {
+        if s.cc.wants_rate_samples() && pkt.in_flight {
             pkt.rate = self
                 .rate
                 .on_packet_sent(now, self.bytes_in_flight(), pkt.size);
@@ -267,7 +266,7 @@ impl<P> Recovery<P> {
             self.space_mut(epoch).last_ack_eliciting = Some(now);
         }
         let bytes_in_flight = self.bytes_in_flight();
-        if bytes_in_flight > self.cc.cwnd() {
+        if bytes_in_flight > s.cc.cwnd() {
             // This packet needed the recovery allowance: it is spent.
             self.recovery_allowance = 0;
         }
@@ -278,12 +277,12 @@ impl<P> Recovery<P> {
             ack_eliciting,
             bytes_in_flight,
         };
-        self.cc.on_packet_sent(now, &info);
+        s.cc.on_packet_sent(now, &info);
         // A sender that cannot fit another full datagram is using its window.
-        if bytes_in_flight.saturating_add(self.max_datagram_size) > self.cc.cwnd() {
+        if bytes_in_flight.saturating_add(s.max_datagram_size()) > s.cc.cwnd() {
             self.app_limited = false;
         }
-        self.set_timer(now);
+        self.set_timer(now, s);
         Ok(())
     }
 
@@ -301,7 +300,7 @@ impl<P> Recovery<P> {
     /// Drops a packet number space whose keys were discarded (Appendix A.11): its packets leave
     /// bytes in flight (the controller hears of it), its loss state is reset, the PTO backoff is
     /// reset and the timer re-armed. Later packets for the space are refused.
-    pub fn discard_epoch(&mut self, epoch: Epoch, now: Instant) {
+    pub fn discard_epoch(&mut self, epoch: Epoch, now: Instant, s: &mut PathSender) {
         let space = self.space_mut(epoch);
         let bytes = space.sent.clear();
         space.lost_history.clear();
@@ -310,64 +309,69 @@ impl<P> Recovery<P> {
         space.pending_probes = 0;
         space.discarded = true;
         if bytes > 0 {
-            self.cc.on_packets_discarded(bytes);
+            s.cc.on_packets_discarded(bytes);
         }
         self.pto_count = 0;
-        self.set_timer(now);
+        self.set_timer(now, s);
     }
 
     /// Forgets the packets in flight of `epoch` without declaring them lost, keeping the space
     /// usable: when 0-RTT is rejected, its packets can never be acknowledged and their recovery
     /// state is discarded (RFC 9002 §6.4), which is no congestion signal. The caller repairs
     /// what they carried first ([`Recovery::sent_packets`]).
-    pub fn discard_in_flight(&mut self, epoch: Epoch, now: Instant) {
+    pub fn discard_in_flight(&mut self, epoch: Epoch, now: Instant, s: &mut PathSender) {
         let space = self.space_mut(epoch);
         let bytes = space.sent.clear();
         space.lost_history.clear();
         space.loss_time = None;
         space.last_ack_eliciting = None;
         if bytes > 0 {
-            self.cc.on_packets_discarded(bytes);
+            s.cc.on_packets_discarded(bytes);
         }
-        self.set_timer(now);
+        self.set_timer(now, s);
     }
 
     /// The handshake is confirmed (RFC 9001 §4.1.2): ACK delays are capped by max_ack_delay, the
     /// Application space's PTO may be armed, and the peer has validated our address.
-    pub fn on_handshake_confirmed(&mut self, now: Instant) {
+    pub fn on_handshake_confirmed(&mut self, now: Instant, s: &PathSender) {
         self.handshake_confirmed = true;
         self.peer_completed_address_validation = true;
-        self.set_timer(now);
+        self.set_timer(now, s);
     }
 
     /// Sets whether the peer has validated our address (PeerCompletedAddressValidation, Appendix
     /// A.8). Servers start with true; a client learns it from a Handshake ACK or handshake
     /// confirmation (both noted automatically). Until then a client keeps an anti-deadlock PTO
     /// armed even with nothing in flight.
-    pub fn set_peer_completed_address_validation(&mut self, validated: bool, now: Instant) {
+    pub fn set_peer_completed_address_validation(
+        &mut self,
+        validated: bool,
+        now: Instant,
+        s: &PathSender,
+    ) {
         self.peer_completed_address_validation = validated;
-        self.set_timer(now);
+        self.set_timer(now, s);
     }
 
     /// Sets whether a server is blocked by its anti-amplification limit: then the timer is not
     /// armed, since nothing could be sent on expiry (§6.2.2.1). When unblocked, if the timer is
     /// already due the caller should run [`Recovery::on_loss_detection_timeout`] at once
     /// (Appendix A.6).
-    pub fn set_amplification_limited(&mut self, limited: bool, now: Instant) {
+    pub fn set_amplification_limited(&mut self, limited: bool, now: Instant, s: &PathSender) {
         self.amplification_limited = limited;
-        self.set_timer(now);
+        self.set_timer(now, s);
     }
 
     /// Sets whether the sender is application-limited: it has nothing to send although the
     /// window allows it (RFC 9002 §7.8). The window does not grow on ACKs while it is. Cleared
     /// automatically when a sent packet leaves less than a datagram of window.
-    pub fn set_app_limited(&mut self, limited: bool, now: Instant) {
+    pub fn set_app_limited(&mut self, limited: bool, now: Instant, s: &mut PathSender) {
         self.app_limited = limited;
         if limited {
-            if self.cc.wants_rate_samples() {
+            if s.cc.wants_rate_samples() {
                 self.rate.on_app_limited(self.bytes_in_flight());
             }
-            self.cc.on_app_limited(now);
+            s.cc.on_app_limited(now);
         }
     }
 
@@ -376,23 +380,11 @@ impl<P> Recovery<P> {
         self.app_limited
     }
 
-    /// Sets the peer's max_ack_delay (from its transport parameters).
-    pub fn set_max_ack_delay(&mut self, max_ack_delay: Duration) {
-        self.rtt.set_max_ack_delay(max_ack_delay);
-        self.pto = pto_period(&self.rtt.stats(), 0, Epoch::Application);
-    }
-
-    /// The maximum datagram size changed (path MTU discovery).
-    pub fn on_mtu_update(&mut self, max_datagram_size: usize) {
-        self.max_datagram_size = max_datagram_size;
-        self.cc.on_mtu_update(max_datagram_size);
-    }
-
     /// Whether a packet of `bytes` in-flight bytes fits in the congestion window (RFC 9002 §7).
     /// Probes (see [`Recovery::pending_probes`]) may be sent regardless, and so may one packet
     /// just after a loss reduced the window (§7.3.2).
-    pub fn can_send(&self, bytes: usize) -> bool {
-        self.bytes_in_flight().saturating_add(bytes) <= self.cc.cwnd()
+    pub fn can_send(&self, bytes: usize, s: &PathSender) -> bool {
+        self.bytes_in_flight().saturating_add(bytes) <= s.cwnd()
             || bytes <= self.recovery_allowance
     }
 
@@ -408,11 +400,12 @@ impl<P> Recovery<P> {
     ///
     /// Just after a loss reduced the window, one datagram is allowed beyond it (RFC 9002
     /// §7.3.2).
-    pub fn cwnd_available(&self) -> usize {
-        let available = self.cc.cwnd().saturating_sub(self.bytes_in_flight());
-        let small_window = self.cc.cwnd() < SMALL_WINDOW_PACKETS * self.max_datagram_size;
+    pub fn cwnd_available(&self, s: &PathSender) -> usize {
+        let mds = s.max_datagram_size();
+        let available = s.cwnd().saturating_sub(self.bytes_in_flight());
+        let small_window = s.cwnd() < SMALL_WINDOW_PACKETS * mds;
         let available =
-            if available < self.max_datagram_size && self.bytes_in_flight() > 0 && !small_window {
+            if available < mds && self.bytes_in_flight() > 0 && !small_window {
                 0
             } else {
                 available
@@ -425,11 +418,6 @@ impl<P> Recovery<P> {
     pub fn pending_probes(&self, epoch: Epoch) -> usize {
         let anti_deadlock = self.anti_deadlock_probe && epoch != Epoch::Application;
         self.space(epoch).pending_probes + usize::from(anti_deadlock)
-    }
-
-    /// The congestion window in bytes.
-    pub fn cwnd(&self) -> usize {
-        self.cc.cwnd()
     }
 
     /// Bytes in flight over all spaces.
@@ -462,21 +450,6 @@ impl<P> Recovery<P> {
         self.space(epoch).loss_time
     }
 
-    /// The RTT estimator.
-    pub fn rtt(&self) -> &RttEstimator {
-        &self.rtt
-    }
-
-    /// The PTO period without backoff, with max_ack_delay (for idle and closing timeouts, RFC
-    /// 9000 §10).
-    pub fn pto(&self) -> Duration {
-        debug_assert_eq!(
-            self.pto,
-            pto_period(&self.rtt.stats(), 0, Epoch::Application)
-        );
-        self.pto
-    }
-
     /// Consecutive PTOs without an acknowledgment (the backoff exponent).
     pub fn pto_count(&self) -> u32 {
         self.pto_count
@@ -487,62 +460,28 @@ impl<P> Recovery<P> {
         self.handshake_confirmed
     }
 
-    /// The congestion controller.
-    pub fn controller(&self) -> &Controller {
-        &self.cc
-    }
-
-    /// The congestion controller, mutably.
-    pub fn controller_mut(&mut self) -> &mut Controller {
-        &mut self.cc
-    }
-
     /// The counters.
     pub fn stats(&self) -> &RecoveryStats {
         &self.stats
     }
 
-    /// Moves to a new path (RFC 9000 §9.4): the congestion controller becomes `fresh` and the
-    /// RTT estimator starts over from the initial RTT; what the old path had is returned so a
-    /// failed migration can restore it. Packets sent so far stay tracked (their
-    /// acknowledgements or losses are still owed) but leave the bytes in flight; the PTO
-    /// backoff restarts.
-    pub fn switch_path_state(&mut self, fresh: Controller, now: Instant) -> PathCcState {
-        let mut rtt = self.rtt.clone();
-        rtt.reset();
-        self.swap_path_state(PathCcState { cc: fresh, rtt }, now)
-    }
-
-    /// Installs `state` (saved by [`Recovery::switch_path_state`]) at `now` and returns the
-    /// current one. Packets sent before `now` no longer feed the RTT estimate or the
-    /// controller's loss response.
-    pub fn swap_path_state(&mut self, state: PathCcState, now: Instant) -> PathCcState {
+    /// The connection moved to another path at `now` (RFC 9000 §9.4); `left` is the sender
+    /// of the path it left. Packets sent so far stay tracked (their acknowledgements or losses
+    /// are still owed, and their data is repaired if lost) but leave the bytes in flight, and
+    /// they no longer feed the RTT estimate or a controller's loss response; the PTO backoff
+    /// restarts.
+    pub fn on_path_change(&mut self, left: &mut PathSender, now: Instant) {
         self.path_start = Some(now);
-        // What the old path carries no longer fills the new path's window (RFC 9000 §9.4);
-        // its packets stay tracked, so their data is still repaired if they are lost.
+        // What the old path carries no longer fills the new path's window.
         let bytes = self.space_mut(Epoch::Application).sent.take_out_of_flight();
         if bytes > 0 {
-            self.cc.on_packets_discarded(bytes);
+            left.cc.on_packets_discarded(bytes);
         }
-        let old = PathCcState {
-            cc: std::mem::replace(&mut self.cc, state.cc),
-            rtt: std::mem::replace(&mut self.rtt, state.rtt),
-        };
-        self.pto = pto_period(&self.rtt.stats(), 0, Epoch::Application);
         self.pto_count = 0;
         self.undo = None;
         self.recovery_allowance = 0;
         self.rate = RateSampler::default();
-        old
     }
-}
-
-/// The congestion controller and RTT estimate of a path the connection left, kept so that it
-/// can come back to the path without starting over.
-#[derive(Debug)]
-pub struct PathCcState {
-    cc: Controller,
-    rtt: RttEstimator,
 }
 
 #[cfg(any(test, feature = "fuzzing"))]

@@ -24,13 +24,13 @@ impl<P> Recovery<P> {
             .sum()
     }
 
-    fn pto_deadline(&self, now: Instant) -> Option<PtoDeadline> {
+    fn pto_deadline(&self, now: Instant, s: &PathSender) -> Option<PtoDeadline> {
         let spaces = [0, 1, 2].map(|i| SpaceTimes {
             ack_eliciting_in_flight: self.spaces[i].sent.ack_eliciting_in_flight() > 0,
             last_ack_eliciting: self.spaces[i].last_ack_eliciting,
         });
         pto::pto_deadline(
-            &self.rtt.stats(),
+            &s.rtt().stats(),
             self.pto_count,
             self.handshake_confirmed,
             &spaces,
@@ -39,7 +39,7 @@ impl<P> Recovery<P> {
     }
 
     /// Re-arms the loss detection timer (SetLossDetectionTimer, Appendix A.8).
-    pub(super) fn set_timer(&mut self, now: Instant) {
+    pub(super) fn set_timer(&mut self, now: Instant, s: &PathSender) {
         self.timer = if let Some((t, _)) = self.earliest_loss_time() {
             Some(t)
         } else if self.amplification_limited {
@@ -50,7 +50,7 @@ impl<P> Recovery<P> {
         {
             None
         } else {
-            self.pto_deadline(now).map(PtoDeadline::time)
+            self.pto_deadline(now, s).map(PtoDeadline::time)
         };
     }
 
@@ -67,17 +67,18 @@ impl<P> Recovery<P> {
         &mut self,
         now: Instant,
         out: &mut AckOutcome<P>,
+        s: &mut PathSender,
     ) -> TimeoutAction {
         out.clear();
         if self.timer.is_none_or(|t| t > now) {
             return TimeoutAction::None;
         }
         if let Some((_, epoch)) = self.earliest_loss_time() {
-            self.detect_lost(epoch, now, out);
-            self.set_timer(now);
+            self.detect_lost(epoch, now, out, s);
+            self.set_timer(now, s);
             return TimeoutAction::Lost { epoch };
         }
-        let action = match self.pto_deadline(now) {
+        let action = match self.pto_deadline(now, s) {
             Some(PtoDeadline::AntiDeadlock(_)) => {
                 self.anti_deadlock_probe = true;
                 TimeoutAction::AntiDeadlock
@@ -101,13 +102,13 @@ impl<P> Recovery<P> {
                 }
             }
             None => {
-                self.set_timer(now);
+                self.set_timer(now, s);
                 return TimeoutAction::None;
             }
         };
         self.pto_count = self.pto_count.saturating_add(1);
         self.stats.pto_count += 1;
-        self.set_timer(now);
+        self.set_timer(now, s);
         action
     }
 }

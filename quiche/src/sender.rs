@@ -1,0 +1,126 @@
+//! One path's sender (RFC 9002 §5-7, RFC 9000 §9.4): the congestion controller, the RTT
+//! estimate, the pacer and the datagram size the controller counts in.
+//!
+//! Each [`crate::path::Path`] owns one, so a migration changes which path is active instead of
+//! swapping state in and out of the connection. Loss detection and the PTO, which are about
+//! packet number spaces rather than paths, stay in [`crate::recovery::Recovery`], which is
+//! handed the active path's sender where it needs the controller or the RTT.
+
+use std::time::{Duration, Instant};
+
+use crate::cc::pacer::Pacer;
+use crate::cc::{CongestionControl, Controller};
+use crate::rtt::RttEstimator;
+
+/// The sender state of one path.
+#[derive(Debug)]
+pub struct PathSender {
+    /// The congestion controller. Recovery feeds it (`recovery/`); the connection reads it.
+    pub(crate) cc: Controller,
+    rtt: RttEstimator,
+    /// The PTO period without backoff, with max_ack_delay, kept up to date with the RTT
+    /// estimate: the connection asks for it several times per packet (idle timer, key
+    /// retention).
+    pto: Duration,
+    max_datagram_size: usize,
+    pacer: Pacer,
+}
+
+impl PathSender {
+    /// A sender with controller `cc` and RTT estimator `rtt`, counting in datagrams of
+    /// `max_datagram_size` bytes, pacing if `pacing`.
+    pub fn new(cc: Controller, rtt: RttEstimator, max_datagram_size: usize, pacing: bool) -> Self {
+        let mut sender = PathSender {
+            cc,
+            rtt,
+            pto: Duration::ZERO,
+            max_datagram_size,
+            pacer: Pacer::new(pacing, max_datagram_size),
+        };
+        sender.refresh_pto();
+        sender
+    }
+
+    /// `smoothed_rtt + max(4 * rttvar, kGranularity) + max_ack_delay` (RFC 9002 §6.2.1, the
+    /// Application space's period without backoff).
+    fn refresh_pto(&mut self) {
+        let stats = self.rtt.stats();
+        self.pto = stats.pto_base().saturating_add(stats.max_ack_delay);
+    }
+
+    /// The congestion controller.
+    pub fn controller(&self) -> &Controller {
+        &self.cc
+    }
+
+    /// The congestion controller, mutably.
+    pub fn controller_mut(&mut self) -> &mut Controller {
+        &mut self.cc
+    }
+
+    /// The congestion window in bytes.
+    pub fn cwnd(&self) -> usize {
+        self.cc.cwnd()
+    }
+
+    /// The RTT estimator.
+    pub fn rtt(&self) -> &RttEstimator {
+        &self.rtt
+    }
+
+    /// Takes an RTT sample (RFC 9002 §5.3; see [`RttEstimator::update`]).
+    pub fn update_rtt(
+        &mut self,
+        now: Instant,
+        latest_rtt: Duration,
+        ack_delay: Duration,
+        handshake_confirmed: bool,
+    ) {
+        self.rtt
+            .update(now, latest_rtt, ack_delay, handshake_confirmed);
+        self.refresh_pto();
+    }
+
+    /// Forgets min_rtt after persistent congestion (RFC 9002 §5.2).
+    pub fn reset_min_rtt(&mut self) {
+        self.rtt.reset_min_rtt();
+    }
+
+    /// Sets the peer's max_ack_delay (from its transport parameters).
+    pub fn set_max_ack_delay(&mut self, max_ack_delay: Duration) {
+        self.rtt.set_max_ack_delay(max_ack_delay);
+        self.refresh_pto();
+    }
+
+    /// The PTO period without backoff, with max_ack_delay (for idle and closing timeouts, RFC
+    /// 9000 §10).
+    pub fn pto(&self) -> Duration {
+        self.pto
+    }
+
+    /// The datagram size the controller and the pacer count in.
+    pub fn max_datagram_size(&self) -> usize {
+        self.max_datagram_size
+    }
+
+    /// The maximum datagram size changed (path MTU discovery).
+    pub fn on_mtu_update(&mut self, max_datagram_size: usize) {
+        self.max_datagram_size = max_datagram_size;
+        self.cc.on_mtu_update(max_datagram_size);
+        self.pacer.set_max_datagram_size(max_datagram_size);
+    }
+
+    /// The pacer.
+    pub fn pacer(&self) -> &Pacer {
+        &self.pacer
+    }
+
+    /// An ack-eliciting datagram of `bytes` is ready at `now`: returns when the pacer
+    /// releases it, and charges it to the pacer.
+    pub fn pace(&mut self, now: Instant, bytes: usize) -> Instant {
+        let at = self.pacer.next_send_time(now);
+        let srtt = self.rtt.smoothed_rtt();
+        self.pacer.on_packet_sent(at, bytes, &self.cc, srtt);
+        at
+    }
+}
