@@ -353,8 +353,9 @@ impl PathSet {
     pub fn new(mut initial: Path) -> Self {
         initial.last_used = 1;
         initial.uid = 1;
-        let mut slots: Vec<Option<Path>> = (0..MAX_PATHS).map(|_| None).collect();
-        slots[0] = Some(initial);
+        // Slots are added as paths come (up to MAX_PATHS): each path holds a sender, and most
+        // connections never have a second path.
+        let slots: Vec<Option<Path>> = vec![Some(initial)];
         PathSet {
             slots,
             active: 0,
@@ -438,6 +439,10 @@ impl PathSet {
         let mut evicted = None;
         let id = match self.slots.iter().position(Option::is_none) {
             Some(id) => id,
+            None if self.slots.len() < MAX_PATHS => {
+                self.slots.push(None);
+                self.slots.len() - 1
+            }
             None => {
                 let victim = self
                     .iter()

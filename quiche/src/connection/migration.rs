@@ -220,17 +220,19 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     }
 
     /// A sender for a new path (RFC 9000 §9.4): a fresh controller and pacer, the RTT estimate
-    /// from the initial RTT (with the peer's max_ack_delay), the current datagram size.
+    /// from the initial RTT (with the peer's max_ack_delay), the active path's datagram size
+    /// (until the path's MTU search says otherwise, `pmtud_on_new_path`).
     pub(super) fn fresh_sender(&self) -> crate::sender::PathSender {
         let current = self.sender();
-        let mut sender = super::open::build_sender(
-            &self.recovery_config,
-            self.cc_factory.as_deref(),
+        let cfg = &self.recovery_config;
+        let cc = super::open::build_controller(cfg, self.cc_factory.as_deref());
+        let rtt = crate::rtt::RttEstimator::new(cfg.initial_rtt, current.rtt().max_ack_delay());
+        crate::sender::PathSender::new(
+            cc,
+            rtt,
+            current.max_datagram_size(),
             current.pacer().enabled(),
-        );
-        sender.set_max_ack_delay(current.rtt().max_ack_delay());
-        sender.on_mtu_update(current.max_datagram_size());
-        sender
+        )
     }
 
     /// Makes `id` the active path: its connection ID goes into packets, its sender takes

@@ -3,17 +3,14 @@
 
 use super::*;
 
-/// A path's sender with the configured controller.
-pub(super) fn build_sender(
+/// The configured congestion controller: the factory's if there is one.
+pub(super) fn build_controller(
     cfg: &RecoveryConfig,
     factory: Option<&dyn crate::cc::CcFactory>,
-    pacing: bool,
-) -> crate::sender::PathSender {
+) -> crate::cc::Controller {
     match factory {
-        Some(factory) => {
-            cfg.sender_with(crate::cc::Controller::from_factory(factory, &cfg.cc), pacing)
-        }
-        None => cfg.sender(pacing),
+        Some(factory) => crate::cc::Controller::from_factory(factory, &cfg.cc),
+        None => crate::cc::Controller::new(cfg.cc_algorithm, &cfg.cc),
     }
 }
 
@@ -302,11 +299,8 @@ fn build_recovery_parts(
         cc_algorithm: config.cc_algorithm,
         cc: config.cc_config(max_datagram),
     };
-    let mut sender = build_sender(
-        &recovery_config,
-        config.cc_factory.as_deref(),
-        config.pacing,
-    );
+    let cc = build_controller(&recovery_config, config.cc_factory.as_deref());
+    let mut sender = recovery_config.sender_with(cc, config.pacing);
     // The source connection ID is random per connection: it seeds BBR's probe timing, so
     // that flows sharing a bottleneck do not probe in lockstep.
     let seed = scid

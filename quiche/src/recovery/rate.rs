@@ -301,13 +301,14 @@ mod tests {
             is_server: true,
             ..RecoveryConfig::default()
         };
-        let mut r: Recovery<()> = Recovery::with_controller(&cfg, Controller::Custom(Box::new(cc)));
+        let mut r: Recovery<()> = Recovery::new(&cfg);
+        let mut snd = cfg.sender_with(Controller::Custom(Box::new(cc)), false);
         let t0 = test_now();
-        r.on_handshake_confirmed(t0);
+        r.on_handshake_confirmed(t0, &snd);
         for pn in 0..10u64 {
             let now = t0 + Duration::from_millis(pn);
             let pkt = SentPacket::new(pn, now, 1000, true, true, ());
-            r.on_packet_sent(pkt, Epoch::Application, now).unwrap();
+            r.on_packet_sent(pkt, Epoch::Application, now, &mut snd).unwrap();
         }
         let mut out = AckOutcome::new();
         for pn in (0..10u64).filter(|&pn| pn != 4) {
@@ -319,7 +320,8 @@ mod tests {
                 now,
                 true,
                 &mut out,
-            )
+&mut snd,
+)
             .unwrap();
         }
         let log = log.lock().unwrap();

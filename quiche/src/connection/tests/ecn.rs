@@ -145,7 +145,7 @@ fn ce_marks_cut_the_window_once_per_round_trip_without_loss_or_retransmission() 
     download(&mut p, &mut sent, total, Duration::from_secs(1));
     assert_eq!(p.server.ecn_state(), EcnState::Capable);
     let events_before = p.server.recovery.stats().congestion_events;
-    let cwnd_before = p.server.recovery.cwnd();
+    let cwnd_before = p.server.paths.active().sender.cwnd();
     let retrans_before = p.server.stats().retrans;
 
     // The AQM marks every datagram that finds a queue, for a quarter of a round trip: many
@@ -169,7 +169,7 @@ fn ce_marks_cut_the_window_once_per_round_trip_without_loss_or_retransmission() 
         p.server.recovery.stats().congestion_events,
         events_before + 1
     );
-    assert!(p.server.recovery.cwnd() < cwnd_before);
+    assert!(p.server.paths.active().sender.cwnd() < cwnd_before);
     assert_eq!(stats.lost, 0);
     assert_eq!(
         stats.retrans, retrans_before,

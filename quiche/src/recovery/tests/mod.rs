@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::*;
 use crate::cc::CcState;
+use crate::sender::PathSender;
 use crate::testing::Rng;
 
 fn ms(v: u64) -> Duration {
@@ -23,6 +24,8 @@ const MSS: usize = 1200;
 /// A recovery instance, a manual clock and a reusable outcome. Payloads are packet numbers.
 struct Harness {
     r: Recovery<u64>,
+    /// The path's sender, which recovery is handed where it needs the controller or the RTT.
+    s: PathSender,
     t0: Instant,
     now: Instant,
     out: AckOutcome<u64>,
@@ -34,6 +37,7 @@ impl Harness {
         let t0 = test_now();
         Harness {
             r: Recovery::new(&cfg),
+            s: cfg.sender(false),
             t0,
             now: t0,
             out: AckOutcome::new(),
@@ -48,7 +52,7 @@ impl Harness {
     /// A client with the handshake confirmed, for Application-space tests.
     fn confirmed() -> Self {
         let mut h = Self::client();
-        h.r.on_handshake_confirmed(h.now);
+        h.r.on_handshake_confirmed(h.now, &h.s);
         h
     }
 
@@ -60,7 +64,7 @@ impl Harness {
         let pn = self.next_pn[epoch.index()];
         self.next_pn[epoch.index()] += 1;
         let pkt = SentPacket::new(pn, self.now, size, ack_eliciting, ack_eliciting, pn);
-        self.r.on_packet_sent(pkt, epoch, self.now).unwrap();
+        self.r.on_packet_sent(pkt, epoch, self.now, &mut self.s).unwrap();
         pn
     }
 
@@ -77,7 +81,8 @@ impl Harness {
             self.now,
             confirmed,
             &mut self.out,
-        )
+&mut self.s,
+)
     }
 
     fn acked(&self) -> Vec<u64> {
@@ -89,7 +94,7 @@ impl Harness {
     }
 
     fn timeout(&mut self) -> TimeoutAction {
-        self.r.on_loss_detection_timeout(self.now, &mut self.out)
+        self.r.on_loss_detection_timeout(self.now, &mut self.out, &mut self.s)
     }
 }
 
@@ -103,20 +108,20 @@ fn rtt_sample_needs_a_newly_acked_largest_that_is_ack_eliciting() {
     h.at(ms(100));
     h.ack(APP, &[1..2], Duration::ZERO).unwrap();
     assert!(h.out.rtt_updated);
-    assert_eq!(h.r.rtt().smoothed_rtt(), ms(100));
+    assert_eq!(h.s.rtt().smoothed_rtt(), ms(100));
     // The largest (1) is not newly acknowledged: no sample, though 0 is new.
     h.at(ms(300));
     h.ack(APP, &[0..2], Duration::ZERO).unwrap();
     assert_eq!(h.acked(), [0]);
     assert!(!h.out.rtt_updated);
-    assert_eq!(h.r.rtt().latest_rtt(), ms(100));
+    assert_eq!(h.s.rtt().latest_rtt(), ms(100));
     // Only non-ack-eliciting packets newly acknowledged: no sample.
     h.send_with(APP, 50, false); // 2
     h.at(ms(900));
     h.ack(APP, &[2..3], Duration::ZERO).unwrap();
     assert_eq!(h.acked(), [2]);
     assert!(!h.out.rtt_updated);
-    assert_eq!(h.r.rtt().latest_rtt(), ms(100));
+    assert_eq!(h.s.rtt().latest_rtt(), ms(100));
 }
 
 #[test]
@@ -130,7 +135,7 @@ fn ack_delay_is_ignored_for_initial_and_capped_after_confirmation() {
     h.at(ms(260));
     h.ack(Epoch::Initial, &[1..2], ms(40)).unwrap();
     // adjusted = 160: srtt = 87.5 + 20.
-    assert_eq!(h.r.rtt().smoothed_rtt(), us(107_500));
+    assert_eq!(h.s.rtt().smoothed_rtt(), us(107_500));
 
     // Handshake space before confirmation: the whole 40 ms are subtracted (adjusted = 120).
     let mut h = Harness::client();
@@ -140,7 +145,7 @@ fn ack_delay_is_ignored_for_initial_and_capped_after_confirmation() {
     h.send(Epoch::Handshake);
     h.at(ms(260));
     h.ack(Epoch::Handshake, &[1..2], ms(40)).unwrap();
-    assert_eq!(h.r.rtt().smoothed_rtt(), us(102_500));
+    assert_eq!(h.s.rtt().smoothed_rtt(), us(102_500));
 
     // After confirmation: capped to max_ack_delay = 25 ms (adjusted = 135).
     let mut h = Harness::confirmed();
@@ -150,8 +155,8 @@ fn ack_delay_is_ignored_for_initial_and_capped_after_confirmation() {
     h.send(APP);
     h.at(ms(260));
     h.ack(APP, &[1..2], ms(40)).unwrap();
-    assert_eq!(h.r.rtt().smoothed_rtt(), us(104_375));
-    assert_eq!(h.r.rtt().min_rtt(), ms(100));
+    assert_eq!(h.s.rtt().smoothed_rtt(), us(104_375));
+    assert_eq!(h.s.rtt().min_rtt(), ms(100));
 }
 
 #[test]
@@ -171,8 +176,8 @@ fn packet_threshold_declares_a_packet_lost() {
     assert_eq!(h.r.bytes_in_flight(), 0);
     assert_eq!(h.r.stats().lost_by_packet_threshold, 1);
     assert_eq!(h.r.stats().lost_by_time_threshold, 0);
-    assert_eq!(h.r.cwnd(), 6_000);
-    assert_eq!(h.r.controller().state(), CcState::Recovery);
+    assert_eq!(h.s.cwnd(), 6_000);
+    assert_eq!(h.s.controller().state(), CcState::Recovery);
 }
 
 #[test]
@@ -285,7 +290,7 @@ fn pto_of_handshake_spaces_has_no_max_ack_delay_and_application_waits_for_confir
     h.send(APP);
     assert_eq!(h.r.loss_detection_timer(), None);
     h.at(ms(50));
-    h.r.on_handshake_confirmed(h.now);
+    h.r.on_handshake_confirmed(h.now, &h.s);
     assert_eq!(h.r.loss_detection_timer(), Some(h.t0 + ms(1024)));
 }
 
@@ -324,9 +329,9 @@ fn amplification_limited_server_does_not_arm_the_timer() {
     });
     h.send(Epoch::Initial);
     assert!(h.r.loss_detection_timer().is_some());
-    h.r.set_amplification_limited(true, h.now);
+    h.r.set_amplification_limited(true, h.now, &h.s);
     assert_eq!(h.r.loss_detection_timer(), None);
-    h.r.set_amplification_limited(false, h.now);
+    h.r.set_amplification_limited(false, h.now, &h.s);
     assert_eq!(h.r.loss_detection_timer(), Some(h.t0 + ms(999)));
 }
 
@@ -353,7 +358,7 @@ fn lose_two_packets_apart(span: Duration) -> (Harness, bool) {
     h.at(ms(500) + span);
     h.ack(APP, &[3..4], Duration::ZERO).unwrap();
     assert_eq!(h.lost(), [1, 2]);
-    assert_eq!(persistent_congestion_duration(&h.r.rtt().stats()), ms(825));
+    assert_eq!(persistent_congestion_duration(&h.s.rtt().stats()), ms(825));
     let pc = h.out.persistent_congestion;
     (h, pc)
 }
@@ -363,18 +368,18 @@ fn persistent_congestion_needs_more_than_the_duration() {
     let (h, pc) = lose_two_packets_apart(ms(825));
     assert!(!pc, "exactly the duration is not enough");
     // Packet 0's acknowledgment grew the window to 13200 before it was halved.
-    assert_eq!(h.r.cwnd(), 6_600);
+    assert_eq!(h.s.cwnd(), 6_600);
     assert_eq!(h.r.stats().persistent_congestion, 0);
 
     let (h, pc) = lose_two_packets_apart(ms(825) + Duration::from_nanos(1));
     assert!(pc);
     // Collapsed to the minimum window, then (Appendix B order: losses before the ACK, and
     // persistent congestion ends the recovery period) slow start adds packet 3's bytes.
-    assert_eq!(h.r.cwnd(), 2 * MSS + MSS);
-    assert_eq!(h.r.controller().state(), CcState::SlowStart);
+    assert_eq!(h.s.cwnd(), 2 * MSS + MSS);
+    assert_eq!(h.s.controller().state(), CcState::SlowStart);
     assert_eq!(h.r.stats().persistent_congestion, 1);
     assert_eq!(
-        h.r.rtt().min_rtt(),
+        h.s.rtt().min_rtt(),
         ms(100),
         "min_rtt restarts from the latest sample"
     );
@@ -395,7 +400,7 @@ fn an_acknowledged_packet_between_the_losses_prevents_persistent_congestion() {
     h.ack(APP, &[4..5, 2..3], Duration::ZERO).unwrap();
     assert_eq!(h.lost(), [1, 3]);
     assert!(!h.out.persistent_congestion);
-    assert_eq!(h.r.cwnd(), 6_600);
+    assert_eq!(h.s.cwnd(), 6_600);
 }
 
 #[test]
@@ -410,7 +415,7 @@ fn losses_before_the_first_rtt_sample_do_not_establish_persistent_congestion() {
     h.ack(APP, &[2..3], Duration::ZERO).unwrap();
     assert_eq!(h.lost(), [0, 1]);
     assert!(!h.out.persistent_congestion);
-    assert_eq!(h.r.cwnd(), 6_000);
+    assert_eq!(h.s.cwnd(), 6_000);
 }
 
 #[test]
@@ -432,7 +437,7 @@ fn acking_an_unsent_packet_is_a_protocol_violation() {
     );
     // A skipped packet number is refused too.
     let pkt = SentPacket::new(7, h.now, MSS, true, true, 7);
-    h.r.on_packet_sent(pkt, APP, h.now).unwrap();
+    h.r.on_packet_sent(pkt, APP, h.now, &mut h.s).unwrap();
     assert_eq!(
         h.ack(APP, &[6..7], Duration::ZERO),
         Err(Error::OptimisticAckDetected)
@@ -450,16 +455,16 @@ fn spurious_loss_undoes_the_reduction() {
     h.at(ms(10));
     h.ack(APP, &[1..5], Duration::ZERO).unwrap();
     assert_eq!(h.lost(), [0]);
-    assert_eq!(h.r.cwnd(), 6_000);
-    assert_eq!(h.r.controller().ssthresh(), Some(6_000));
+    assert_eq!(h.s.cwnd(), 6_000);
+    assert_eq!(h.s.controller().ssthresh(), Some(6_000));
     // The "lost" packet was only reordered.
     h.at(ms(12));
     h.ack(APP, &[0..5], Duration::ZERO).unwrap();
     assert!(h.acked().is_empty());
     assert_eq!(h.out.spurious_losses, 1);
     assert!(h.out.congestion_undone);
-    assert_eq!(h.r.cwnd(), 12_000);
-    assert_eq!(h.r.controller().ssthresh(), None);
+    assert_eq!(h.s.cwnd(), 12_000);
+    assert_eq!(h.s.controller().ssthresh(), None);
     assert_eq!(h.r.stats().spurious_losses, 1);
     assert_eq!(h.r.stats().congestion_events_undone, 1);
 }
@@ -476,11 +481,11 @@ fn no_undo_while_some_losses_of_the_episode_are_real() {
     h.ack(APP, &[2..6, 0..1], Duration::ZERO).unwrap();
     assert_eq!(h.out.spurious_losses, 1);
     assert!(!h.out.congestion_undone);
-    assert_eq!(h.r.cwnd(), 6_000);
+    assert_eq!(h.s.cwnd(), 6_000);
     // Once the other one shows up too, the reduction is undone.
     h.ack(APP, &[0..6], Duration::ZERO).unwrap();
     assert!(h.out.congestion_undone);
-    assert_eq!(h.r.cwnd(), 12_000);
+    assert_eq!(h.s.cwnd(), 12_000);
 }
 
 #[test]
@@ -491,14 +496,14 @@ fn ecn_congestion_is_never_undone() {
     }
     h.at(ms(10));
     h.ack(APP, &[1..5], Duration::ZERO).unwrap();
-    assert_eq!(h.r.cwnd(), 6_000);
+    assert_eq!(h.s.cwnd(), 6_000);
     // A CE mark for a packet sent before the recovery period: no new reduction, but the
     // congestion is real.
-    assert!(!h.r.on_ecn_ce_increase(APP, h.now));
+    assert!(!h.r.on_ecn_ce_increase(APP, h.now, &mut h.s));
     h.ack(APP, &[0..5], Duration::ZERO).unwrap();
     assert_eq!(h.out.spurious_losses, 1);
     assert!(!h.out.congestion_undone);
-    assert_eq!(h.r.cwnd(), 6_000);
+    assert_eq!(h.s.cwnd(), 6_000);
 }
 
 #[test]
@@ -508,8 +513,8 @@ fn ecn_ce_increase_reduces_the_window() {
     h.at(ms(10));
     h.ack(APP, &[0..1], Duration::ZERO).unwrap();
     h.at(ms(11));
-    assert!(h.r.on_ecn_ce_increase(APP, h.now));
-    assert_eq!(h.r.cwnd(), 6_600);
+    assert!(h.r.on_ecn_ce_increase(APP, h.now, &mut h.s));
+    assert_eq!(h.s.cwnd(), 6_600);
     assert_eq!(h.r.stats().congestion_events, 1);
 }
 
@@ -524,16 +529,16 @@ fn discarding_the_initial_space_removes_its_bytes_in_flight() {
     assert_eq!(h.r.bytes_in_flight(), 4 * MSS);
     assert_eq!(h.r.loss_detection_timer(), Some(h.t0 + ms(999)));
     h.at(ms(6));
-    h.r.discard_epoch(Epoch::Initial, h.now);
+    h.r.discard_epoch(Epoch::Initial, h.now, &mut h.s);
     assert_eq!(h.r.bytes_in_flight(), MSS);
     assert_eq!(h.r.bytes_in_flight_in(Epoch::Initial), 0);
     assert!(h.r.sent_packets(Epoch::Initial).is_empty());
     // The timer now follows the Handshake packet.
     assert_eq!(h.r.loss_detection_timer(), Some(h.t0 + ms(5 + 999)));
-    assert_eq!(h.r.cwnd(), 12_000, "discarding is not a congestion signal");
+    assert_eq!(h.s.cwnd(), 12_000, "discarding is not a congestion signal");
     let pkt = SentPacket::new(3, h.now, MSS, true, true, 3);
     assert_eq!(
-        h.r.on_packet_sent(pkt, Epoch::Initial, h.now),
+        h.r.on_packet_sent(pkt, Epoch::Initial, h.now, &mut h.s),
         Err(Error::InvalidState)
     );
     // ACKs for the dropped space are ignored.
@@ -547,18 +552,18 @@ fn slow_start_grows_with_acknowledged_bytes_and_app_limited_stops_it() {
     for _ in 0..10 {
         h.send(APP);
     }
-    assert!(!h.r.can_send(MSS));
-    assert_eq!(h.r.cwnd_available(), 0);
+    assert!(!h.r.can_send(MSS, &h.s));
+    assert_eq!(h.r.cwnd_available(&h.s), 0);
     h.at(ms(50));
     h.ack(APP, &[0..10], Duration::ZERO).unwrap();
-    assert_eq!(h.r.cwnd(), 24_000);
+    assert_eq!(h.s.cwnd(), 24_000);
     assert_eq!(h.out.acked_bytes, 12_000);
     // Application-limited: one packet in a 24 kB window.
-    h.r.set_app_limited(true, h.now);
+    h.r.set_app_limited(true, h.now, &mut h.s);
     h.send(APP);
     h.at(ms(100));
     h.ack(APP, &[10..11], Duration::ZERO).unwrap();
-    assert_eq!(h.r.cwnd(), 24_000);
+    assert_eq!(h.s.cwnd(), 24_000);
     assert!(h.r.app_limited());
     // Filling the window clears it.
     for _ in 0..20 {
@@ -591,15 +596,15 @@ fn cwnd_available_waits_for_a_full_datagram() {
     for _ in 0..9 {
         h.send(APP);
     }
-    assert_eq!(h.r.cwnd_available(), MSS);
+    assert_eq!(h.r.cwnd_available(&h.s), MSS);
     // 1100 bytes left: less than a datagram, so none until an ACK frees more.
     h.send_with(APP, 100, true);
-    assert_eq!(h.r.cwnd(), 12_000);
-    assert_eq!(h.r.cwnd_available(), 0);
-    assert!(h.r.can_send(1100), "the window itself still has room");
+    assert_eq!(h.s.cwnd(), 12_000);
+    assert_eq!(h.r.cwnd_available(&h.s), 0);
+    assert!(h.r.can_send(1100, &h.s), "the window itself still has room");
     h.at(ms(50));
     h.ack(APP, &[0..1], Duration::ZERO).unwrap();
-    assert_eq!(h.r.cwnd_available(), 12_000 + MSS - (8 * MSS + 100));
+    assert_eq!(h.r.cwnd_available(&h.s), 12_000 + MSS - (8 * MSS + 100));
 }
 
 #[test]
@@ -613,7 +618,7 @@ fn losses_of_packets_sent_before_the_first_slow_start_ended_are_counted() {
     h.ack(APP, &[4..6], Duration::ZERO).unwrap();
     assert_eq!(h.lost(), [0, 1, 2]);
     assert_eq!(h.r.stats().lost_in_first_slow_start, 3);
-    let end = h.r.controller().stats().first_slow_start_end;
+    let end = h.s.controller().stats().first_slow_start_end;
     assert_eq!(end, Some(h.now));
     // 3 was sent in slow start and is found lost only later: it still counts.
     h.at(ms(20));
@@ -634,7 +639,7 @@ fn losses_of_packets_sent_before_the_first_slow_start_ended_are_counted() {
     assert_eq!(h.lost(), [10]);
     assert_eq!(h.r.stats().lost_packets, 5);
     assert_eq!(h.r.stats().lost_in_first_slow_start, 4);
-    assert_eq!(h.r.controller().stats().first_slow_start_end, end);
+    assert_eq!(h.s.controller().stats().first_slow_start_end, end);
 }
 
 /// What the naive model knows about a sent packet.
@@ -770,7 +775,7 @@ fn run_random_acks(seed: u64) {
             let in_flight = ack_eliciting || rng.percent(30);
             let size = 40 + rng.below(1300) as usize;
             let pkt = SentPacket::new(pn, h.now, size, ack_eliciting, in_flight, pn);
-            h.r.on_packet_sent(pkt, APP, h.now).unwrap();
+            h.r.on_packet_sent(pkt, APP, h.now, &mut h.s).unwrap();
             model.pkts.insert(
                 pn,
                 Fate::Outstanding {
@@ -788,7 +793,7 @@ fn run_random_acks(seed: u64) {
             let max_ranges = 1 + rng.below(24) as usize;
             let ranges = ack_ranges(&received, max_ranges);
             let delay = us(rng.below(30_000));
-            h.r.on_ack_received(APP, ranges.iter().cloned(), delay, h.now, true, &mut h.out)
+            h.r.on_ack_received(APP, ranges.iter().cloned(), delay, h.now, true, &mut h.out, &mut h.s)
                 .unwrap();
             let (newly, spurious) = model.ack(&ranges);
             let mut acked = h.acked();
@@ -803,7 +808,7 @@ fn run_random_acks(seed: u64) {
                 "seed {seed} step {step}: spurious"
             );
             if !newly.is_empty() {
-                let delay = loss_delay(&h.r.rtt().stats());
+                let delay = loss_delay(&h.s.rtt().stats());
                 let (lost, loss_time) = model.detect(h.now, delay);
                 assert_eq!(h.lost(), lost, "seed {seed} step {step}: lost");
                 assert_eq!(
@@ -819,7 +824,7 @@ fn run_random_acks(seed: u64) {
                 TimeoutAction::Lost { epoch } => {
                     assert_eq!(epoch, APP);
                     assert!(before.is_some());
-                    let delay = loss_delay(&h.r.rtt().stats());
+                    let delay = loss_delay(&h.s.rtt().stats());
                     let (lost, loss_time) = model.detect(h.now, delay);
                     assert_eq!(h.lost(), lost, "seed {seed} step {step}: timeout lost");
                     assert_eq!(h.r.loss_time(APP), loss_time);
@@ -850,13 +855,13 @@ fn a_lost_pmtu_probe_leaves_the_window_alone_but_leaves_flight() {
     h.send(app);
     h.at(ms(100));
     h.ack(app, &[0..1], Duration::ZERO).unwrap();
-    let cwnd = h.r.cwnd();
+    let cwnd = h.s.cwnd();
     // A probe, then ordinary packets that get through.
     let pn = h.next_pn[app.index()];
     h.next_pn[app.index()] += 1;
     let mut probe = SentPacket::new(pn, h.now, 1452, true, true, pn);
     probe.pmtu_probe = true;
-    h.r.on_packet_sent(probe, app, h.now).unwrap();
+    h.r.on_packet_sent(probe, app, h.now, &mut h.s).unwrap();
     assert_eq!(
         h.r.bytes_in_flight(),
         1452,
@@ -874,7 +879,7 @@ fn a_lost_pmtu_probe_leaves_the_window_alone_but_leaves_flight() {
     );
     assert_eq!(h.r.stats().congestion_events, 0);
     assert_eq!(h.r.stats().lost_packets, 0, "nor a path loss");
-    assert!(h.r.cwnd() >= cwnd);
+    assert!(h.s.cwnd() >= cwnd);
     assert_eq!(h.r.bytes_in_flight(), 0, "the probe left the flight");
     // The same loss of an ordinary packet reduces the window.
     let lost = h.send(app);

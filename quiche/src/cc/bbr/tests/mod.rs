@@ -11,6 +11,7 @@ use crate::cc::pacer::Pacer;
 use crate::cc::{CcConfig, CongestionControlAlgorithm, Controller};
 use crate::packet::Epoch;
 use crate::recovery::{test_now, AckOutcome, Recovery, RecoveryConfig, SentPacket};
+use crate::sender::PathSender;
 
 const MSS: usize = 1200;
 
@@ -20,6 +21,8 @@ type Check = Box<dyn FnMut(&Sim)>;
 /// The simulated path and sender.
 struct Sim {
     r: Recovery<()>,
+    /// The path's sender (its pacer goes unused: `pacer` below paces the simulation).
+    snd: PathSender,
     pacer: Pacer,
     now: Instant,
     start: Instant,
@@ -93,9 +96,11 @@ impl Sim {
         };
         let now = test_now();
         let mut r = Recovery::new(&cfg);
-        r.on_handshake_confirmed(now);
+        let snd = cfg.sender(false);
+        r.on_handshake_confirmed(now, &snd);
         Sim {
             r,
+            snd,
             pacer: Pacer::new(true, MSS),
             now,
             start: now,
@@ -117,7 +122,7 @@ impl Sim {
     }
 
     fn bbr(&self) -> &Bbr {
-        match self.r.controller() {
+        match self.snd.controller() {
             Controller::Bbr(b) => b,
             other => panic!("not BBR: {other:?}"),
         }
@@ -139,13 +144,13 @@ impl Sim {
         self.next_pn += 1;
         let pkt = SentPacket::new(pn, self.now, MSS, true, true, ());
         self.r
-            .on_packet_sent(pkt, Epoch::Application, self.now)
+            .on_packet_sent(pkt, Epoch::Application, self.now, &mut self.snd)
             .unwrap();
-        let srtt = self.r.rtt().stats().smoothed_rtt;
+        let srtt = self.snd.rtt().stats().smoothed_rtt;
         self.pacer
-            .on_packet_sent(self.now, MSS, self.r.controller(), srtt);
+            .on_packet_sent(self.now, MSS, self.snd.controller(), srtt);
         // The pacer follows BBR's pacing rate once it has one.
-        if let Some(rate) = self.r.controller().pacing_rate() {
+        if let Some(rate) = self.snd.controller().pacing_rate() {
             assert_eq!(self.pacer.rate(), Some(rate));
         }
         while self.queue.front().is_some_and(|&(t, _)| t <= self.now) {
@@ -164,7 +169,7 @@ impl Sim {
     }
 
     fn record_state(&mut self) {
-        if !matches!(self.r.controller(), Controller::Bbr(_)) {
+        if !matches!(self.snd.controller(), Controller::Bbr(_)) {
             return;
         }
         let state = self.bbr().bbr_state();
@@ -179,7 +184,7 @@ impl Sim {
         let end = self.start + until;
         while self.now < end {
             // Send what the window and the pacer allow now.
-            while self.r.can_send(MSS) && self.pacer.next_send_time(self.now) <= self.now {
+            while self.r.can_send(MSS, &self.snd) && self.pacer.next_send_time(self.now) <= self.now {
                 self.send_one();
             }
             let next_send = self
@@ -206,11 +211,12 @@ impl Sim {
                         self.now,
                         true,
                         &mut out,
-                    )
+&mut self.snd,
+)
                     .unwrap();
                 self.out = out;
                 if self.ecn_ce {
-                    self.r.on_ecn_ce_increase(Epoch::Application, self.now);
+                    self.r.on_ecn_ce_increase(Epoch::Application, self.now, &mut self.snd);
                 }
                 self.record_state();
                 if let Some(mut check) = self.check.take() {
@@ -223,7 +229,7 @@ impl Sim {
             }
             if timer.is_some_and(|t| t <= self.now) {
                 let mut out = std::mem::take(&mut self.out);
-                self.r.on_loss_detection_timeout(self.now, &mut out);
+                self.r.on_loss_detection_timeout(self.now, &mut out, &mut self.snd);
                 self.out = out;
                 self.record_state();
             }
@@ -360,7 +366,7 @@ fn startup_finds_the_bandwidth_and_exits_on_a_plateau() {
     let rounds = b.round_count();
     assert!((5..=12).contains(&rounds), "{rounds}");
     assert_eq!(
-        s.r.controller().state().as_str(),
+        s.snd.controller().state().as_str(),
         "drain",
         "qlog state name"
     );
@@ -464,7 +470,7 @@ fn probe_bw_cycles_through_its_four_phases() {
     assert!((1_100_000..=1_350_000).contains(&bw), "{bw}");
     // And the window stays near 2 BDP (plus probing headroom), far below the queue's room.
     let bdp = 1_250_000 * 40 / 1_000;
-    assert!(s.r.cwnd() <= 3 * bdp, "{} vs bdp {bdp}", s.r.cwnd());
+    assert!(s.snd.cwnd() <= 3 * bdp, "{} vs bdp {bdp}", s.snd.cwnd());
 }
 
 #[test]
@@ -474,7 +480,7 @@ fn probe_rtt_after_the_min_rtt_expires_for_200_ms_and_a_round() {
     let flag = probe_cwnd_ok.clone();
     s.check = Some(Box::new(move |s: &Sim| {
         let b = s.bbr();
-        if b.bbr_state() == BbrState::ProbeRtt && s.r.cwnd() as u64 > b.probe_rtt_window() {
+        if b.bbr_state() == BbrState::ProbeRtt && s.snd.cwnd() as u64 > b.probe_rtt_window() {
             flag.set(false);
         }
     }));
@@ -506,7 +512,7 @@ fn probe_rtt_after_the_min_rtt_expires_for_200_ms_and_a_round() {
     );
     assert!(probe_cwnd_ok.get(), "ProbeRTT's window is BDP/2 at most");
     assert_eq!(
-        s.r.controller().state().as_str(),
+        s.snd.controller().state().as_str(),
         trace.last().unwrap().1.cc_state().as_str()
     );
 }
@@ -603,13 +609,13 @@ fn ecn_ce_sets_the_short_term_bounds_without_a_queue() {
     let mut s = Sim::new(10, 40, 84, 0);
     s.run(Duration::from_secs(3), |_| false);
     assert_eq!(s.bbr().shortterm_bounds(), (None, None));
-    let cwnd_before = s.r.cwnd();
+    let cwnd_before = s.snd.cwnd();
     // Marks on every ACK for half a second: explicit congestion, counted although the RTT
     // shows no queue (the random-loss filter only discounts losses).
     s.ecn_ce = true;
     s.run(Duration::from_millis(3_500), |_| false);
     let (bw_lo, inflight_lo) = s.bbr().shortterm_bounds();
     assert!(bw_lo.is_some() && inflight_lo.is_some(), "{:?}", s.trace);
-    assert!(s.r.cwnd() < cwnd_before, "{} vs {cwnd_before}", s.r.cwnd());
+    assert!(s.snd.cwnd() < cwnd_before, "{} vs {cwnd_before}", s.snd.cwnd());
     assert_eq!(s.dropped, 0);
 }
