@@ -3,8 +3,9 @@
 #   ours-peer.sh server --listen ADDR --cert F --key F --root DIR [--retry] [--keylog F]
 #   ours-peer.sh client --ca F --out DIR --case NAME [--keylog F] URL...
 set -euo pipefail
-REPO="$(cd "$(dirname "$0")/../.." && pwd)"
-BIN="${OURS_BIN:-$REPO/target/release}"
+# shellcheck source=SCRIPTDIR/../lib.sh
+. "$(dirname "$0")/../lib.sh"
+BIN="${OURS_BIN:-$TARGET/release}"
 role="${1:-}"; shift || true
 # run.sh sets INTEROP_NO_GSO when it captures the test: on loopback a GSO batch is captured as
 # one oversized datagram, which tshark cannot split into its QUIC packets.

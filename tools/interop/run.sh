@@ -14,16 +14,17 @@
 # are installed and capturing works. --keep keeps downloads and traces of passed tests.
 # Exit status: 0 when nothing failed (unsupported does not count as a failure), 1 otherwise.
 set -uo pipefail
+# shellcheck source=SCRIPTDIR/../lib.sh
+. "$(dirname "$0")/../lib.sh"
 
-HERE="$(cd "$(dirname "$0")" && pwd)"
-REPO="$(cd "$HERE/../.." && pwd)"
+HERE="$REPO/tools/interop"
 BUILD="$HERE/.build"
 CERTS="$REPO/quiche/tests/certs"
 ALL_PEERS="aioquic,quic-go,quinn,ngtcp2"
 ALL_CASES="handshake,transfer,multiplexing,retry,resumption,zerortt,chacha20,keyupdate,versionnegotiation,http3,v2,ecn"
 ALL_CASES+=",handshakeloss,transferloss,handshakecorruption,transfercorruption"
 ALL_CASES+=",rebind-port,rebind-addr,connectionmigration,blackhole,amplificationlimit,ipv6"
-RELAY="$REPO/target/release/relay"
+RELAY="$TARGET/release/relay"
 
 clients="$ALL_PEERS"
 servers="$ALL_PEERS"
@@ -66,7 +67,7 @@ done
 #   tools/interop/run.sh --clients aioquic,quic-go,quinn --servers ours
 OURS_CMD="${OURS_CMD:-$HERE/ours-peer.sh}"
 ours_build() {
-    (cd "$REPO" && cargo build --release -q -p quiche-apps)
+    build_apps
 }
 # ==========================================================================================
 
@@ -240,52 +241,13 @@ make_files() {
 }
 
 # ------------------------------------------------------------------------------------------
-# Processes: everything runs under `timeout` and is ended by its PID.
-
-udp_port_bound() {
-    local hex f files=()
-    hex="$(printf ':%04X ' "$1")"
-    for f in /proc/net/udp /proc/net/udp6; do [ -r "$f" ] && files+=("$f"); done
-    # awk reads every line: a `grep -q` at the end of a pipe exits at the first match, and under
-    # pipefail the writer's SIGPIPE then made the whole test fail (seen on a machine with many
-    # sockets: "server-not-listening" for a server that listened, and a "free" port in use).
-    awk -v h="$hex" 'index($2 " ", h) { found = 1 } END { exit !found }' "${files[@]}"
-}
-
-free_port() {
-    local p
-    for _ in $(seq 1 50); do
-        p=$((20000 + RANDOM % 40000))
-        udp_port_bound "$p" || { echo "$p"; return 0; }
-    done
-    return 1
-}
-
-# stop_pid PID: SIGTERM, then SIGKILL after 3 s; reaps it.
-stop_pid() {
-    local pid="$1"
-    kill -TERM "$pid" 2>/dev/null || true
-    for _ in $(seq 1 30); do
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.1
-    done
-    kill -KILL "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-}
+# Processes: everything runs under `timeout`, is registered with lib.sh's cleanup and is ended
+# by its PID (stop_pid).
 
 SERVER_PID=""
 CAP_PID=""
 RELAY_PID=""
 HOLD_PID=""
-CLIENT_PIDS=()
-cleanup() {
-    local p
-    for p in ${CLIENT_PIDS[@]+"${CLIENT_PIDS[@]}"}; do stop_pid "$p"; done
-    [ -n "$SERVER_PID" ] && stop_pid "$SERVER_PID"
-    [ -n "$RELAY_PID" ] && stop_pid "$RELAY_PID"
-    [ -n "$HOLD_PID" ] && stop_pid "$HOLD_PID"
-    [ -n "$CAP_PID" ] && stop_pid "$CAP_PID"
-}
 
 # hold_ipv4_port PORT SECS: keeps 127.0.0.1:PORT bound (HOLD_PID) while an ipv6 test runs. The
 # server holds only [::1]:PORT, and the kernel may give the same port number to another
@@ -297,6 +259,7 @@ s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind(("127.0.0.1", int(sys.argv[1])))
 time.sleep(86400)' "$1" >/dev/null 2>&1 &
     HOLD_PID=$!
+    cleanup_pid "$HOLD_PID"
 }
 
 # run_client_multi T DIR CMD... -- URL...: the multiconnect client: one client process (one
@@ -321,14 +284,14 @@ run_client_multi() {
                 --out "$dir/downloads" --case handshake --keylog "$dir/client.keys.$i" \
                 "${urls[$i]}" >"$dir/client.$i.log" 2>&1 &
             pids+=($!)
-            CLIENT_PIDS=("${pids[@]}")
+            cleanup_pid "$!"
             i=$((i + 1))
         done
         for p in ${pids[@]+"${pids[@]}"}; do
             wait "$p"; r=$?
+            forget_pid "$p"
             [ "$rc" = 0 ] && rc=$r
         done
-        CLIENT_PIDS=()
         [ "$rc" = 0 ] || break
     done
     for f in "$dir"/client.[0-9]*.log; do
@@ -347,15 +310,12 @@ start_capture() {
     # holes cannot be decrypted past them (truncated packet numbers decode wrongly).
     timeout -k 2 600 dumpcap -q -B 64 -i lo -f "udp port $1" -w "$2" >"$3" 2>&1 &
     CAP_PID=$!
-    for _ in $(seq 1 50); do
-        # Not "Capturing on ...": dumpcap prints that before it opens the interface, and a
-        # quick test could be over before the capture starts (seen: a trace with no handshake,
-        # or no packet at all). "File: ..." comes once the interface is open, the filter set
-        # and the output file created.
-        grep -q "^File: " "$3" 2>/dev/null && return 0
-        kill -0 "$CAP_PID" 2>/dev/null || break
-        sleep 0.1
-    done
+    cleanup_pid "$CAP_PID"
+    # Not "Capturing on ...": dumpcap prints that before it opens the interface, and a quick
+    # test could be over before the capture starts (seen: a trace with no handshake, or no
+    # packet at all). "File: ..." comes once the interface is open, the filter set and the
+    # output file created.
+    wait_line "$3" '^File: ' 5 "$CAP_PID" >/dev/null && return 0
     stop_pid "$CAP_PID"; CAP_PID=""
     return 1
 }
@@ -372,8 +332,6 @@ wire_ok() {
     rm -rf "$f"
     return "$rc"
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
 
 # run_one CLIENT SERVER CASE DIR: sets VERDICT to "RESULT DETAIL". It runs in this shell, not
 # in a subshell, so that the EXIT trap knows the PIDs to end if the run is interrupted.
@@ -401,23 +359,21 @@ run_one() {
     fi
     TESTCASE="$ec" timeout -k 2 $((t + 20)) "${scmd[@]}" server --listen "$(host_port "$host" "$port")" \
         --cert "$certs/cert.crt" --key "$certs/cert.key" --root "$www" \
-        --keylog "$dir/server.keys" "${extra[@]}" >"$dir/server.log" 2>&1 &
+        --keylog "$dir/server.keys" ${extra[@]+"${extra[@]}"} >"$dir/server.log" 2>&1 &
     SERVER_PID=$!
-    for _ in $(seq 1 100); do
-        udp_port_bound "$port" && break
-        if ! kill -0 "$SERVER_PID" 2>/dev/null; then
-            wait "$SERVER_PID"; rc=$?; SERVER_PID=""
-            [ -n "$CAP_PID" ] && { stop_pid "$CAP_PID"; CAP_PID=""; }
-            if [ "$rc" = 127 ] && grep -qx unsupported "$dir/server.log"; then
-                VERDICT="unsupported server-exit-127"
-            else
-                VERDICT="fail server-exit-$rc"
-            fi
-            return
+    cleanup_pid "$SERVER_PID"
+    wait_port udp "$port" 10 "$SERVER_PID"; rc=$?
+    if [ "$rc" = 2 ]; then
+        wait "$SERVER_PID"; rc=$?
+        forget_pid "$SERVER_PID"; SERVER_PID=""
+        [ -n "$CAP_PID" ] && { stop_pid "$CAP_PID"; CAP_PID=""; }
+        if [ "$rc" = 127 ] && grep -qx unsupported "$dir/server.log"; then
+            VERDICT="unsupported server-exit-127"
+        else
+            VERDICT="fail server-exit-$rc"
         fi
-        sleep 0.1
-    done
-    if ! udp_port_bound "$port"; then
+        return
+    elif [ "$rc" != 0 ]; then
         stop_pid "$SERVER_PID"; SERVER_PID=""
         [ -n "$CAP_PID" ] && { stop_pid "$CAP_PID"; CAP_PID=""; }
         VERDICT="fail server-not-listening"; return
@@ -431,7 +387,8 @@ run_one() {
         timeout -k 2 $((t + 30)) "$RELAY" --listen "127.0.0.1:$rport" --server "127.0.0.1:$port" \
             --seed "$seed" "${rargs[@]}" >"$dir/relay.log" 2>&1 &
         RELAY_PID=$!
-        for _ in $(seq 1 50); do udp_port_bound "$rport" && break; sleep 0.1; done
+        cleanup_pid "$RELAY_PID"
+        wait_port udp "$rport" 5 "$RELAY_PID"
     fi
     while read -r name; do urls+=("https://$(host_port "$host" "${rport:-$port}")/$name"); done <"$www/.order"
     if [ "$ec" = multiconnect ]; then
@@ -516,8 +473,7 @@ if [ "$need_setup" = 1 ]; then
 fi
 for c in "${CASES[@]}"; do
     if [ -n "$(relay_args "$c")" ]; then
-        (cd "$REPO" && cargo build --release -q -p relay) \
-            || { echo "run.sh: building tools/relay failed" >&2; exit 1; }
+        build_packages release relay || { echo "run.sh: building tools/relay failed" >&2; exit 1; }
         break
     fi
 done
