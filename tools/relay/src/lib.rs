@@ -79,6 +79,10 @@ pub struct Options {
     pub delay: Duration,
     /// Give every upstream socket a new source port at this period.
     pub rebind_port_every: Option<Duration>,
+    /// Give every upstream socket a new source port when the bytes received from the server
+    /// reach each of these counts: rebindings at fixed points of a transfer, however fast it
+    /// runs (the apps' migration test).
+    pub rebind_port_at_s2c_bytes: Vec<u64>,
     /// Move every upstream socket to `rebind_addr` (new port too) at this time.
     pub rebind_addr_at: Option<Duration>,
     /// The source address used from `rebind_addr_at` on.
@@ -112,6 +116,7 @@ impl Options {
             seed: 0,
             delay: Duration::ZERO,
             rebind_port_every: None,
+            rebind_port_at_s2c_bytes: Vec::new(),
             rebind_addr_at: None,
             rebind_addr: IpAddr::from([127, 0, 0, 2]),
             blackhole_at: None,
@@ -313,6 +318,10 @@ pub struct Relay {
     start: Instant,
     next_port_rebind: Option<Instant>,
     addr_rebind: Option<Instant>,
+    /// Bytes received from the server so far.
+    s2c_bytes: u64,
+    /// The byte counts of `rebind_port_at_s2c_bytes` still to come, the next one last.
+    byte_rebinds: Vec<u64>,
 }
 
 impl Relay {
@@ -344,7 +353,11 @@ impl Relay {
         let start = Instant::now();
         // With the clock started by the first client datagram, nothing is armed before it.
         let armed = !opts.clock_from_first_datagram;
+        let mut byte_rebinds = opts.rebind_port_at_s2c_bytes.clone();
+        byte_rebinds.sort_unstable_by(|a, b| b.cmp(a));
         Ok(Relay {
+            s2c_bytes: 0,
+            byte_rebinds,
             next_port_rebind: opts.rebind_port_every.filter(|_| armed).map(|t| start + t),
             addr_rebind: opts.rebind_addr_at.filter(|_| armed).map(|t| start + t),
             opts,
@@ -394,6 +407,14 @@ impl Relay {
                 } else {
                     self.drain_upstream(ev.token().0 - 1, &mut buf);
                 }
+            }
+            if self
+                .byte_rebinds
+                .last()
+                .is_some_and(|&at| self.s2c_bytes >= at)
+            {
+                self.byte_rebinds.pop();
+                self.rebind_all()?;
             }
         }
     }
@@ -514,6 +535,7 @@ impl Relay {
                 // ICMP port unreachable from a server that is not up (yet): not fatal.
                 Err(_) => continue,
             };
+            self.s2c_bytes += n as u64;
             self.impair_and_forward(Dir::ServerToClient, session, &mut buf[..n], false);
         }
     }

@@ -58,6 +58,10 @@ struct Cli {
     /// Give the upstream sockets a new source port every this many seconds.
     #[arg(long, value_name = "SECS")]
     rebind_port_every: Option<f64>,
+    /// Give the upstream sockets a new source port when the bytes received from the server
+    /// reach each of these counts.
+    #[arg(long, value_name = "BYTES", value_delimiter = ',')]
+    rebind_port_at_bytes: Vec<u64>,
     /// Move the upstream sockets to --rebind-addr (and a new port) at this time (seconds).
     #[arg(long, value_name = "SECS")]
     rebind_addr_at: Option<f64>,
@@ -128,6 +132,7 @@ fn options(cli: &Cli) -> Result<Options, String> {
     {
         return Err("--rebind-port-every must be at least 0.01 s".into());
     }
+    o.rebind_port_at_s2c_bytes = cli.rebind_port_at_bytes.clone();
     o.rebind_addr_at = cli
         .rebind_addr_at
         .map(|v| secs("rebind-addr-at", v))

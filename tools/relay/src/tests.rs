@@ -213,6 +213,27 @@ fn rebinds_the_source_port_on_schedule() {
 }
 
 #[test]
+fn rebinds_the_source_port_at_byte_counts() {
+    let (server, srv) = echo_server();
+    let mut o = Options::transparent("127.0.0.1:0".parse().unwrap(), server);
+    // Each echo is 60 bytes: new ports after the 30th and the 70th.
+    o.rebind_port_at_s2c_bytes = vec![70 * 60, 30 * 60];
+    let stop = Arc::new(AtomicBool::new(false));
+    let (addr, relay) = spawn(o, Arc::clone(&stop)).unwrap();
+    let back = client_run(addr, 100, Duration::from_millis(5));
+    let at_server = srv.join().unwrap();
+    stop.store(true, Ordering::Relaxed);
+    let c = relay.join().unwrap().unwrap();
+
+    let mut ports: Vec<u16> = at_server.iter().map(|(a, _)| a.port()).collect();
+    ports.dedup();
+    assert_eq!(ports.len(), 3, "source ports seen by the server: {ports:?}");
+    assert_eq!(c.rebinds, 2, "{c:?}");
+    // Only an echo in flight at a rebinding can be lost (to the old mapping).
+    assert!(back.len() >= 98, "{} echoes came back", back.len());
+}
+
+#[test]
 fn rebinds_the_source_address_once() {
     let (server, srv) = echo_server();
     let mut o = Options::transparent("127.0.0.1:0".parse().unwrap(), server);
