@@ -246,13 +246,7 @@ timeout 120 "$BIN/quiche-client" --http09 --ca "$CA" --dump-responses "$WORK/out
     "https://127.0.0.1:$PORT/file.bin" || fail "quiche-client failed against the C server under valgrind"
 check_sha "$WORK/out/file.bin" "$want"
 # -n 1: the server exits once the connection has closed (after its draining period).
-status=0
-wait "$SERVER_PID" || status=$?
-forget_pid "$SERVER_PID"
-if [ "$status" -ne 0 ]; then
-    tail -n 50 "$WORK/c-server-vg.log" >&2
-    fail "the C server under valgrind exited with $status"
-fi
+wait_server || fail "the C server under valgrind failed"
 
 echo "-- C client under valgrind, one connection (quiche-server, 5 MiB)"
 start_named_server quiche-server-vg timeout 300 "$BIN/quiche-server" --listen 127.0.0.1:0 \
@@ -270,13 +264,7 @@ rm -rf "$WORK/out"/*
 timeout 120 "$BIN/quiche-client" --ca "$CA" --dump-responses "$WORK/out" \
     "https://127.0.0.1:$PORT/file.bin" || fail "quiche-client failed against the C HTTP/3 server under valgrind"
 check_sha "$WORK/out/file.bin" "$want"
-status=0
-wait "$SERVER_PID" || status=$?
-forget_pid "$SERVER_PID"
-if [ "$status" -ne 0 ]; then
-    tail -n 50 "$WORK/c-h3-server-vg.log" >&2
-    fail "the C HTTP/3 server under valgrind exited with $status"
-fi
+wait_server || fail "the C HTTP/3 server under valgrind failed"
 
 echo "-- C HTTP/3 client under valgrind, one connection (quiche-server, 5 MiB)"
 start_named_server quiche-server-h3-vg timeout 300 "$BIN/quiche-server" --listen 127.0.0.1:0 \

@@ -11,6 +11,7 @@
 #   build_peer quinn|quic-go      an interop peer program, in tools/interop/.build/bin, once
 #   start_server LOG CMD...       CMD in the background, its output in LOG; waits for its
 #                                 `listening on ADDR` line; sets SERVER_PID, SERVER_ADDR, SERVER_PORT
+#   wait_server                   waits for that server to exit by itself; its status, its log on failure
 #   wait_line FILE ERE SECS [PID] waits for a line matching ERE in FILE and prints it
 #   port_bound udp|tcp PORT       is a UDP socket bound to PORT (a TCP one listening)?
 #   wait_port udp|tcp PORT [SECS] [PID]   waits until it is
@@ -188,7 +189,7 @@ start_server() {
     local log="$1" line rc=0
     shift
     # shellcheck disable=SC2034 # for the caller
-    SERVER_ADDR="" SERVER_PORT=""
+    SERVER_ADDR="" SERVER_PORT="" SERVER_LOG="$log"
     # Created before the server starts, so the wait never reads a file it has not opened yet.
     : >"$log"
     "$@" >"$log" 2>&1 &
@@ -222,6 +223,21 @@ lib_on_signal() {
     [ "$BASHPID" = "$LIB_SHELL" ] && exit 130
     trap - INT TERM EXIT
     kill -"$1" "$BASHPID"
+}
+
+# wait_server: waits for the server of the last start_server to exit by itself (one that serves
+# one connection, say) and returns its exit status; when that is not 0, prints it and the end
+# of its log on stderr.
+wait_server() {
+    local rc=0
+    wait "$SERVER_PID" || rc=$?
+    forget_pid "$SERVER_PID"
+    if [ "$rc" != 0 ]; then
+        echo "the server (PID $SERVER_PID) exited with status $rc; the end of $SERVER_LOG:" >&2
+        tail -n 50 "$SERVER_LOG" >&2
+    fi
+    SERVER_PID=""
+    return "$rc"
 }
 
 lib_on_exit() {
