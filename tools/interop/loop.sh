@@ -3,7 +3,7 @@
 # the run that failed (run.sh keeps a failed test's logs, trace and downloads). For flakes: a
 # set that passes once can still fail one time in twenty.
 #
-#   loop.sh [--keep] N SET...
+#   loop.sh N SET...
 #
 # SET is a named set or run.sh's options in one argument, e.g.
 #   loop.sh 20 loss
@@ -12,8 +12,8 @@
 #   loss   the loss and corruption cases as tools/test.sh runs them: handshakeloss,
 #          transferloss and handshakecorruption, ours -> quic-go and quic-go -> ours
 # Each iteration runs the sets in order. run.sh's output goes to the terminal and to
-# tools/interop/.build/loops/STAMP/ITERATION.SET.log; a passed run's log folder is removed
-# unless --keep. The last lines: one per iteration with its time, then the total.
+# tools/interop/.build/loops/STAMP/ITERATION.SET.log (each run's logs stay where run.sh puts
+# them, .build/runs/). The last lines: one per iteration with its time, then the total.
 # Exit status 0 when all N iterations passed.
 set -uo pipefail
 # shellcheck source=SCRIPTDIR/../lib.sh
@@ -22,12 +22,10 @@ HERE="$REPO/tools/interop"
 
 LOSS_CASES=handshakeloss,transferloss,handshakecorruption
 
-keep=0
-[ "${1:-}" = --keep ] && { keep=1; shift; }
 n="${1:-}"
 shift || true
 if ! [[ "$n" =~ ^[1-9][0-9]*$ ]] || [ $# = 0 ]; then
-    sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 fi
 
@@ -68,7 +66,6 @@ for i in $(seq 1 "$n"); do
             echo "loop.sh: $((i - 1)) iterations passed before it"
             exit 1
         fi
-        [ "$keep" = 1 ] || [ -z "$run_dir" ] || rm -rf "$run_dir"
     done
     summary+=("iteration $i: $((SECONDS - t_iter)) s (${times[*]})")
 done

@@ -3,7 +3,7 @@
 # selected test case, on the loopback interface. See README.md in this folder.
 #
 #   run.sh [--clients LIST] [--servers LIST] [--peers LIST] [--cases LIST] [--timeout SECS]
-#          [--wire auto|on|off] [--keep] [--list]
+#          [--wire auto|on|off] [--keep] [--qlog] [--list]
 #
 # LIST is comma separated. Peers: aioquic, quic-go, quinn, ngtcp2, ours. Cases: handshake, transfer,
 # multiplexing, retry, resumption, zerortt, chacha20, keyupdate, versionnegotiation, http3, v2,
@@ -11,7 +11,8 @@
 # (through tools/relay, which drops, corrupts or rebinds datagrams between client and server),
 # connectionmigration, blackhole, amplificationlimit (tools/relay too), ipv6. --wire: capture each test on
 # lo with dumpcap and check the decrypted trace with tshark (wirecheck.py); auto = when both
-# are installed and capturing works. --keep keeps downloads and traces of passed tests.
+# are installed and capturing works. --keep keeps downloads and traces of passed tests. --qlog
+# sets QLOGDIR to the test's folder/qlog for both programs (ours and quic-go write qlogs).
 # Exit status: 0 when nothing failed (unsupported does not count as a failure), 1 otherwise.
 set -uo pipefail
 # shellcheck source=SCRIPTDIR/../lib.sh
@@ -31,9 +32,10 @@ servers="$ALL_PEERS"
 cases="$ALL_CASES"
 timeout_override=""
 keep=0
+qlog=0
 wire=auto
 
-usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -43,6 +45,7 @@ while [ $# -gt 0 ]; do
         --cases) cases="$2"; shift 2 ;;
         --timeout) timeout_override="$2"; shift 2 ;;
         --keep) keep=1; shift ;;
+        --qlog) qlog=1; shift ;;
         --wire) wire="$2"; shift 2 ;;
         --list) echo "peers: $ALL_PEERS,ours"; echo "cases: $ALL_CASES"; exit 0 ;;
         -h|--help) usage 0 ;;
@@ -350,6 +353,7 @@ run_one() {
     peer_cmd "$client"; ccmd=("${PEER[@]}")
     [ "$c" = retry ] && extra=(--retry)
     t="$(case_timeout "$c")"
+    if [ "$qlog" = 1 ]; then export QLOGDIR="$dir/qlog"; else unset QLOGDIR; fi
 
     # (A hold left by a test that ended early is released here.)
     [ -n "$HOLD_PID" ] && { stop_pid "$HOLD_PID"; HOLD_PID=""; }
