@@ -3,10 +3,11 @@
 # the run that failed (run.sh keeps a failed test's logs, trace and downloads). For flakes: a
 # set that passes once can still fail one time in twenty.
 #
-#   loop.sh N SET...
+#   loop.sh N SET... [-- RUN.SH OPTIONS]
 #
-# SET is a named set or run.sh's options in one argument, e.g.
+# SET is a named set or run.sh's options in one argument; options after -- go to every run:
 #   loop.sh 20 loss
+#   loop.sh 20 loss -- --qlog
 #   loop.sh 5 '--clients ours --servers quic-go --cases handshakeloss'
 # Named sets:
 #   loss   the loss and corruption cases as tools/test.sh runs them: handshakeloss,
@@ -25,13 +26,17 @@ LOSS_CASES=handshakeloss,transferloss,handshakecorruption
 n="${1:-}"
 shift || true
 if ! [[ "$n" =~ ^[1-9][0-9]*$ ]] || [ $# = 0 ]; then
-    sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 fi
 
 specs=()
-for set in "$@"; do
+extra=()
+while [ $# -gt 0 ]; do
+    set="$1"
+    shift
     case "$set" in
+        --) extra=("$@"); break ;;
         loss) specs+=("--clients ours --servers quic-go --cases $LOSS_CASES"
                       "--clients quic-go --servers ours --cases $LOSS_CASES") ;;
         -*) specs+=("$set") ;;
@@ -52,7 +57,8 @@ for i in $(seq 1 "$n"); do
     for k in "${!specs[@]}"; do
         log="$LOOP/$i.$k.log"
         read -r -a args <<<"${specs[$k]}"
-        echo "== loop.sh: iteration $i of $n: run.sh ${specs[$k]}"
+        args+=(${extra[@]+"${extra[@]}"})
+        echo "== loop.sh: iteration $i of $n: run.sh ${args[*]}"
         t0=$SECONDS
         "$HERE/run.sh" "${args[@]}" 2>&1 | tee "$log"
         rc=${PIPESTATUS[0]}
