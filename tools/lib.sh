@@ -21,6 +21,7 @@
 #   cleanup_dir DIR               the exit trap removes DIR
 #   at_exit COMMAND               the exit trap runs COMMAND (after stopping the PIDs, before
 #                                 removing the folders)
+#   size_bytes N[K|M|G]           prints N bytes, the suffixes powers of 1024; fails on anything else
 #
 # The functions that set variables or register PIDs must run in the script's own shell, not
 # in $(...). Scripts must not install an EXIT trap of their own: at_exit is the hook.
@@ -148,6 +149,20 @@ free_port() {
         port_bound udp "$p" || port_bound tcp "$p" || { echo "$p"; return 0; }
     done
     return 1
+}
+
+# size_bytes N[K|M|G]: N bytes, K/M/G (either case) powers of 1024; returns 1 when N is not a
+# whole number.
+size_bytes() {
+    local v="$1" n mult=1
+    case "$v" in
+        *[kK]) n="${v%?}"; mult=1024 ;;
+        *[mM]) n="${v%?}"; mult=$((1024 * 1024)) ;;
+        *[gG]) n="${v%?}"; mult=$((1024 * 1024 * 1024)) ;;
+        *) n="$v" ;;
+    esac
+    [[ "$n" =~ ^[0-9]+$ ]] || return 1
+    echo $((n * mult))
 }
 
 # ----------------------------------------------------------------------- processes, cleanup

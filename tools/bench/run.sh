@@ -121,18 +121,7 @@ if [ -n "$COMPARE" ]; then
     RPS_N=0
 fi
 
-size_bytes() {
-    local v="$1" n mult=1
-    case "$v" in
-        *[kK]) n="${v%?}"; mult=1024 ;;
-        *[mM]) n="${v%?}"; mult=$((1024 * 1024)) ;;
-        *[gG]) n="${v%?}"; mult=$((1024 * 1024 * 1024)) ;;
-        *) n="$v" ;;
-    esac
-    [[ "$n" =~ ^[0-9]+$ ]] || die "bad size $v"
-    echo $((n * mult))
-}
-SIZE="$(size_bytes "$SIZE_ARG")"
+SIZE="$(size_bytes "$SIZE_ARG")" || die "bad size $SIZE_ARG"
 [ "$SIZE" -gt 0 ] || die "the size must be positive"
 [[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || die "bad run count $RUNS"
 [[ "$HS_N" =~ ^[0-9]+$ ]] || die "bad handshake count $HS_N"

@@ -12,6 +12,8 @@ set -euo pipefail
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
 HERE="$REPO/tools/cclab"
+# shellcheck source=SCRIPTDIR/lab.sh
+. "$HERE/lab.sh"
 drop=0.05 size=20MiB runs=10 seed=101 senders=ours,ours-reno,quinn timeout=120 out="" ours_bin=""
 extra=""
 while [ $# -gt 0 ]; do
@@ -48,9 +50,6 @@ SPORT=24433 RPORT=24434
 
 server_pid="" relay_pid=""
 
-field() { # file key -> the last value of key=VALUE in the file, or nothing
-    grep -oE "(^|[ (])$2=[0-9.]+" "$1" 2>/dev/null | tail -1 | cut -d= -f2 || true
-}
 stop() { # pid log pattern (ERE): wait (6 s at most) for the pattern, then stop the process
     wait_line "$2" "$3" 6 >/dev/null || true
     stop_pid "$1"
@@ -79,14 +78,7 @@ run_one() { # sender seed run
             "https://127.0.0.1:$RPORT/file" >"$log.client" 2>&1 || ok=0
         stop "$server_pid" "$log.server" "closed \("
         secs="$(field "$log.client" secs)"
-        retrans="$(field "$log.server" retrans)"
-        lost="$(grep -o '[0-9]* lost,' "$log.server" | tail -1 | cut -d' ' -f1 || true)"
-        extra_f="$(grep -o 'spurious_lost=[0-9]* pto_count=[0-9]*' "$log.server" | tail -1 | tr ' ' , || true)"
-        local rb lb
-        rb="$(field "$log.server" stream_resent_bytes)" lb="$(field "$log.server" stream_lost_bytes)"
-        if [ -n "$rb" ] && [ -n "$lb" ] && [ "$lb" != 0 ]; then
-            extra_f="$extra_f,resent_per_lost_byte=$(python3 -c "print(f'{$rb/$lb:.3f}')")"
-        fi
+        ours_server_fields "$log.server"
         ;;
     quinn)
         "$QUINN" server --listen "127.0.0.1:$SPORT" --cert "$out/cert.pem" --key "$out/key.pem" \

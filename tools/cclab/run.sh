@@ -32,6 +32,8 @@ set -euo pipefail
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
 HERE="$REPO/tools/cclab"
+# shellcheck source=SCRIPTDIR/lab.sh
+. "$HERE/lab.sh"
 NETLAB="${NETLAB:-$(cd "$REPO/../../shared/netlab" 2>/dev/null && pwd || echo /work/shared/netlab)}"
 
 rate=5mbit rtt=60ms queue=1bdp losses=0,0.01,0.02,0.05 loss_dir=down size=8MiB runs=5 seed=1
@@ -88,23 +90,11 @@ import re,sys; m=re.fullmatch(r'(\d+)([KMG]i?B?)?', sys.argv[1]); n=int(m.group(
 u=(m.group(2) or '')[:1]; print(n*{'':1,'K':1024,'M':1024**2,'G':1024**3}[u])" "$size")"
 head -c "$bytes" /dev/urandom >"$out/root/file"
 
-linkem_pid=""
 server_pid=""
 
 lab_up() { # loss seed
-    rm -f "$out/ready" "$out/stats.json"
-    "$LINKEM" --ns-c "$NS_C" --ns-s "$NS_S" --replace --ready-file "$out/ready" \
-        --stats "$out/stats.json" --rate "$rate" --rtt "$rtt" --queue "$queue" \
-        --loss "$1" --loss-dir "$loss_dir" --seed "$2" >"$out/linkem.log" 2>&1 </dev/null &
-    linkem_pid=$!
-    cleanup_pid "$linkem_pid"
-    for _ in $(seq 200); do [ -f "$out/ready" ] && return 0; sleep 0.1; done
-    echo "cclab: linkem did not come up; see $out/linkem.log" >&2; exit 1
-}
-lab_down() {
-    # linkem takes its namespaces down on SIGTERM: it gets 10 s for that.
-    stop_pid "$linkem_pid" 10
-    linkem_pid=""
+    linkem_up "$out" "$LINKEM" --ns-c "$NS_C" --ns-s "$NS_S" --rate "$rate" --rtt "$rtt" \
+        --queue "$queue" --loss "$1" --loss-dir "$loss_dir" --seed "$2"
 }
 in_s() { ip netns exec "$NS_S" "$@"; }
 # The endpoints run at --nice's level (nice execs the command in turn).
@@ -121,10 +111,6 @@ stop_server() { # the server's log, a pattern (ERE) its per-connection line matc
     wait_line "$1" "$2" 6 >/dev/null || true
     stop_pid "$server_pid"
     server_pid=""
-}
-
-field() { # file key -> the last value of key=VALUE in the file, or nothing
-    grep -oE "(^|[ (])$2=[0-9.]+" "$1" 2>/dev/null | tail -1 | cut -d= -f2 || true
 }
 
 run_one() { # sender loss seed run -> one result line appended to results.tsv
@@ -157,15 +143,7 @@ run_one() { # sender loss seed run -> one result line appended to results.tsv
             "https://$ADDR_S:4433/file" >"$log.client" 2>&1 || ok=0
         stop_server "$log.server" "closed \("
         secs="$(field "$log.client" secs)"
-        retrans="$(field "$log.server" retrans)"
-        lost="$(grep -o '[0-9]* lost,' "$log.server" | tail -1 | cut -d' ' -f1 || true)"
-        extra_f="$(grep -o 'spurious_lost=[0-9]* pto_count=[0-9]*' "$log.server" | tail -1 | tr ' ' , || true)"
-        # Bytes: STREAM bytes sent again per STREAM byte declared lost (1.0: only losses resent).
-        local rb lb
-        rb="$(field "$log.server" stream_resent_bytes)" lb="$(field "$log.server" stream_lost_bytes)"
-        if [ -n "$rb" ] && [ -n "$lb" ] && [ "$lb" != 0 ]; then
-            extra_f="$extra_f,resent_per_lost_byte=$(python3 -c "print(f'{$rb/$lb:.3f}')")"
-        fi
+        ours_server_fields "$log.server"
         ;;
     tcp|tcp-reno)
         case "$s" in tcp-reno) cc=reno ;; esac
@@ -197,7 +175,7 @@ run_one() { # sender loss seed run -> one result line appended to results.tsv
         ;;
     *) echo "cclab: unknown sender $s" >&2; exit 2 ;;
     esac
-    lab_down
+    linkem_down
     [ "$ok" = 1 ] || secs="fail"
     python3 - "$out/stats.json" "$s" "$loss" "$r" "${secs:-nan}" "${retrans:-n/a}" \
         "${lost:-n/a}" "${extra_f:-}" >>"$out/results.tsv" <<'EOF'
