@@ -21,7 +21,10 @@ cargo rustc --release --quiet -p quiche --lib --features ffi \
 OUT="$TARGET/release"
 if [ -n "${QUICHE_PC_PREFIX:-}" ]; then
     prefix="$QUICHE_PC_PREFIX"
+    # pkg-config expands ${prefix} itself: the .pc file holds it as written.
+    # shellcheck disable=SC2016
     libdir='${prefix}/lib'
+    # shellcheck disable=SC2016
     includedir='${prefix}/include'
 else
     prefix="$ROOT"

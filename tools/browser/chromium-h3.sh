@@ -49,7 +49,9 @@ die() { say "$*" >&2; echo "chromium-h3: 0 passed, 1 failed"; exit 1; }
 # ---- the browser (Debian's package; never a browser download of a test tool)
 if ! command -v chromium >/dev/null; then
     say "installing Debian's chromium"
-    [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null || die "chromium is missing (apt-get install chromium, as root)"
+    if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
+        die "chromium is missing (apt-get install chromium, as root)"
+    fi
     export DEBIAN_FRONTEND=noninteractive
     { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; } || die "apt-get install chromium failed"
 fi

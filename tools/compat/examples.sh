@@ -160,11 +160,12 @@ c_pair http3-server http3-client
 
 # Our quiche-client against the C servers (ALPN hq-interop with --http09, h3 otherwise).
 for pair in "server --http09" "http3-server"; do
+    # shellcheck disable=SC2086 # the pair is the server's name and the client's option
     set -- $pair
     [ -x "$WORK/c-$1" ] || { fail "our quiche-client -> $1.c (not built)"; continue; }
     start_c_server "$1" || fail "$1.c did not start"
     rm -rf "$WORK/c-out" && mkdir -p "$WORK/c-out"
-    timeout 30 "$APPS/quiche-client" --no-verify ${2:-} --dump-responses "$WORK/c-out" \
+    timeout 30 "$APPS/quiche-client" --no-verify ${2:+"$2"} --dump-responses "$WORK/c-out" \
         "$URL" >/dev/null 2>"$WORK/ours-to-c-$1.log" || true
     stop_servers
     if [ "$(cat "$WORK/c-out/index.html" 2>/dev/null)" = "byez" ]; then

@@ -26,7 +26,7 @@ server)
     # The runner asks for Retry only in the retry case; our server sends it by default.
     [ "$retry" = 1 ] || args+=(--no-retry)
     # v2: move clients that offer QUIC v2 to it (compatible version negotiation, RFC 9368).
-    [ "${TESTCASE:-}" = v2 ] && args+=(--compatible-versions 0x6b3343cf,1)
+    [ "${TESTCASE:-}" = v2 ] && args+=(--compatible-versions "0x6b3343cf,1")
     exec "$BIN/quiche-server" ${gso[@]+"${gso[@]}"} "${args[@]}"
     ;;
 client)
@@ -57,7 +57,7 @@ client)
         keyupdate) args+=(--key-update) ;;
         versionnegotiation) args+=(--version-negotiation) ;;
         # Start in v1, offer v2 in version_information, follow the server to it.
-        v2) args+=(--compatible-versions 0x6b3343cf,1) ;;
+        v2) args+=(--compatible-versions "0x6b3343cf,1") ;;
         *) echo unsupported; exit 127 ;;
     esac
     exec "$BIN/quiche-client" ${gso[@]+"${gso[@]}"} "${args[@]}" "${urls[@]}"

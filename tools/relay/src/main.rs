@@ -45,10 +45,10 @@ struct Cli {
     /// Drop and corrupt only datagrams that start with a long-header (handshake) packet.
     #[arg(long)]
     long_header_only: bool,
-    /// At most this many drops in a row per direction (0: no cap; the interop runner's loss
-    /// cases use 3).
+    /// At most this many datagrams in a row dropped or corrupted per direction (0: no cap;
+    /// the interop runner's loss and corruption cases use 3).
     #[arg(long, default_value_t = 0)]
-    max_drop_burst: u32,
+    max_burst: u32,
     /// Seed of the random choices.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -120,7 +120,7 @@ fn options(cli: &Cli) -> Result<Options, String> {
         corrupt_rate: rate("corrupt-s2c", cli.corrupt_s2c.unwrap_or(cli.corrupt))?,
     };
     o.long_header_only = cli.long_header_only;
-    o.max_drop_burst = cli.max_drop_burst;
+    o.max_burst = cli.max_burst;
     o.seed = cli.seed;
     o.delay = Duration::from_millis(cli.delay_ms);
     o.rebind_port_every = cli

@@ -17,17 +17,16 @@ fn short_packet(i: u32) -> Vec<u8> {
     p
 }
 
-#[test]
-fn drop_rate_and_burst_cap() {
-    let imp = Impairment {
-        drop_rate: 0.3,
-        corrupt_rate: 0.0,
-    };
+/// Impairs 100,000 datagrams at 30 % with a cap of 3 in a row and checks the rate and the
+/// longest run of `kind`.
+fn check_rate_and_burst_cap(imp: Impairment, kind: Verdict) {
     let mut j = Impairer::new(imp, false, 3, 7);
-    let (mut dropped, mut run, mut longest) = (0u32, 0u32, 0u32);
+    let (mut hit, mut run, mut longest) = (0u32, 0u32, 0u32);
     for i in 0..100_000 {
-        if j.judge(&long_packet(i)) == Verdict::Drop {
-            dropped += 1;
+        let v = j.judge(&long_packet(i));
+        assert!(v == kind || v == Verdict::Forward, "{v:?}");
+        if v == kind {
+            hit += 1;
             run += 1;
             longest = longest.max(run);
         } else {
@@ -36,11 +35,50 @@ fn drop_rate_and_burst_cap() {
     }
     // With the cap of 3 the rate falls a little below 30 % (0.3^4 of the draws are forced
     // through); a broken generator or a missing cap would land far outside this band.
-    assert!(
-        (27_000..31_000).contains(&dropped),
-        "dropped {dropped} of 100000"
-    );
+    assert!((27_000..31_000).contains(&hit), "{kind:?} {hit} of 100000");
     assert_eq!(longest, 3);
+}
+
+#[test]
+fn drop_rate_and_burst_cap() {
+    let imp = Impairment {
+        drop_rate: 0.3,
+        corrupt_rate: 0.0,
+    };
+    check_rate_and_burst_cap(imp, Verdict::Drop);
+}
+
+#[test]
+fn corrupt_rate_and_burst_cap() {
+    let imp = Impairment {
+        drop_rate: 0.0,
+        corrupt_rate: 0.3,
+    };
+    check_rate_and_burst_cap(imp, Verdict::Corrupt);
+}
+
+/// The cap counts drops and corruptions together: with both at 30 % no more than 3
+/// datagrams in a row are impaired.
+#[test]
+fn burst_cap_counts_drops_and_corruptions_together() {
+    let imp = Impairment {
+        drop_rate: 0.3,
+        corrupt_rate: 0.3,
+    };
+    let mut j = Impairer::new(imp, false, 3, 11);
+    let (mut run, mut longest, mut kinds) = (0u32, 0u32, [0u32; 2]);
+    for i in 0..100_000 {
+        match j.judge(&long_packet(i)) {
+            Verdict::Forward => run = 0,
+            v => {
+                kinds[usize::from(v == Verdict::Corrupt)] += 1;
+                run += 1;
+                longest = longest.max(run);
+            }
+        }
+    }
+    assert_eq!(longest, 3);
+    assert!(kinds[0] > 10_000 && kinds[1] > 10_000, "{kinds:?}");
 }
 
 #[test]
