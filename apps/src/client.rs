@@ -8,11 +8,11 @@ use mio::{Events, Interest, Poll, Token};
 use quiche::{Config, Connection, Error, RecvInfo};
 
 use crate::args::ClientArgs;
-use crate::setup::{self, KeyLog};
 use crate::downloads::{Downloads, Failure, H3Request, Protocol};
 use crate::http09::Url;
 use crate::progress::Progress;
 use crate::send_queue::{flush, Flush, SendBuffers, SendQueue};
+use crate::setup::{self, KeyLog};
 use crate::udp::{RecvBatch, UdpIo};
 
 /// Exit status: every request completed.

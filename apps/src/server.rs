@@ -32,10 +32,10 @@ use mio::{Events, Interest, Poll, Token};
 use quiche::{Config, Connection, ConnectionId, Header, RecvInfo, Type};
 
 use crate::args::{RetryMode, ServerArgs};
-use crate::setup::{self, KeyLog, LOCAL_CID_LEN, MAX_DATAGRAM_SIZE};
 use crate::http09::{self, ServerStreams};
 use crate::http3::{self, H3Server};
 use crate::send_queue::{flush, send_stateless, Flush, SendBuffers, SendQueue};
+use crate::setup::{self, KeyLog, LOCAL_CID_LEN, MAX_DATAGRAM_SIZE};
 use crate::token::TokenKey;
 use crate::udp::{RecvBatch, UdpIo, GSO_MAX_SEGMENTS};
 

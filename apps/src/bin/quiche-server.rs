@@ -4,8 +4,8 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use quiche_apps::args;
-use quiche_apps::setup;
 use quiche_apps::server::Server;
+use quiche_apps::setup;
 
 fn main() -> ExitCode {
     // Usage errors exit with status 2 (clap's), --help and --version with 0.
