@@ -124,23 +124,20 @@ results=$dir/results
 : > "$results"
 printf '%-4s %-6s %-7s %10s %10s %9s %8s %s\n' run cert workers value srv_cpu_s load_cpu_s loadavg \
     srv_threads_s
+# run_and_show KIND CERT WORKERS LABEL: one run, its line kept for the table and printed.
+run_and_show() {
+    run "$1" "$2" "$3"
+    echo "$line" >> "$results"
+    read -r _ c wk v sc lc la per <<< "$line"
+    printf '%-4s %-6s %-7s %10s %10s %9s %8s %s\n' "$4" "$c" "$wk" "$v" "$sc" "$lc" "$la" "$per"
+}
 for cert in $certs; do
     for r in $(seq "$rounds"); do
-        for w in 1 2; do
-            run hs "$cert" "$w"
-            echo "$line" >> "$results"
-            read -r _ c wk v sc lc la per <<< "$line"
-            printf '%-4s %-6s %-7s %10s %10s %9s %8s %s\n' "hs$r" "$c" "$wk" "$v" "$sc" "$lc" "$la" "$per"
-        done
+        for w in 1 2; do run_and_show hs "$cert" "$w" "hs$r"; done
     done
 done
 for r in $(seq "$tp_rounds"); do
-    for w in 1 2; do
-        run tp ecdsa "$w"
-        echo "$line" >> "$results"
-        read -r _ c wk v sc lc la per <<< "$line"
-        printf '%-4s %-6s %-7s %10s %10s %9s %8s %s\n' "tp$r" "$c" "$wk" "$v" "$sc" "$lc" "$la" "$per"
-    done
+    for w in 1 2; do run_and_show tp ecdsa "$w" "tp$r"; done
 done
 
 echo
