@@ -119,7 +119,11 @@ impl<F: crate::buffers::BufFactory> super::Connection<F> {
             && check.clean()
             && active.ecn.state() != EcnState::Failed
             && (total.marked == 0 || on_active.marked > 0);
-        if ce && self.recovery.on_ecn_ce_increase(epoch, now, &mut self.paths.active_mut().sender) {
+        if ce
+            && self
+                .recovery
+                .on_ecn_ce_increase(epoch, now, &mut self.paths.active_mut().sender)
+        {
             self.stats.ecn_ce_congestion_events += 1;
             super::qlog::qlog!(self, q => {
                 use crate::cc::CongestionControl;

@@ -354,7 +354,11 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     /// Handles the loss detection timer (RFC 9002 §6.2, Appendix A.9).
     pub(super) fn on_loss_detection_timeout(&mut self, now: Instant) {
         let mut outcome = std::mem::take(&mut self.ack_outcome);
-        match self.recovery.on_loss_detection_timeout(now, &mut outcome, &mut self.paths.active_mut().sender) {
+        match self.recovery.on_loss_detection_timeout(
+            now,
+            &mut outcome,
+            &mut self.paths.active_mut().sender,
+        ) {
             TimeoutAction::None => {}
             TimeoutAction::Lost { epoch } => {
                 self.log_lost(epoch, &outcome, now, LOSS_BY_TIMER);

@@ -208,7 +208,8 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         if self.is_server {
             // The client's Handshake packets would have validated its address (RFC 9000 §8.1).
             self.paths.active_mut().set_validated();
-            self.recovery.set_amplification_limited(false, now, &self.paths.active().sender);
+            self.recovery
+                .set_amplification_limited(false, now, &self.paths.active().sender);
         }
         self.drive_handshake()?;
         if !self.handshake_complete {

@@ -195,7 +195,11 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             .iter()
             .map(|p| p.payload.clone())
             .collect();
-        self.recovery.discard_in_flight(Epoch::Application, now, &mut self.paths.active_mut().sender);
+        self.recovery.discard_in_flight(
+            Epoch::Application,
+            now,
+            &mut self.paths.active_mut().sender,
+        );
         for frames in &sent {
             self.on_frames_lost(Epoch::Application, frames);
         }
@@ -208,7 +212,8 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             return;
         }
         self.handshake_confirmed = true;
-        self.recovery.on_handshake_confirmed(now, &self.paths.active().sender);
+        self.recovery
+            .on_handshake_confirmed(now, &self.paths.active().sender);
         self.pmtud_start(now);
         #[cfg(feature = "qlog")]
         self.qlog_state(now, crate::qlog::ConnectionState::HandshakeConfirmed);
@@ -223,7 +228,8 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             return;
         }
         self.spaces[epoch.index()].discard();
-        self.recovery.discard_epoch(epoch, now, &mut self.paths.active_mut().sender);
+        self.recovery
+            .discard_epoch(epoch, now, &mut self.paths.active_mut().sender);
     }
 
     /// A client learns the server's connection ID from the first packet it receives

@@ -215,7 +215,10 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     fn validation_timeout_on(&self, id: usize) -> Duration {
         let rtt = self.recovery_config.initial_rtt;
         let initial_pto = rtt * 3 + self.recovery_config.max_ack_delay;
-        let pto = self.paths.get(id).map_or(self.sender().pto(), |p| p.sender.pto());
+        let pto = self
+            .paths
+            .get(id)
+            .map_or(self.sender().pto(), |p| p.sender.pto());
         pto.max(initial_pto) * 3
     }
 
@@ -253,7 +256,8 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         if keep_cc {
             self.paths.swap_senders(old, id);
         } else {
-            self.recovery.on_path_change(&mut self.paths.active_mut().sender, now);
+            self.recovery
+                .on_path_change(&mut self.paths.active_mut().sender, now);
         }
         let is_server = self.is_server;
         let old_validated = match self.paths.get_mut(old) {
@@ -293,7 +297,8 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             self.finish_migration(old, now);
         } else {
             let limited = self.paths.active().amplification_allowance().is_some();
-            self.recovery.set_amplification_limited(limited, now, &self.paths.active().sender);
+            self.recovery
+                .set_amplification_limited(limited, now, &self.paths.active().sender);
         }
     }
 
@@ -305,7 +310,8 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         if self.is_server {
             self.paths.push_event(PathEvent::PeerMigrated(local, peer));
         }
-        self.recovery.set_amplification_limited(false, now, &self.paths.active().sender);
+        self.recovery
+            .set_amplification_limited(false, now, &self.paths.active().sender);
         for id in [Some(old), self.fallback_path.take()].into_iter().flatten() {
             if let Some(path) = self.paths.remove(id) {
                 self.release_path(path);
@@ -333,7 +339,8 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             if let Some(old) = self.fallback_path {
                 self.finish_migration(old, now);
             } else {
-                self.recovery.set_amplification_limited(false, now, &self.paths.active().sender);
+                self.recovery
+                    .set_amplification_limited(false, now, &self.paths.active().sender);
             }
         }
     }

@@ -43,7 +43,8 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         let size = self.pmtud.probe_size(now)?;
         // Probes take congestion window like any packet (RFC 9000 §14.4); they wait for room
         // rather than overshoot it.
-        (size <= buf_len && self.recovery.cwnd_available(&self.paths.active().sender) >= size).then_some(size)
+        (size <= buf_len && self.recovery.cwnd_available(&self.paths.active().sender) >= size)
+            .then_some(size)
     }
 
     /// The largest datagram to send now: PTO probes stay at BASE_PLPMTU while the PLPMTU is

@@ -384,7 +384,8 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         // the server no longer needs Initial packets (RFC 9001 §4.9.1).
         if self.is_server && hdr.ty == Type::Handshake {
             self.paths.active_mut().set_validated();
-            self.recovery.set_amplification_limited(false, now, &self.paths.active().sender);
+            self.recovery
+                .set_amplification_limited(false, now, &self.paths.active().sender);
             self.discard_epoch(Epoch::Initial, now);
         }
 

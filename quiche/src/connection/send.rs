@@ -87,10 +87,12 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         if written == 0 {
             // Nothing to send although the window has room: the application is the limit, and
             // the window must not grow on ACKs until it is used again (RFC 9002 §7.8).
-            if self.recovery.cwnd_available(&self.paths.active().sender) >= self.max_send_udp_payload_size
+            if self.recovery.cwnd_available(&self.paths.active().sender)
+                >= self.max_send_udp_payload_size
                 && !self.recovery.app_limited()
             {
-                self.recovery.set_app_limited(true, now, &mut self.paths.active_mut().sender);
+                self.recovery
+                    .set_app_limited(true, now, &mut self.paths.active_mut().sender);
             }
             return Err(Error::Done);
         }
@@ -112,8 +114,11 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             // Anti-amplification: at most three times what the peer sent from the address
             // until it is validated (RFC 9000 §8.1, §9.3.1).
             let allowance = usize::try_from(allowance).unwrap_or(usize::MAX);
-            self.recovery
-                .set_amplification_limited(allowance < limit, now, &self.paths.active().sender);
+            self.recovery.set_amplification_limited(
+                allowance < limit,
+                now,
+                &self.paths.active().sender,
+            );
             limit = limit.min(allowance);
         }
         (limit, pmtu_probe.is_some())
@@ -200,7 +205,8 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         // Data went out: the application is not the limit (waiting for the pacer is not being
         // application-limited, RFC 9002 §7.8).
         if eliciting && self.recovery.app_limited() {
-            self.recovery.set_app_limited(false, now, &mut self.paths.active_mut().sender);
+            self.recovery
+                .set_app_limited(false, now, &mut self.paths.active_mut().sender);
         }
         // Pacing: ack-eliciting datagrams leave at the pacer's release time; ACK-only and close
         // datagrams go at once.
@@ -464,7 +470,8 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         }
         let mut pkt = SentPacket::new(pn, now, len, ack_eliciting, in_flight, frames);
         pkt.pmtu_probe = self.pmtu_probe_building;
-        self.recovery.on_packet_sent(pkt, epoch, now, &mut self.paths.active_mut().sender)?;
+        self.recovery
+            .on_packet_sent(pkt, epoch, now, &mut self.paths.active_mut().sender)?;
         if ack_eliciting {
             self.lifecycle
                 .on_ack_eliciting_sent(now, self.sender().pto());
@@ -519,7 +526,8 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         }
 
         let probing = self.is_probing(epoch);
-        let can_send_data = probing || self.recovery.cwnd_available(&self.paths.active().sender) > 0;
+        let can_send_data =
+            probing || self.recovery.cwnd_available(&self.paths.active().sender) > 0;
         // ACK first: it is never limited by the congestion window. 0-RTT packets cannot carry
         // one (RFC 9000 §12.4). An ACK that is only riding along (no ack-eliciting packet is
         // waiting for it, RFC 9000 §13.2.1) goes last instead when its bytes are all that keeps

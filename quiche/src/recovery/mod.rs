@@ -20,10 +20,10 @@ use crate::cc::{
     AckBatch, CcConfig, CongestionControl, CongestionControlAlgorithm, CongestionKind,
     CongestionSignal, Controller, SentInfo,
 };
-use crate::sender::PathSender;
 use crate::error::{Error, Result};
 use crate::packet::Epoch;
 use crate::rtt::{RttEstimator, DEFAULT_MAX_ACK_DELAY, INITIAL_RTT};
+use crate::sender::PathSender;
 
 mod ack;
 mod loss;
@@ -384,8 +384,7 @@ impl<P> Recovery<P> {
     /// Probes (see [`Recovery::pending_probes`]) may be sent regardless, and so may one packet
     /// just after a loss reduced the window (§7.3.2).
     pub fn can_send(&self, bytes: usize, s: &PathSender) -> bool {
-        self.bytes_in_flight().saturating_add(bytes) <= s.cwnd()
-            || bytes <= self.recovery_allowance
+        self.bytes_in_flight().saturating_add(bytes) <= s.cwnd() || bytes <= self.recovery_allowance
     }
 
     /// How many more in-flight bytes the congestion window allows now: 0 while less than a
@@ -404,12 +403,11 @@ impl<P> Recovery<P> {
         let mds = s.max_datagram_size();
         let available = s.cwnd().saturating_sub(self.bytes_in_flight());
         let small_window = s.cwnd() < SMALL_WINDOW_PACKETS * mds;
-        let available =
-            if available < mds && self.bytes_in_flight() > 0 && !small_window {
-                0
-            } else {
-                available
-            };
+        let available = if available < mds && self.bytes_in_flight() > 0 && !small_window {
+            0
+        } else {
+            available
+        };
         available.max(self.recovery_allowance)
     }
 

@@ -308,7 +308,8 @@ mod tests {
         for pn in 0..10u64 {
             let now = t0 + Duration::from_millis(pn);
             let pkt = SentPacket::new(pn, now, 1000, true, true, ());
-            r.on_packet_sent(pkt, Epoch::Application, now, &mut snd).unwrap();
+            r.on_packet_sent(pkt, Epoch::Application, now, &mut snd)
+                .unwrap();
         }
         let mut out = AckOutcome::new();
         for pn in (0..10u64).filter(|&pn| pn != 4) {
@@ -320,8 +321,8 @@ mod tests {
                 now,
                 true,
                 &mut out,
-&mut snd,
-)
+                &mut snd,
+            )
             .unwrap();
         }
         let log = log.lock().unwrap();

@@ -64,7 +64,9 @@ impl Harness {
         let pn = self.next_pn[epoch.index()];
         self.next_pn[epoch.index()] += 1;
         let pkt = SentPacket::new(pn, self.now, size, ack_eliciting, ack_eliciting, pn);
-        self.r.on_packet_sent(pkt, epoch, self.now, &mut self.s).unwrap();
+        self.r
+            .on_packet_sent(pkt, epoch, self.now, &mut self.s)
+            .unwrap();
         pn
     }
 
@@ -81,8 +83,8 @@ impl Harness {
             self.now,
             confirmed,
             &mut self.out,
-&mut self.s,
-)
+            &mut self.s,
+        )
     }
 
     fn acked(&self) -> Vec<u64> {
@@ -94,7 +96,8 @@ impl Harness {
     }
 
     fn timeout(&mut self) -> TimeoutAction {
-        self.r.on_loss_detection_timeout(self.now, &mut self.out, &mut self.s)
+        self.r
+            .on_loss_detection_timeout(self.now, &mut self.out, &mut self.s)
     }
 }
 
@@ -793,8 +796,16 @@ fn run_random_acks(seed: u64) {
             let max_ranges = 1 + rng.below(24) as usize;
             let ranges = ack_ranges(&received, max_ranges);
             let delay = us(rng.below(30_000));
-            h.r.on_ack_received(APP, ranges.iter().cloned(), delay, h.now, true, &mut h.out, &mut h.s)
-                .unwrap();
+            h.r.on_ack_received(
+                APP,
+                ranges.iter().cloned(),
+                delay,
+                h.now,
+                true,
+                &mut h.out,
+                &mut h.s,
+            )
+            .unwrap();
             let (newly, spurious) = model.ack(&ranges);
             let mut acked = h.acked();
             assert!(

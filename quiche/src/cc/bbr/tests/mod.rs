@@ -184,12 +184,13 @@ impl Sim {
         let end = self.start + until;
         while self.now < end {
             // Send what the window and the pacer allow now.
-            while self.r.can_send(MSS, &self.snd) && self.pacer.next_send_time(self.now) <= self.now {
+            while self.r.can_send(MSS, &self.snd) && self.pacer.next_send_time(self.now) <= self.now
+            {
                 self.send_one();
             }
             let next_send = self
                 .r
-                .can_send(MSS)
+                .can_send(MSS, &self.snd)
                 .then(|| self.pacer.next_send_time(self.now));
             let next_ack = self.acks.front().map(|&(t, _)| t);
             let timer = self.r.loss_detection_timer();
@@ -211,12 +212,13 @@ impl Sim {
                         self.now,
                         true,
                         &mut out,
-&mut self.snd,
-)
+                        &mut self.snd,
+                    )
                     .unwrap();
                 self.out = out;
                 if self.ecn_ce {
-                    self.r.on_ecn_ce_increase(Epoch::Application, self.now, &mut self.snd);
+                    self.r
+                        .on_ecn_ce_increase(Epoch::Application, self.now, &mut self.snd);
                 }
                 self.record_state();
                 if let Some(mut check) = self.check.take() {
@@ -229,7 +231,8 @@ impl Sim {
             }
             if timer.is_some_and(|t| t <= self.now) {
                 let mut out = std::mem::take(&mut self.out);
-                self.r.on_loss_detection_timeout(self.now, &mut out, &mut self.snd);
+                self.r
+                    .on_loss_detection_timeout(self.now, &mut out, &mut self.snd);
                 self.out = out;
                 self.record_state();
             }
@@ -616,6 +619,10 @@ fn ecn_ce_sets_the_short_term_bounds_without_a_queue() {
     s.run(Duration::from_millis(3_500), |_| false);
     let (bw_lo, inflight_lo) = s.bbr().shortterm_bounds();
     assert!(bw_lo.is_some() && inflight_lo.is_some(), "{:?}", s.trace);
-    assert!(s.snd.cwnd() < cwnd_before, "{} vs {cwnd_before}", s.snd.cwnd());
+    assert!(
+        s.snd.cwnd() < cwnd_before,
+        "{} vs {cwnd_before}",
+        s.snd.cwnd()
+    );
     assert_eq!(s.dropped, 0);
 }
