@@ -817,5 +817,6 @@ mod conn;
 mod dgram;
 mod h3;
 mod path;
+mod reset;
 #[cfg(test)]
 mod tests;
