@@ -17,6 +17,7 @@
 //! - [`http09`]: URLs, requests, path confinement and file responses;
 //! - [`http3`]: the server's HTTP/3 requests and responses (ALPN `h3`);
 //! - [`token`]: the sealed address-validation tokens of the server's Retry packets;
+//! - [`stateless_reset`]: the server's stateless reset key and its limit per address;
 //! - [`server`] and [`client`]: the two event loops;
 //! - [`progress`]: the client's progress bar (indicatif).
 
@@ -34,5 +35,6 @@ pub mod progress;
 pub mod send_queue;
 pub mod server;
 pub mod socket;
+pub mod stateless_reset;
 pub mod token;
 pub mod udp;

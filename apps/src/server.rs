@@ -9,12 +9,16 @@
 //! packet of its first datagram decrypted: forged Initials leave no state behind. The
 //! counters are logged (info level) as a `stats:` line when they change.
 //!
+//! A short-header datagram for no connection (one this server lost in a restart, or closed)
+//! gets a stateless reset (RFC 9000 §10.3, see [`crate::stateless_reset`] for the key and the
+//! limit per address), so that its client ends the connection at once.
+//!
 //! Nothing is reflected: Version Negotiation answers only long-header datagrams of at least
-//! 1200 bytes (never a Version Negotiation packet), and the server sends no stateless resets at
-//! all, so a short-header datagram for no connection, of any size, gets no answer (RFC 9000
-//! §6.1, §10.3.3: no reset loop and no amplification can start here; a client whose
-//! connection this server lost waits for its idle timeout). `apps/tests/reflection.rs` checks
-//! it, two servers spoofed at each other included.
+//! 1200 bytes (never a Version Negotiation packet), and a stateless reset is always smaller
+//! than the datagram it answers, never answers one too small to be a packet for our IDs (which
+//! could itself be a reset) and is rate-limited per address (RFC 9000 §6.1, §10.3.3: no
+//! amplification and no loop can start here). `apps/tests/reflection.rs` checks it, two
+//! servers spoofed at each other included.
 //!
 //! Each loop iteration reads a batch of datagrams (several per system call, coalesced by GRO
 //! where the kernel can), answers the requests that arrived, fires expired timers, then sends
@@ -36,6 +40,7 @@ use crate::common::{self, KeyLog, LOCAL_CID_LEN, MAX_DATAGRAM_SIZE};
 use crate::http09::{self, ServerStreams};
 use crate::http3::{self, H3Server};
 use crate::send_queue::{flush, send_stateless, Flush, SendBuffers, SendQueue};
+use crate::stateless_reset::{self, ResetLimiter};
 use crate::token::TokenKey;
 use crate::udp::{RecvBatch, UdpIo, GSO_MAX_SEGMENTS};
 
@@ -90,6 +95,10 @@ pub struct ServerStats {
     /// Datagrams handed to the worker owning their connection (`--threads`): the kernel
     /// chose this worker by a 4-tuple the connection did not start from.
     pub forwarded: u64,
+    /// Stateless resets sent (short-header datagrams for no connection).
+    pub resets: u64,
+    /// Stateless resets withheld by the limit per address (also counted in `dropped`).
+    pub resets_limited: u64,
 }
 
 impl ServerStats {
@@ -99,7 +108,7 @@ impl ServerStats {
         format!(
             "connections={live} peak={} half_open={} accepted={} closed={} datagrams={} \
              retries={} version_negotiations={} invalid_tokens={} unauthenticated={} \
-             dropped={} forwarded={}",
+             dropped={} forwarded={} resets={} resets_limited={}",
             self.peak,
             self.half_open,
             self.accepted,
@@ -111,6 +120,8 @@ impl ServerStats {
             self.unauthenticated,
             self.dropped,
             self.forwarded,
+            self.resets,
+            self.resets_limited,
         )
     }
 }
@@ -144,6 +155,10 @@ enum Route {
         scid: Vec<u8>,
         dcid: Vec<u8>,
     },
+    /// A short header for no connection: a stateless reset, if the datagram may have one.
+    Reset {
+        dcid: Vec<u8>,
+    },
     Retry {
         scid: Vec<u8>,
         dcid: Vec<u8>,
@@ -174,6 +189,8 @@ pub struct Server {
     /// `--retry always` (every one does).
     retry_threshold: usize,
     keylog: Option<KeyLog>,
+    /// How many stateless resets each address may still get.
+    resets: ResetLimiter,
     peers: Vec<Option<Peer>>,
     free: Vec<usize>,
     live: usize,
@@ -221,7 +238,7 @@ const WAKER: Token = Token(1);
 impl Server {
     /// Loads the certificate, binds the socket and makes the Retry token key.
     pub fn new(args: &ServerArgs) -> Result<Server, String> {
-        Self::bind(args, args.listen, false)
+        Self::bind(args, args.listen, false, &reset_key(args)?)
     }
 
     /// `--threads N`: N servers on one address (SO_REUSEPORT), each to run on a thread of
@@ -235,10 +252,12 @@ impl Server {
         let mut servers: Vec<Server> = Vec::with_capacity(n);
         let mut links = Vec::with_capacity(n);
         let mut inboxes = Vec::with_capacity(n);
+        // One reset key for all: any worker may answer for an ID another issued.
+        let reset_key = reset_key(args)?;
         for i in 0..n {
             // The first binds (port 0 picks one); the others join its address.
             let addr = servers.first().map_or(args.listen, |s| s.local);
-            let mut server = Self::bind(args, addr, true)?;
+            let mut server = Self::bind(args, addr, true, &reset_key)?;
             let generator = quiche::quic_lb::QuicLbGenerator::new(lb.clone(), &[i as u8])
                 .map_err(|e| format!("--threads: {e:?}"))?;
             server.config.set_cid_generator(Arc::new(generator));
@@ -261,9 +280,15 @@ impl Server {
         Ok(servers)
     }
 
-    fn bind(args: &ServerArgs, listen: SocketAddr, reuseport: bool) -> Result<Server, String> {
+    fn bind(
+        args: &ServerArgs,
+        listen: SocketAddr,
+        reuseport: bool,
+        reset_key: &[u8; 32],
+    ) -> Result<Server, String> {
         // HTTP/3 and HTTP/0.9 on the same port: the client's ALPN picks.
         let mut config = common::config(&args.transport, &[http3::ALPN, http09::ALPN])?;
+        config.set_stateless_reset_key(reset_key);
         config
             .load_cert_chain_from_pem_file(&args.cert)
             .map_err(|e| format!("--cert {}: {e:?}", args.cert))?;
@@ -319,6 +344,7 @@ impl Server {
                 RetryMode::Always | RetryMode::Never => 0,
             },
             keylog,
+            resets: ResetLimiter::new(),
             peers: Vec::new(),
             free: Vec::new(),
             live: 0,
@@ -521,6 +547,7 @@ impl Server {
                 return;
             }
             Route::Negotiate { scid, dcid } => return self.negotiate_version(&scid, &dcid, from),
+            Route::Reset { dcid } => return self.stateless_reset(&dcid, buf.len(), from, now),
             Route::Retry {
                 scid,
                 dcid,
@@ -615,7 +642,11 @@ impl Server {
             return Route::Forward(owner);
         }
         match hdr.ty {
-            Type::Short => return Route::Drop("short header for no connection"),
+            Type::Short => {
+                return Route::Reset {
+                    dcid: hdr.dcid.to_vec(),
+                }
+            }
             // Never answered with another one (RFC 9000 §6.1).
             Type::VersionNegotiation => return Route::Drop("Version Negotiation from a client"),
             _ => {}
@@ -746,6 +777,27 @@ impl Server {
             }
             Err(e) => log::debug!("{to}: version negotiation: {e:?}"),
         }
+    }
+
+    /// Answers a short-header datagram of `len` bytes for no connection with a stateless reset,
+    /// unless it is too small to have one or `to` had its share.
+    fn stateless_reset(&mut self, dcid: &[u8], len: usize, to: SocketAddr, now: Instant) {
+        let n = match self.config.stateless_reset(dcid, len, &mut self.out) {
+            Ok(n) => n,
+            Err(e) => {
+                self.stats.dropped += 1;
+                log::trace!("{to}: {len}-byte short header for no connection: no reset ({e:?})");
+                return;
+            }
+        };
+        if !self.resets.allow(to, now) {
+            self.stats.resets_limited += 1;
+            self.stats.dropped += 1;
+            return;
+        }
+        self.stats.resets += 1;
+        log::debug!("{to}: stateless reset ({n} bytes) for a {len}-byte datagram");
+        self.send_stateless(n, to);
     }
 
     fn send_retry(&mut self, scid: &[u8], odcid: &[u8], version: u32, to: SocketAddr) {
@@ -956,4 +1008,12 @@ fn log_closed(peer: &Peer) {
         stats.stream_retrans_bytes,
         stats.stream_resent_bytes,
     );
+}
+
+/// The stateless reset key: from `--reset-key`, or random for this run.
+fn reset_key(args: &ServerArgs) -> Result<[u8; 32], String> {
+    match &args.reset_key {
+        Some(path) => stateless_reset::load_or_create_key(path),
+        None => Ok(stateless_reset::random_key()),
+    }
 }

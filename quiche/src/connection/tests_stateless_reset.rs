@@ -116,7 +116,7 @@ fn server_restarted_mid_download_resets_the_client_within_one_round_trip() {
         Verdict::Drop
     }));
     let died = pipe.now;
-    pipe.run_until(Duration::from_secs(5), |p| {
+    pipe.run_until(Duration::from_secs(5), |_| {
         !to_restarted.borrow().is_empty()
     })
     .unwrap();

@@ -102,7 +102,7 @@ mod tests {
         let mut config = Config::new(crate::PROTOCOL_VERSION).unwrap();
         let c: *mut Config = &mut config;
         let key = [7u8; RESET_KEY_LEN];
-        // SAFETY (all calls below): `c` is a live config; buffers are as long as passed.
+        // SAFETY: `c` is a live config and every buffer is as long as passed (so below too).
         unsafe {
             assert_eq!(
                 quiche_config_set_stateless_reset_key(c, key.as_ptr(), 32),
