@@ -8,7 +8,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use super::tests::{client_config, server_config};
-use super::tests_streams::{encode, established};
+use super::tests_streams::{encode, established, stateless_reset, to_client, to_server};
 use super::{Connection, RecvInfo};
 use crate::frame::Frame;
 use crate::packet::{Header, Type};
@@ -26,20 +26,6 @@ fn server_with_key() -> Config {
 /// The configuration of a server process restarted with the same key: it knows no connection.
 fn restarted_server() -> Config {
     server_with_key()
-}
-
-fn from_server(pipe: &Pipe) -> RecvInfo {
-    RecvInfo {
-        from: pipe.server_addr,
-        to: pipe.client_addr,
-    }
-}
-
-fn from_client(pipe: &Pipe) -> RecvInfo {
-    RecvInfo {
-        from: pipe.client_addr,
-        to: pipe.server_addr,
-    }
 }
 
 /// The stateless reset `restarted` sends for `datagram`, a short-header datagram addressed to
@@ -125,7 +111,7 @@ fn server_restarted_mid_download_resets_the_client_within_one_round_trip() {
     let (sent_at, datagram) = to_restarted.borrow()[0].clone();
     let mut reset = reset_for(&restarted_server(), &datagram, cid_len);
     let now = pipe.now.max(sent_at + Duration::from_millis(40));
-    let info = from_server(&pipe);
+    let info = to_client(&pipe);
     assert!(!pipe.client.is_closed());
     assert_eq!(pipe.client.recv_at(&mut reset, info, now), Ok(reset.len()));
     assert_closed_by_reset(&mut pipe.client, info, now);
@@ -164,7 +150,7 @@ fn tokens_of_ids_issued_before_a_restart_are_recomputed_from_the_key() {
     let mut other = server_config();
     other.set_stateless_reset_key(&[1; 32]);
     let mut wrong = reset_for(&other, &datagram, cid_len);
-    let info = from_server(&pipe);
+    let info = to_client(&pipe);
     pipe.client.recv_at(&mut wrong, info, pipe.now).unwrap();
     assert!(!pipe.client.is_closed());
     let mut reset = reset_for(&restarted_server(), &datagram, cid_len);
@@ -189,13 +175,11 @@ fn set_stateless_reset_token_chooses_the_handshake_token_of_servers_only() {
     // The derived token of the handshake ID no longer counts; the chosen one does.
     let derived = restarted_server().stateless_reset_token(&pipe.server.source_id());
     let mut rng = Rng(5);
-    let mut d = rng.bytes(50);
-    d[0] = 0x40;
-    d[34..].copy_from_slice(&derived);
-    let info = from_server(&pipe);
+    let mut d = stateless_reset(&mut rng, 50, &derived);
+    let info = to_client(&pipe);
     pipe.client.recv_at(&mut d, info, pipe.now).unwrap();
     assert!(!pipe.client.is_closed());
-    d[34..].copy_from_slice(&token.to_be_bytes());
+    let mut d = stateless_reset(&mut rng, 50, &token.to_be_bytes());
     pipe.client.recv_at(&mut d, info, pipe.now).unwrap();
     assert_closed_by_reset(&mut pipe.client, info, pipe.now);
 
@@ -225,7 +209,7 @@ fn server_recognizes_a_reset_from_the_client() {
         .server
         .raw_1rtt_packet(&encode(&[Frame::Ping]), pipe.now);
     let mut reset = reset_for(&client, &datagram, fresh.len());
-    let info = from_client(&pipe);
+    let info = to_server(&pipe);
     pipe.server.recv_at(&mut reset, info, pipe.now).unwrap();
     assert_closed_by_reset(&mut pipe.server, info, pipe.now);
 }
@@ -237,10 +221,9 @@ fn a_reset_with_a_long_header_counts_and_one_ends_a_closing_connection() {
     let mut server = server_with_key();
     let mut pipe = established(&mut client_config(), &mut server);
     let token = server.stateless_reset_token(&pipe.server.source_id());
-    let mut d = Rng(9).bytes(60);
-    d[0] = 0xc0 | (d[0] & 0x3f);
-    d[44..].copy_from_slice(&token);
-    let info = from_server(&pipe);
+    let mut d = stateless_reset(&mut Rng(9), 60, &token);
+    d[0] |= 0x80;
+    let info = to_client(&pipe);
     pipe.client.recv_at(&mut d, info, pipe.now).unwrap();
     assert_closed_by_reset(&mut pipe.client, info, pipe.now);
 
@@ -249,10 +232,8 @@ fn a_reset_with_a_long_header_counts_and_one_ends_a_closing_connection() {
     pipe.client.close(true, 1, b"bye").unwrap();
     assert!(next_datagram(&mut pipe.client, pipe.now).is_some());
     let token = server.stateless_reset_token(&pipe.server.source_id());
-    let mut d = Rng(10).bytes(45);
-    d[0] = 0x40;
-    d[29..].copy_from_slice(&token);
-    let info = from_server(&pipe);
+    let mut d = stateless_reset(&mut Rng(10), 45, &token);
+    let info = to_client(&pipe);
     pipe.client.recv_at(&mut d, info, pipe.now).unwrap();
     assert!(pipe.client.is_closed() && pipe.client.is_stateless_reset());
     assert!(
@@ -267,7 +248,7 @@ fn too_short_or_unprocessable_datagrams_with_the_token_elsewhere_do_not_reset() 
     let mut server = server_with_key();
     let mut pipe = established(&mut client_config(), &mut server);
     let token = server.stateless_reset_token(&pipe.server.source_id());
-    let info = from_server(&pipe);
+    let info = to_client(&pipe);
     // 20 bytes cannot be a reset (RFC 9000 §10.3), even ending in the token.
     let mut d = vec![0x40; 20];
     d[4..].copy_from_slice(&token);
@@ -287,38 +268,19 @@ fn too_short_or_unprocessable_datagrams_with_the_token_elsewhere_do_not_reset() 
 #[cfg(feature = "qlog")]
 #[test]
 fn the_reset_shows_in_the_qlog() {
-    use std::sync::{Arc, Mutex};
-
-    #[derive(Clone, Default)]
-    struct Shared(Arc<Mutex<Vec<u8>>>);
-    impl std::io::Write for Shared {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
+    use super::tests_qlog::{records, SharedBuf};
 
     let mut server = server_with_key();
     let mut pipe = established(&mut client_config(), &mut server);
-    let trace = Shared::default();
+    let trace = SharedBuf::default();
     pipe.client
         .set_qlog_at(Box::new(trace.clone()), "t".into(), "d".into(), pipe.now);
     let token = server.stateless_reset_token(&pipe.server.source_id());
-    let mut d = Rng(4).bytes(47);
-    d[0] = 0x40;
-    d[31..].copy_from_slice(&token);
-    let info = from_server(&pipe);
+    let mut d = stateless_reset(&mut Rng(4), 47, &token);
+    let info = to_client(&pipe);
     pipe.client.recv_at(&mut d, info, pipe.now).unwrap();
 
-    let bytes = trace.0.lock().unwrap().clone();
-    let events: Vec<serde_json::Value> = bytes
-        .split(|&b| b == 0x1e)
-        .filter(|r| !r.iter().all(u8::is_ascii_whitespace))
-        .map(|r| serde_json::from_slice(r).unwrap())
-        .collect();
+    let events = records(&trace);
     let pos = |name: &str| events.iter().position(|e| e["name"] == name);
     let received = pos("transport:packet_received").expect("packet_received");
     let e = &events[received]["data"];

@@ -57,14 +57,14 @@ fn settle(pipe: &mut Pipe) {
     .unwrap();
 }
 
-fn to_server(pipe: &Pipe) -> RecvInfo {
+pub(super) fn to_server(pipe: &Pipe) -> RecvInfo {
     RecvInfo {
         from: pipe.client_addr,
         to: pipe.server_addr,
     }
 }
 
-fn to_client(pipe: &Pipe) -> RecvInfo {
+pub(super) fn to_client(pipe: &Pipe) -> RecvInfo {
     RecvInfo {
         from: pipe.server_addr,
         to: pipe.client_addr,
@@ -1088,7 +1088,7 @@ fn retiring_another_id_gets_a_replacement() {
 }
 
 /// A datagram that looks like a short header packet to `cid_len`-byte IDs and ends in `token`.
-fn stateless_reset(rng: &mut Rng, len: usize, token: &[u8; 16]) -> Vec<u8> {
+pub(super) fn stateless_reset(rng: &mut Rng, len: usize, token: &[u8; 16]) -> Vec<u8> {
     let mut d = rng.bytes(len);
     d[0] = 0x40 | (d[0] & 0x3f);
     d[len - 16..].copy_from_slice(token);
