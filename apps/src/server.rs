@@ -191,6 +191,10 @@ pub struct Server {
     keylog: Option<KeyLog>,
     /// How many stateless resets each address may still get.
     resets: ResetLimiter,
+    /// With `--server-id`: the QUIC-LB configuration and our server ID. Only IDs naming us get
+    /// a stateless reset: another server behind the load balancer may share the reset key
+    /// and serve the connection of an ID that reached us by mistake (RFC 9000 §10.3.2).
+    lb_self: Option<(quiche::quic_lb::LbConfig, quiche::quic_lb::ServerId)>,
     peers: Vec<Option<Peer>>,
     free: Vec<usize>,
     live: usize,
@@ -296,6 +300,7 @@ impl Server {
             .load_priv_key_from_pem_file(&args.key)
             .map_err(|e| format!("--key {}: {e:?}", args.key))?;
         config.enable_early_data();
+        let mut lb_self = None;
         if let Some(crate::args::HexBytes(id)) = &args.server_id {
             // All 16 bytes of our IDs are QUIC-LB's: first octet, server ID, nonce.
             let nonce_len = LOCAL_CID_LEN - 1 - id.len();
@@ -306,6 +311,8 @@ impl Server {
                 args.lb_key.as_ref(),
             )
             .map_err(|e| format!("--server-id: {e:?}"))?;
+            let me = quiche::quic_lb::ServerId::new(id).ok_or("--server-id: bad length")?;
+            lb_self = Some((lb.clone(), me));
             let generator = quiche::quic_lb::QuicLbGenerator::new(lb, id)
                 .map_err(|e| format!("--server-id: {e:?}"))?;
             config.set_cid_generator(Arc::new(generator));
@@ -345,6 +352,7 @@ impl Server {
             },
             keylog,
             resets: ResetLimiter::new(),
+            lb_self,
             peers: Vec::new(),
             free: Vec::new(),
             live: 0,
@@ -518,6 +526,13 @@ impl Server {
         (owner != w.id && owner < w.links.len()).then_some(owner)
     }
 
+    /// Whether connection ID `dcid` may be ours: with `--server-id`, whether it names us.
+    fn names_us(&self, dcid: &[u8]) -> bool {
+        self.lb_self
+            .as_ref()
+            .is_none_or(|(lb, me)| lb.decode_server_id(dcid).as_ref() == Some(me))
+    }
+
     /// Hands a datagram to worker `owner`; dropped if its inbox is full.
     fn forward(&mut self, owner: usize, buf: &[u8], from: SocketAddr, ecn: u8) {
         let Some((tx, waker)) = self.worker.as_ref().and_then(|w| w.links.get(owner)) else {
@@ -642,6 +657,9 @@ impl Server {
             return Route::Forward(owner);
         }
         match hdr.ty {
+            Type::Short if !self.names_us(&hdr.dcid) => {
+                return Route::Drop("short header for another server's connection ID")
+            }
             Type::Short => {
                 return Route::Reset {
                     dcid: hdr.dcid.to_vec(),
