@@ -101,8 +101,8 @@ fn stateless_resets_only_for_ids_naming_this_server() {
     use quiche::ConnectionIdGenerator;
     let dir = TempDir::new("quic-lb-reset");
     let server = lb_server(&dir, &[]);
-    let mut sent = 0;
-    for (id, answered) in [(SERVER_ID, true), ([0x0a, 0x0b, 0x0d], false)] {
+    let cases = [(SERVER_ID, true), ([0x0a, 0x0b, 0x0d], false)];
+    for (sent, (id, answered)) in (1..).zip(cases) {
         let generator = quiche::quic_lb::QuicLbGenerator::new(lb_config(), &id).unwrap();
         let mut d = data(100, u64::from(id[2]));
         d[0] = 0x40 | (d[0] & 0x3f);
@@ -112,7 +112,6 @@ fn stateless_resets_only_for_ids_naming_this_server() {
             .set_read_timeout(Some(Duration::from_millis(500)))
             .unwrap();
         socket.send_to(&d, server.addr).unwrap();
-        sent += 1;
         server.wait_stats("the datagram handled", |s| {
             s.get("dropped").unwrap_or(&0) + s.get("resets").unwrap_or(&0) >= sent
         });
