@@ -16,7 +16,7 @@ const LOSS_BY_ACK: bool = false;
 /// Losses found when the loss detection timer fired (time threshold).
 const LOSS_BY_TIMER: bool = true;
 
-impl Connection {
+impl<F: crate::buffers::BufFactory> Connection<F> {
     /// Applies one received frame of `epoch`.
     pub(super) fn process_frame(&mut self, frame: Frame, epoch: Epoch, now: Instant) -> Result<()> {
         match frame {

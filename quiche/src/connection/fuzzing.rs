@@ -133,7 +133,7 @@ impl PairMaterial {
     }
 }
 
-impl Connection {
+impl<F: crate::buffers::BufFactory> Connection<F> {
     /// A client and a server in the state a completed handshake leaves them in, without TLS:
     /// both have each other's transport parameters (from the configs) and 1-RTT keys from
     /// fixed secrets; the server has validated the client's address and confirmed the

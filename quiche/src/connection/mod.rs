@@ -50,9 +50,11 @@ mod tests_v2;
 mod tests_zero_rtt;
 mod version;
 
+use std::marker::PhantomData;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
+use crate::buffers::{BufFactory, DefaultBufFactory};
 use crate::cid::ConnectionIds;
 use crate::config::Config;
 use crate::dgram::DatagramQueue;
@@ -101,7 +103,10 @@ pub struct SendInfo {
 const HANDSHAKE_ACK_DELAY_EXPONENT: u64 = 3;
 
 /// A QUIC connection.
-pub struct Connection {
+///
+/// `F` makes the buffers that hold stream and datagram data (see [`BufFactory`]); plain
+/// `Connection` uses the default, heap-allocated ones.
+pub struct Connection<F: BufFactory = DefaultBufFactory> {
     is_server: bool,
     version: u32,
 
@@ -243,6 +248,7 @@ pub struct Connection {
     /// A server's trace waiting for the client's first Initial (see `set_qlog`).
     #[cfg(feature = "qlog")]
     qlog_pending: Option<Box<self::qlog::PendingQlog>>,
+    buf_factory: PhantomData<F>,
 }
 
 /// Builds recovery with the configured controller.
@@ -273,18 +279,67 @@ pub fn connect(
     peer: SocketAddr,
     config: &mut Config,
 ) -> Result<Connection> {
+    connect_with_buffer_factory(server_name, scid, local, peer, config)
+}
+
+/// Creates a new client-side connection whose buffers come from the factory `F`.
+pub fn connect_with_buffer_factory<F: BufFactory>(
+    server_name: Option<&str>,
+    scid: &ConnectionId,
+    local: SocketAddr,
+    peer: SocketAddr,
+    config: &mut Config,
+) -> Result<Connection<F>> {
     let mut odcid = [0u8; 16];
     ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut odcid)
         .map_err(|_| Error::CryptoFail)?;
-    let mut conn = Connection::new(
-        false,
+    new_client(
         server_name,
         scid,
-        Some(&ConnectionId::from_ref(&odcid)),
+        &ConnectionId::from_ref(&odcid),
         local,
         peer,
         config,
-    )?;
+    )
+}
+
+/// Creates a new client-side connection that addresses its first packets to `dcid` instead of
+/// a random connection ID. RFC 9000 §7.2 asks for at least 8 unpredictable bytes: the caller
+/// is responsible for that.
+#[cfg(feature = "custom-client-dcid")]
+pub fn connect_with_dcid(
+    server_name: Option<&str>,
+    scid: &ConnectionId,
+    dcid: &ConnectionId,
+    local: SocketAddr,
+    peer: SocketAddr,
+    config: &mut Config,
+) -> Result<Connection> {
+    connect_with_dcid_and_buffer_factory(server_name, scid, dcid, local, peer, config)
+}
+
+/// [`connect_with_dcid`] with the buffers of the factory `F`.
+#[cfg(feature = "custom-client-dcid")]
+pub fn connect_with_dcid_and_buffer_factory<F: BufFactory>(
+    server_name: Option<&str>,
+    scid: &ConnectionId,
+    dcid: &ConnectionId,
+    local: SocketAddr,
+    peer: SocketAddr,
+    config: &mut Config,
+) -> Result<Connection<F>> {
+    new_client(server_name, scid, dcid, local, peer, config)
+}
+
+fn new_client<F: BufFactory>(
+    server_name: Option<&str>,
+    scid: &ConnectionId,
+    dcid: &ConnectionId,
+    local: SocketAddr,
+    peer: SocketAddr,
+    config: &mut Config,
+) -> Result<Connection<F>> {
+    let mut conn = Connection::new(false, server_name, scid, Some(dcid), local, peer, config)?;
     // The ClientHello is built at the first `send`, so that `set_session` can still offer a
     // session to resume; the Initial keys are ready now.
     conn.install_initial_keys()?;
@@ -300,10 +355,21 @@ pub fn accept(
     peer: SocketAddr,
     config: &mut Config,
 ) -> Result<Connection> {
+    accept_with_buf_factory(scid, odcid, local, peer, config)
+}
+
+/// Creates a new server-side connection whose buffers come from the factory `F`.
+pub fn accept_with_buf_factory<F: BufFactory>(
+    scid: &ConnectionId,
+    odcid: Option<&ConnectionId>,
+    local: SocketAddr,
+    peer: SocketAddr,
+    config: &mut Config,
+) -> Result<Connection<F>> {
     Connection::new(true, None, scid, odcid, local, peer, config)
 }
 
-impl Connection {
+impl<F: crate::buffers::BufFactory> Connection<F> {
     fn new(
         is_server: bool,
         server_name: Option<&str>,
@@ -312,7 +378,7 @@ impl Connection {
         local: SocketAddr,
         peer: SocketAddr,
         config: &mut Config,
-    ) -> Result<Connection> {
+    ) -> Result<Self> {
         if scid.len() > crate::MAX_CONN_ID_LEN {
             return Err(Error::InvalidState);
         }
@@ -487,6 +553,7 @@ impl Connection {
             qlog: None,
             #[cfg(feature = "qlog")]
             qlog_pending: None,
+            buf_factory: PhantomData,
         };
 
         // A client's Initial keys are installed by `connect`.

@@ -30,7 +30,7 @@ pub(super) struct Start<'a> {
 }
 
 /// Logs how HTTP/3 starts.
-pub(super) fn start(conn: &mut crate::Connection, s: &Start) {
+pub(super) fn start<F: crate::BufFactory>(conn: &mut crate::Connection<F>, s: &Start) {
     h3_qlog!(conn, q => {
         use crate::qlog::{Framing, Owner};
         // Requests are served before the peer's SETTINGS arrive (RFC 9114 §7.2.4.2 allows it).
@@ -51,8 +51,8 @@ pub(super) fn start(conn: &mut crate::Connection, s: &Start) {
 /// about to be written, and only then, so that each is logged once), the pending encoder and
 /// decoder stream bytes; then the tables' state when it changed. The encoder and decoder keep
 /// parsed instructions only while a trace is written.
-pub(super) fn qpack(
-    conn: &mut crate::Connection,
+pub(super) fn qpack<F: crate::BufFactory>(
+    conn: &mut crate::Connection<F>,
     encoder: &mut qpack::Encoder,
     decoder: &mut qpack::Decoder,
     pending: bool,
