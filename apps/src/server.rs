@@ -40,7 +40,8 @@ use crate::common::{self, KeyLog, LOCAL_CID_LEN, MAX_DATAGRAM_SIZE};
 use crate::http09::{self, ServerStreams};
 use crate::http3::{self, H3Server};
 use crate::send_queue::{flush, send_stateless, Flush, SendBuffers, SendQueue};
-use crate::stateless_reset::{self, ResetLimiter};
+pub use crate::server_stats::ServerStats;
+use crate::stateless_reset::{self, ResetDecision, StatelessResets};
 use crate::token::TokenKey;
 use crate::udp::{RecvBatch, UdpIo, GSO_MAX_SEGMENTS};
 
@@ -66,65 +67,6 @@ const STATS_INTERVAL: Duration = Duration::from_millis(250);
 const INVALID_TOKEN: &str = "invalid token";
 
 const SOCKET: Token = Token(0);
-
-/// Counters for logs and tests.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct ServerStats {
-    /// Datagrams read from the socket.
-    pub datagrams: u64,
-    /// Connections created.
-    pub accepted: u64,
-    /// Connections removed after closing.
-    pub closed: u64,
-    /// Retry packets sent.
-    pub retries: u64,
-    /// Version Negotiation packets sent.
-    pub version_negotiations: u64,
-    /// Initials refused because their token was not valid.
-    pub invalid_tokens: u64,
-    /// Datagrams dropped before reaching a connection.
-    pub dropped: u64,
-    /// Connection states discarded at once because the datagram that would have opened them
-    /// held no packet that decrypted (forged or corrupted Initials).
-    pub unauthenticated: u64,
-    /// The most connections served at once so far.
-    pub peak: usize,
-    /// Connections served now whose handshake is not complete (what `--retry auto`
-    /// compares with its threshold).
-    pub half_open: usize,
-    /// Datagrams handed to the worker owning their connection (`--threads`): the kernel
-    /// chose this worker by a 4-tuple the connection did not start from.
-    pub forwarded: u64,
-    /// Stateless resets sent (short-header datagrams for no connection).
-    pub resets: u64,
-    /// Stateless resets withheld by the limit per address (also counted in `dropped`).
-    pub resets_limited: u64,
-}
-
-impl ServerStats {
-    /// The stats line's fields: `connections=N accepted=N ...`, `live` being the
-    /// connections served now.
-    pub fn line(&self, live: usize) -> String {
-        format!(
-            "connections={live} peak={} half_open={} accepted={} closed={} datagrams={} \
-             retries={} version_negotiations={} invalid_tokens={} unauthenticated={} \
-             dropped={} forwarded={} resets={} resets_limited={}",
-            self.peak,
-            self.half_open,
-            self.accepted,
-            self.closed,
-            self.datagrams,
-            self.retries,
-            self.version_negotiations,
-            self.invalid_tokens,
-            self.unauthenticated,
-            self.dropped,
-            self.forwarded,
-            self.resets,
-            self.resets_limited,
-        )
-    }
-}
 
 /// One connection and its application state.
 struct Peer {
@@ -189,12 +131,8 @@ pub struct Server {
     /// `--retry always` (every one does).
     retry_threshold: usize,
     keylog: Option<KeyLog>,
-    /// How many stateless resets each address may still get.
-    resets: ResetLimiter,
-    /// With `--server-id`: the QUIC-LB configuration and our server ID. Only IDs naming us get
-    /// a stateless reset: another server behind the load balancer may share the reset key
-    /// and serve the connection of an ID that reached us by mistake (RFC 9000 §10.3.2).
-    lb_self: Option<(quiche::quic_lb::LbConfig, quiche::quic_lb::ServerId)>,
+    /// Which short headers for no connection get a stateless reset.
+    resets: StatelessResets,
     peers: Vec<Option<Peer>>,
     free: Vec<usize>,
     live: usize,
@@ -351,8 +289,7 @@ impl Server {
                 RetryMode::Always | RetryMode::Never => 0,
             },
             keylog,
-            resets: ResetLimiter::new(),
-            lb_self,
+            resets: StatelessResets::new(lb_self),
             peers: Vec::new(),
             free: Vec::new(),
             live: 0,
@@ -526,13 +463,6 @@ impl Server {
         (owner != w.id && owner < w.links.len()).then_some(owner)
     }
 
-    /// Whether connection ID `dcid` may be ours: with `--server-id`, whether it names us.
-    fn names_us(&self, dcid: &[u8]) -> bool {
-        self.lb_self
-            .as_ref()
-            .is_none_or(|(lb, me)| lb.decode_server_id(dcid).as_ref() == Some(me))
-    }
-
     /// Hands a datagram to worker `owner`; dropped if its inbox is full.
     fn forward(&mut self, owner: usize, buf: &[u8], from: SocketAddr, ecn: u8) {
         let Some((tx, waker)) = self.worker.as_ref().and_then(|w| w.links.get(owner)) else {
@@ -657,9 +587,6 @@ impl Server {
             return Route::Forward(owner);
         }
         match hdr.ty {
-            Type::Short if !self.names_us(&hdr.dcid) => {
-                return Route::Drop("short header for another server's connection ID")
-            }
             Type::Short => {
                 return Route::Reset {
                     dcid: hdr.dcid.to_vec(),
@@ -742,8 +669,18 @@ impl Server {
         while let Some(event) = peer.conn.path_event_next() {
             log::info!("{}: path event {event:?}", peer.conn.trace_id());
         }
-        // The connection issues new IDs after the handshake and when the client retires some:
-        // route the new ones here and forget the retired ones.
+        self.sync_routes(idx);
+        self.mark_dirty(idx);
+    }
+
+    /// The connection issues new IDs after the handshake and when the client retires some:
+    /// routes the new ones here and forgets the retired ones. Done after every datagram and
+    /// every flush, so that no ID the client may use goes unrouted: a datagram for an
+    /// unrouted ID would draw a stateless reset.
+    fn sync_routes(&mut self, idx: usize) {
+        let Some(Some(peer)) = self.peers.get_mut(idx) else {
+            return;
+        };
         while let Some(cid) = peer.conn.retired_scid_next() {
             self.by_cid.remove(&cid[..]);
             peer.cids.retain(|c| c[..] != cid[..]);
@@ -754,7 +691,6 @@ impl Server {
                 self.by_cid.insert(cid.to_vec(), idx);
             }
         }
-        self.mark_dirty(idx);
     }
 
     /// Queues the connection's streams to be looked at in this turn (and the connection to
@@ -798,24 +734,26 @@ impl Server {
     }
 
     /// Answers a short-header datagram of `len` bytes for no connection with a stateless reset,
-    /// unless it is too small to have one or `to` had its share.
+    /// if it may have one.
     fn stateless_reset(&mut self, dcid: &[u8], len: usize, to: SocketAddr, now: Instant) {
-        let n = match self.config.stateless_reset(dcid, len, &mut self.out) {
-            Ok(n) => n,
-            Err(e) => {
-                self.stats.dropped += 1;
-                log::trace!("{to}: {len}-byte short header for no connection: no reset ({e:?})");
-                return;
+        match self
+            .resets
+            .answer(&self.config, dcid, len, to, now, &mut self.out)
+        {
+            ResetDecision::Send(n) => {
+                self.stats.resets += 1;
+                log::debug!("{to}: stateless reset ({n} bytes) for a {len}-byte datagram");
+                self.send_stateless(n, to);
             }
-        };
-        if !self.resets.allow(to, now) {
-            self.stats.resets_limited += 1;
-            self.stats.dropped += 1;
-            return;
+            ResetDecision::Limited => {
+                self.stats.resets_limited += 1;
+                self.stats.dropped += 1;
+            }
+            ResetDecision::None(why) => {
+                self.stats.dropped += 1;
+                log::trace!("{to}: {len}-byte short header for no connection: {why}");
+            }
         }
-        self.stats.resets += 1;
-        log::debug!("{to}: stateless reset ({n} bytes) for a {len}-byte datagram");
-        self.send_stateless(n, to);
     }
 
     fn send_retry(&mut self, scid: &[u8], odcid: &[u8], version: u32, to: SocketAddr) {
@@ -955,6 +893,10 @@ impl Server {
                 self.remove(idx);
                 continue;
             }
+            self.sync_routes(idx);
+            let Some(Some(peer)) = self.peers.get_mut(idx) else {
+                continue;
+            };
             // Every event of a connection (its handshake completing included) passes here.
             if peer.half_open && peer.conn.is_established() {
                 peer.half_open = false;

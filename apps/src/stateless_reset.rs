@@ -8,7 +8,8 @@
 //! amplification nor a loop between two endpoints can start. This module adds the limit per
 //! peer address that §10.3.3 suggests, so that the server cannot be made to send a stream of
 //! resets at an address whose datagrams an attacker forges: [`RESET_BURST`] in a row, then
-//! one per [`RESET_INTERVAL`], per address (IP and port), per worker with `--threads`.
+//! one per [`RESET_INTERVAL`], per address (IP and port), per worker with `--threads`. With
+//! `--server-id`, IDs that do not name this server get no reset ([`StatelessResets`]).
 //!
 //! The key comes from `--reset-key FILE`: the file's bytes are a secret (created with 32
 //! random bytes if the file does not exist), hashed into the key, so that a server restarted
@@ -22,6 +23,8 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use quiche::quic_lb::{LbConfig, ServerId};
+use quiche::Config;
 use ring::hmac;
 
 /// Resets one peer address may get in a row.
@@ -100,6 +103,66 @@ fn create_secret(path: &Path) -> io::Result<Vec<u8>> {
         }
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => fs::read(path),
         Err(e) => Err(e),
+    }
+}
+
+/// What becomes of a short-header datagram for no connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResetDecision {
+    /// Send the reset written into the output buffer, this long.
+    Send(usize),
+    /// The address had its share.
+    Limited,
+    /// No reset, for this reason.
+    None(&'static str),
+}
+
+/// The server's side of stateless resets: which datagrams get one.
+#[derive(Debug)]
+pub struct StatelessResets {
+    limiter: ResetLimiter,
+    /// With `--server-id`: the QUIC-LB configuration and our server ID. Only IDs naming us get
+    /// a reset: another server behind the load balancer may share the key and serve the
+    /// connection of an ID that reached us by mistake (RFC 9000 §10.3.2).
+    lb_self: Option<(LbConfig, ServerId)>,
+}
+
+impl StatelessResets {
+    /// Resets for IDs naming the server `lb_self` (any ID without QUIC-LB).
+    pub fn new(lb_self: Option<(LbConfig, ServerId)>) -> Self {
+        StatelessResets {
+            limiter: ResetLimiter::new(),
+            lb_self,
+        }
+    }
+
+    /// Decides about a `len`-byte short-header datagram from `from` addressed to `dcid`, an ID
+    /// no connection has; a reset to send is written into `out`.
+    pub fn answer(
+        &mut self,
+        config: &Config,
+        dcid: &[u8],
+        len: usize,
+        from: SocketAddr,
+        now: Instant,
+        out: &mut [u8],
+    ) -> ResetDecision {
+        let ours = self
+            .lb_self
+            .as_ref()
+            .is_none_or(|(lb, me)| lb.decode_server_id(dcid).as_ref() == Some(me));
+        if !ours {
+            return ResetDecision::None("another server's connection ID");
+        }
+        let n = match config.stateless_reset(dcid, len, out) {
+            Ok(n) => n,
+            Err(quiche::Error::Done) => return ResetDecision::None("too small to answer"),
+            Err(_) => return ResetDecision::None("no reset could be made"),
+        };
+        if !self.limiter.allow(from, now) {
+            return ResetDecision::Limited;
+        }
+        ResetDecision::Send(n)
     }
 }
 
