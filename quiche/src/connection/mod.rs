@@ -24,30 +24,6 @@ pub mod state;
 pub mod stats;
 #[cfg(test)]
 pub(crate) mod tests;
-#[cfg(test)]
-mod tests_defences;
-#[cfg(test)]
-mod tests_ecn;
-#[cfg(test)]
-mod tests_ecn_paths;
-#[cfg(test)]
-mod tests_handshake_loss;
-#[cfg(test)]
-mod tests_migration;
-#[cfg(test)]
-mod tests_pmtud;
-#[cfg(all(test, feature = "qlog"))]
-mod tests_qlog;
-#[cfg(test)]
-mod tests_retrans;
-#[cfg(test)]
-mod tests_stateless_reset;
-#[cfg(test)]
-mod tests_streams;
-#[cfg(test)]
-mod tests_v2;
-#[cfg(test)]
-mod tests_zero_rtt;
 mod version;
 
 use std::marker::PhantomData;
@@ -174,7 +150,7 @@ pub struct Connection<F: BufFactory = DefaultBufFactory> {
 
     recovery: Recovery<SentFrames>,
     /// Spaces ack-eliciting datagrams out at the congestion controller's rate.
-    pacer: crate::recovery::pacer::Pacer,
+    pacer: crate::cc::pacer::Pacer,
     recovery_config: RecoveryConfig,
     cc_factory: Option<std::sync::Arc<dyn crate::cc::CcFactory>>,
     /// Makes the IDs we issue (random bytes without one).
@@ -379,10 +355,10 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         peer: SocketAddr,
         config: &mut Config,
     ) -> Result<Self> {
-        if scid.len() > crate::MAX_CONN_ID_LEN {
+        if scid.len() > crate::packet::MAX_CONN_ID_LEN {
             return Err(Error::InvalidState);
         }
-        if is_server && !crate::version_is_supported(config.version) {
+        if is_server && !crate::packet::version_is_supported(config.version) {
             // A reserved version only serves a client testing Version Negotiation.
             return Err(Error::UnknownVersion);
         }
@@ -437,7 +413,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         };
         let recovery_config = RecoveryConfig {
             max_ack_delay: Duration::from_millis(25),
-            initial_rtt: crate::recovery::INITIAL_RTT,
+            initial_rtt: crate::rtt::INITIAL_RTT,
             is_server,
             cc_algorithm: config.cc_algorithm,
             cc: config.cc_config(max_datagram),
@@ -510,7 +486,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             one_rtt: None,
             zero_rtt: None,
             recovery,
-            pacer: crate::recovery::pacer::Pacer::new(config.pacing, max_datagram),
+            pacer: crate::cc::pacer::Pacer::new(config.pacing, max_datagram),
             recovery_config,
             cc_factory: config.cc_factory.clone(),
             cid_generator: config.cid_generator.clone(),
@@ -994,10 +970,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         use crate::cc::CongestionControl;
         let cc = self.recovery.controller();
         let rate = self.pacer.rate().or_else(|| {
-            crate::recovery::pacer::Pacer::default_rate(
-                cc.cwnd(),
-                self.recovery.rtt().smoothed_rtt(),
-            )
+            crate::cc::pacer::Pacer::default_rate(cc.cwnd(), self.recovery.rtt().smoothed_rtt())
         });
         let by_rate = rate.map_or(0, |r| {
             let bytes = u128::from(r) * SEND_QUANTUM_INTERVAL.as_nanos() / 1_000_000_000;

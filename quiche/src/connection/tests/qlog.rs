@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::testing::{LinkConfig, Pipe};
 
-use super::tests::{client_config, server_config};
+use super::{client_config, server_config};
 
 /// A qlog writer whose bytes the test reads back.
 #[derive(Clone, Default)]

@@ -7,9 +7,9 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
 
-use super::tests::{client_config, server_config};
-use super::tests_streams::{encode, established, stateless_reset, to_client, to_server};
-use super::{Connection, RecvInfo};
+use super::streams::{encode, established, stateless_reset, to_client, to_server};
+use super::{client_config, server_config};
+use crate::connection::{Connection, RecvInfo};
 use crate::frame::Frame;
 use crate::packet::{Header, Type};
 use crate::testing::{Direction, LinkConfig, Pipe, Rng, Verdict};
@@ -268,7 +268,7 @@ fn too_short_or_unprocessable_datagrams_with_the_token_elsewhere_do_not_reset() 
 #[cfg(feature = "qlog")]
 #[test]
 fn the_reset_shows_in_the_qlog() {
-    use super::tests_qlog::{records, SharedBuf};
+    use super::qlog::{records, SharedBuf};
 
     let mut server = server_with_key();
     let mut pipe = established(&mut client_config(), &mut server);

@@ -1,4 +1,19 @@
-//! Connection-level tests on the in-memory pipe.
+//! Connection-level tests on the in-memory pipe: this file holds the shared configurations and
+//! the basic handshake and transfer tests; each topic's suite is a file beside it.
+
+mod defences;
+mod ecn;
+mod ecn_paths;
+mod handshake_loss;
+mod migration;
+mod pmtud;
+#[cfg(feature = "qlog")]
+mod qlog;
+mod retrans;
+mod stateless_reset;
+pub(crate) mod streams;
+mod v2;
+mod zero_rtt;
 
 use std::time::Duration;
 
