@@ -117,7 +117,7 @@ pub struct BbrOptions {
     pub skip_probe_rtt_without_queue: bool,
     /// Whether a loss counts as congestion only when the RTT shows a queue (an eighth of the
     /// min RTT, at least 2 ms) or the loss rate is high (the random-loss filter, on by default:
-    /// [`FILTER_RANDOM_LOSS`]). Off, every loss counts, as in the draft: at a few percent of
+    /// `FILTER_RANDOM_LOSS`). Off, every loss counts, as in the draft: at a few percent of
     /// random loss the short-term bounds then ratchet the rate down round after round.
     pub filter_random_loss: bool,
 }
