@@ -818,5 +818,7 @@ mod dgram;
 mod h3;
 mod path;
 mod reset;
+mod stats;
+mod stream;
 #[cfg(test)]
 mod tests;
