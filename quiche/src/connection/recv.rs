@@ -70,7 +70,6 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
 
         // A server drops client Initial datagrams smaller than 1200 bytes (RFC 9000 §14.1):
         // answering them would let an attacker amplify.
-        let first = buf[0];
         let is_initial = matches!(peek_long_header(buf), Some((Type::Initial, _)));
         if self.is_server && is_initial && len < MIN_UDP_PAYLOAD_SIZE {
             self.stats.dropped += 1;
@@ -98,7 +97,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         }
 
         if let Some(tail) = tail.filter(|_| self.stats.recv == recv_before) {
-            if self.on_unprocessed_datagram(first, len, &tail, now) {
+            if self.on_unprocessed_datagram(len, &tail, now) {
                 return Ok(len);
             }
         }
