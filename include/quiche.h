@@ -324,8 +324,9 @@ bool quiche_conn_set_qlog_path(quiche_conn *conn, const char *path, const char *
                                const char *log_desc);
 
 /* Offers a session saved with quiche_conn_session() for resumption and 0-RTT (clients, before
- * the first quiche_conn_send()). Returns 0 or an error: QUICHE_ERR_TLS_FAIL for a session saved
- * by another process or another config (see quiche_conn_session()). */
+ * the first quiche_conn_send()). Returns 0 or an error: QUICHE_ERR_TLS_FAIL for bytes that
+ * cannot be resumed (with rustls, a session saved by another process or another config; see
+ * quiche_conn_session()). */
 int quiche_conn_set_session(quiche_conn *conn, const uint8_t *buf, size_t buf_len);
 
 /* The addresses of a received datagram: where it came from and where it arrived. */
@@ -566,7 +567,7 @@ int quiche_conn_close(quiche_conn *conn, bool app, uint64_t err,
 /*
  * The functions below lend bytes owned by the connection through *out and *out_len (NULL and
  * 0 when empty). They stay valid until the connection is freed; the session until the next
- * call of quiche_conn_session().
+ * session ticket arrives.
  */
 
 /* A string identifying the connection in logs (not NUL-terminated). */
@@ -582,10 +583,18 @@ void quiche_conn_destination_id(const quiche_conn *conn, const uint8_t **out, si
 void quiche_conn_application_proto(const quiche_conn *conn, const uint8_t **out,
                                    size_t *out_len);
 
-/* The TLS session to resume later with quiche_conn_set_session() (empty if none yet). Unlike
- * quiche's, valid only in this process, for connections of the same config: rustls cannot
- * write a client session out and read it back, so it cannot be kept in a file. */
-void quiche_conn_session(quiche_conn *conn, const uint8_t **out, size_t *out_len);
+/* The TLS session to resume later with quiche_conn_set_session() (empty if none yet). With
+ * BoringSSL (feature boringssl-boring-crate) these are quiche's bytes, valid in any process (a
+ * session file) and interchangeable with quiche's. With rustls, which cannot write a client
+ * session out, a handle valid only in this process, for connections of the same config. */
+void quiche_conn_session(const quiche_conn *conn, const uint8_t **out, size_t *out_len);
+
+/* The peer's leaf certificate, DER-encoded (empty if it sent none). */
+void quiche_conn_peer_cert(const quiche_conn *conn, const uint8_t **out, size_t *out_len);
+
+/* The server name: the SNI a client asked for, on a server; the name given to quiche_connect(),
+ * on a client (not NUL-terminated; empty if none). */
+void quiche_conn_server_name(const quiche_conn *conn, const uint8_t **out, size_t *out_len);
 
 /* Returns whether the handshake completed. */
 bool quiche_conn_is_established(const quiche_conn *conn);

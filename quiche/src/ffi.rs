@@ -819,3 +819,4 @@ mod h3;
 mod path;
 #[cfg(test)]
 mod tests;
+mod tls;

@@ -149,9 +149,11 @@ impl Connection {
         now: Instant,
     ) -> Result<(Connection, Connection)> {
         let odcid = ConnectionId::from_ref(&FUZZ_ODCID);
+        let tls =
+            crate::tls::Handshake::new_client(&mut client_config.tls, Some("localhost"), vec![])?;
         let mut client = Connection::new(
             false,
-            Some("localhost"),
+            tls,
             &ConnectionId::from_ref(&FUZZ_CLIENT_SCID),
             Some(&odcid),
             client_addr,

@@ -271,18 +271,30 @@ pub fn connect(
     peer: SocketAddr,
     config: &mut Config,
 ) -> Result<Connection> {
-    let mut odcid = [0u8; 16];
-    ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut odcid)
+    let tls = Handshake::new_client(&mut config.tls, server_name, Vec::new())?;
+    connect_with_tls(tls, scid, &random_client_dcid()?, local, peer, config)
+}
+
+/// A client's first Destination Connection ID: 16 random bytes (RFC 9000 §7.2 asks for at
+/// least 8 unpredictable ones).
+pub(crate) fn random_client_dcid() -> Result<ConnectionId<'static>> {
+    let mut dcid = [0u8; 16];
+    ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut dcid)
         .map_err(|_| Error::CryptoFail)?;
-    let mut conn = Connection::new(
-        false,
-        server_name,
-        scid,
-        Some(&ConnectionId::from_ref(&odcid)),
-        local,
-        peer,
-        config,
-    )?;
+    Ok(ConnectionId::from_vec(dcid.to_vec()))
+}
+
+/// A client connection on a ready handshake, towards `dcid` (its first Destination
+/// Connection ID).
+pub(crate) fn connect_with_tls(
+    tls: Handshake,
+    scid: &ConnectionId,
+    dcid: &ConnectionId,
+    local: SocketAddr,
+    peer: SocketAddr,
+    config: &Config,
+) -> Result<Connection> {
+    let mut conn = Connection::new(false, tls, scid, Some(dcid), local, peer, config)?;
     // The ClientHello is built at the first `send`, so that `set_session` can still offer a
     // session to resume; the Initial keys are ready now.
     conn.install_initial_keys()?;
@@ -298,18 +310,22 @@ pub fn accept(
     peer: SocketAddr,
     config: &mut Config,
 ) -> Result<Connection> {
-    Connection::new(true, None, scid, odcid, local, peer, config)
+    // The transport parameters are set once the client's DCID is known.
+    let tls = Handshake::new_server(&mut config.tls, Vec::new())?;
+    Connection::new(true, tls, scid, odcid, local, peer, config)
 }
 
 impl Connection {
-    fn new(
+    /// A connection on `tls`, a handshake not yet started: a client's gets its transport
+    /// parameters here, a server's once the client's first Initial arrived.
+    pub(crate) fn new(
         is_server: bool,
-        server_name: Option<&str>,
+        mut tls: Handshake,
         scid: &ConnectionId,
         odcid: Option<&ConnectionId>,
         local: SocketAddr,
         peer: SocketAddr,
-        config: &mut Config,
+        config: &Config,
     ) -> Result<Connection> {
         if scid.len() > crate::MAX_CONN_ID_LEN {
             return Err(Error::InvalidState);
@@ -341,12 +357,9 @@ impl Connection {
             local_tp.retry_source_connection_id = Some(scid.clone().into_owned());
         }
 
-        let mut tls = if is_server {
-            // The transport parameters are set once the client's DCID is known.
-            Handshake::new_server(&mut config.tls, Vec::new())?
-        } else {
-            Handshake::new_client(&mut config.tls, server_name, local_tp.encode_to_vec(false)?)?
-        };
+        if !is_server {
+            tls.set_transport_params(local_tp.encode_to_vec(false)?)?;
+        }
         version::prepare_tls(
             &mut tls,
             is_server,
@@ -881,19 +894,34 @@ impl Connection {
         ConnectionId::from_ref(&self.dcid)
     }
 
-    /// The session to resume later with `set_session`: unlike quiche's, valid only in this
-    /// process, for connections made from the same `Config` (rustls 0.23 has no public way to
-    /// write a client session out and read it back). `None` until a ticket arrived.
-    pub fn session(&self) -> Option<Vec<u8>> {
+    /// The serialized TLS session, for a later connection to resume with
+    /// [`Connection::set_session`] (clients; `None` until the server sent a ticket).
+    ///
+    /// With BoringSSL (feature `boringssl-boring-crate`) these are quiche's bytes: BoringSSL's
+    /// encoded session and the server's transport parameters, valid in any process (a session
+    /// file) and interchangeable with quiche's. With rustls, which cannot serialize a session,
+    /// they are a handle valid only in this process for connections of the same `Config`.
+    pub fn session(&self) -> Option<&[u8]> {
         self.tls.session()
     }
 
-    /// Resumes a session saved by `session` (client, before the first `send`). Bytes from
-    /// another process (a session file), from another `Config` or whose tickets were all used
-    /// fail with `TlsFail`, the reason logged as a warning; the connection then makes a full
-    /// handshake.
+    /// Offers a session saved by [`Connection::session`] for resumption, and 0-RTT if the
+    /// config enables early data (clients, before the first `send`). Bytes that cannot be
+    /// resumed fail with `TlsFail`, the reason logged as a warning (with rustls: a session
+    /// from another process or another `Config`, or whose tickets were all used); the
+    /// connection then makes a full handshake.
     pub fn set_session(&mut self, session: &[u8]) -> Result<()> {
         self.tls.set_session(session)
+    }
+
+    /// The peer's leaf certificate, DER-encoded (`None` if it sent none).
+    pub fn peer_cert(&self) -> Option<&[u8]> {
+        self.tls.peer_cert()
+    }
+
+    /// The peer's certificate chain, DER-encoded, the leaf first.
+    pub fn peer_cert_chain(&self) -> Option<Vec<&[u8]>> {
+        self.tls.peer_cert_chain()
     }
 
     /// Writes TLS secrets in the NSS key log format to `writer`, including those logged before
