@@ -9,6 +9,7 @@
 //! extend the library can reach them, but the re-exports at the crate root are the stable API.
 
 pub mod ack_tracker;
+pub mod buffers;
 pub mod cc;
 pub mod cid;
 pub mod config;
@@ -30,11 +31,14 @@ pub mod qlog;
 pub mod quic_lb;
 pub mod ranges;
 pub mod recovery;
+pub mod rtt;
 pub mod stream;
+#[cfg(any(test, feature = "internal"))]
 pub mod testing;
 pub mod tls;
 pub mod transport_params;
 
+pub use crate::buffers::{BufFactory, BufSplit};
 pub use crate::cc::{
     BbrOptions, CcFactory, CongestionControl, CongestionControlAlgorithm, HystartVariant,
     SlowStartStrategy,
@@ -42,9 +46,12 @@ pub use crate::cc::{
 pub use crate::cid::ConnectionIdGenerator;
 pub use crate::config::Config;
 pub use crate::connection::{
-    accept, connect, Connection, ConnectionError, PathStats, PathStatsIter, RecvInfo, SendInfo,
-    Stats, MAX_SEND_QUANTUM, SEND_QUANTUM_INTERVAL,
+    accept, accept_with_buf_factory, connect, connect_with_buffer_factory, Connection,
+    ConnectionError, PathStats, PathStatsIter, RecvInfo, SendInfo, Stats, MAX_SEND_QUANTUM,
+    SEND_QUANTUM_INTERVAL,
 };
+#[cfg(feature = "custom-client-dcid")]
+pub use crate::connection::{connect_with_dcid, connect_with_dcid_and_buffer_factory};
 pub use crate::ecn::{EcnState, ECT0};
 pub use crate::error::{Error, Result, WireErrorCode};
 pub use crate::packet::{

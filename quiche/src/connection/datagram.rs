@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::frame::Frame;
 use crate::packet::MAX_PKT_NUM_LEN;
 
-impl Connection {
+impl<F: crate::buffers::BufFactory> Connection<F> {
     /// The peer's max_datagram_frame_size, if it accepts DATAGRAM frames (a non-zero value,
     /// RFC 9221 §3).
     fn peer_max_datagram_frame(&self) -> Option<u64> {

@@ -57,7 +57,7 @@ impl PathTallies {
     }
 }
 
-impl super::Connection {
+impl<F: crate::buffers::BufFactory> super::Connection<F> {
     /// Splits `packets` (newly acknowledged or lost) by the path they went out on.
     pub(super) fn ecn_tally<'a>(
         &self,

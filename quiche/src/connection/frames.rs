@@ -16,7 +16,7 @@ const LOSS_BY_ACK: bool = false;
 /// Losses found when the loss detection timer fired (time threshold).
 const LOSS_BY_TIMER: bool = true;
 
-impl Connection {
+impl<F: crate::buffers::BufFactory> Connection<F> {
     /// Applies one received frame of `epoch`.
     pub(super) fn process_frame(&mut self, frame: Frame, epoch: Epoch, now: Instant) -> Result<()> {
         match frame {
@@ -282,9 +282,9 @@ impl Connection {
     ) {
         qlog!(self, q => {
             let ty = match epoch {
-                Epoch::Initial => crate::Type::Initial,
-                Epoch::Handshake => crate::Type::Handshake,
-                Epoch::Application => crate::Type::Short,
+                Epoch::Initial => crate::packet::Type::Initial,
+                Epoch::Handshake => crate::packet::Type::Handshake,
+                Epoch::Application => crate::packet::Type::Short,
             };
             let trigger = if by_timer {
                 crate::qlog::LossTrigger::TimeThreshold

@@ -14,11 +14,12 @@ use ring::hkdf::Prk;
 use super::sent::SentFrames;
 use super::spaces::OneRttKeys;
 use super::Connection;
+use crate::config::Config;
 use crate::crypto::{self, Algorithm, Labels};
+use crate::error::{Error, Result};
 use crate::packet::{encrypt_pkt, ConnectionId, Epoch, Header};
 use crate::recovery::SentPacket;
 use crate::tls::{NextSecrets, OwnSecrets};
-use crate::{Config, Error, Result};
 
 /// The connection IDs of the pair [`Connection::fuzz_established_pair`] builds: the client's,
 /// the server's, and the client's first Destination Connection ID.
@@ -133,7 +134,7 @@ impl PairMaterial {
     }
 }
 
-impl Connection {
+impl<F: crate::buffers::BufFactory> Connection<F> {
     /// A client and a server in the state a completed handshake leaves them in, without TLS:
     /// both have each other's transport parameters (from the configs) and 1-RTT keys from
     /// fixed secrets; the server has validated the client's address and confirmed the
@@ -160,7 +161,7 @@ impl Connection {
             server_addr,
             client_config,
         )?;
-        let mut server = crate::accept(
+        let mut server = crate::connection::accept(
             &ConnectionId::from_ref(&FUZZ_SERVER_SCID),
             None,
             server_addr,
@@ -271,8 +272,8 @@ impl Connection {
 mod tests {
     use std::time::Duration;
 
-    use super::super::tests::{client_config, server_config};
-    use crate::connection::tests_streams::encode;
+    use crate::connection::tests::streams::encode;
+    use crate::connection::tests::{client_config, server_config};
     use crate::frame::Frame;
     use crate::testing::Pipe;
     use crate::RecvInfo;

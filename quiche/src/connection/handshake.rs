@@ -10,7 +10,7 @@ use crate::packet::{ConnectionId, Epoch};
 use crate::tls::HandshakeEvent;
 use crate::transport_params::{ExpectedCids, TransportParams};
 
-impl Connection {
+impl<F: crate::buffers::BufFactory> Connection<F> {
     /// Derives the Initial keys from the client's first Destination Connection ID.
     pub(super) fn install_initial_keys(&mut self) -> Result<()> {
         let (open, seal) =
@@ -263,7 +263,7 @@ impl Connection {
     }
 }
 
-impl Connection {
+impl<F: crate::buffers::BufFactory> Connection<F> {
     /// A client received a Retry (RFC 9000 §17.2.5.2): check it, then start over towards the
     /// connection ID the server chose, with its token, keeping packet numbers.
     pub(super) fn on_retry(&mut self, b: &[u8], hdr: &crate::packet::HeaderLayout) -> Result<()> {

@@ -20,7 +20,7 @@ pub(super) fn fill_random(buf: &mut [u8]) -> Result<()> {
         .map_err(|_| Error::CryptoFail)
 }
 
-impl Connection {
+impl<F: crate::buffers::BufFactory> Connection<F> {
     /// Where our new IDs come from: the config's generator, or random bytes.
     fn cid_source(
         generator: Option<&std::sync::Arc<dyn crate::cid::ConnectionIdGenerator>>,

@@ -40,7 +40,7 @@ use crate::path::{only_ports_changed, Path, PathEvent, PathTimeout, SocketAddrIt
 /// Smallest room worth writing a probe in (header, a PATH frame, the AEAD tag).
 const MIN_PROBE_ROOM: usize = 64;
 
-impl Connection {
+impl<F: crate::buffers::BufFactory> Connection<F> {
     // ---------------------------------------------------------------------------------------
     // Receiving.
 

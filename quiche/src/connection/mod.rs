@@ -24,33 +24,13 @@ pub mod state;
 pub mod stats;
 #[cfg(test)]
 pub(crate) mod tests;
-#[cfg(test)]
-mod tests_defences;
-#[cfg(test)]
-mod tests_ecn;
-#[cfg(test)]
-mod tests_ecn_paths;
-#[cfg(test)]
-mod tests_handshake_loss;
-#[cfg(test)]
-mod tests_migration;
-#[cfg(test)]
-mod tests_pmtud;
-#[cfg(all(test, feature = "qlog"))]
-mod tests_qlog;
-#[cfg(test)]
-mod tests_retrans;
-#[cfg(test)]
-mod tests_streams;
-#[cfg(test)]
-mod tests_v2;
-#[cfg(test)]
-mod tests_zero_rtt;
 mod version;
 
+use std::marker::PhantomData;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
+use crate::buffers::{BufFactory, DefaultBufFactory};
 use crate::cid::{ConnectionIds, ResetTokenKey};
 use crate::config::Config;
 use crate::dgram::DatagramQueue;
@@ -99,7 +79,10 @@ pub struct SendInfo {
 const HANDSHAKE_ACK_DELAY_EXPONENT: u64 = 3;
 
 /// A QUIC connection.
-pub struct Connection {
+///
+/// `F` makes the buffers that hold stream and datagram data (see [`BufFactory`]); plain
+/// `Connection` uses the default, heap-allocated ones.
+pub struct Connection<F: BufFactory = DefaultBufFactory> {
     is_server: bool,
     version: u32,
 
@@ -167,7 +150,7 @@ pub struct Connection {
 
     recovery: Recovery<SentFrames>,
     /// Spaces ack-eliciting datagrams out at the congestion controller's rate.
-    pacer: crate::recovery::pacer::Pacer,
+    pacer: crate::cc::pacer::Pacer,
     recovery_config: RecoveryConfig,
     cc_factory: Option<std::sync::Arc<dyn crate::cc::CcFactory>>,
     /// Makes the IDs we issue (random bytes without one).
@@ -241,6 +224,7 @@ pub struct Connection {
     /// A server's trace waiting for the client's first Initial (see `set_qlog`).
     #[cfg(feature = "qlog")]
     qlog_pending: Option<Box<self::qlog::PendingQlog>>,
+    buf_factory: PhantomData<F>,
 }
 
 /// Builds recovery with the configured controller.
@@ -271,6 +255,17 @@ pub fn connect(
     peer: SocketAddr,
     config: &mut Config,
 ) -> Result<Connection> {
+    connect_with_buffer_factory(server_name, scid, local, peer, config)
+}
+
+/// Creates a new client-side connection whose buffers come from the factory `F`.
+pub fn connect_with_buffer_factory<F: BufFactory>(
+    server_name: Option<&str>,
+    scid: &ConnectionId,
+    local: SocketAddr,
+    peer: SocketAddr,
+    config: &mut Config,
+) -> Result<Connection<F>> {
     let tls = Handshake::new_client(&mut config.tls, server_name, Vec::new())?;
     connect_with_tls(tls, scid, &random_client_dcid()?, local, peer, config)
 }
@@ -284,16 +279,45 @@ pub(crate) fn random_client_dcid() -> Result<ConnectionId<'static>> {
     Ok(ConnectionId::from_vec(dcid.to_vec()))
 }
 
+/// Creates a new client-side connection that addresses its first packets to `dcid` instead of
+/// a random connection ID. RFC 9000 §7.2 asks for at least 8 unpredictable bytes: the caller
+/// is responsible for that.
+#[cfg(feature = "custom-client-dcid")]
+pub fn connect_with_dcid(
+    server_name: Option<&str>,
+    scid: &ConnectionId,
+    dcid: &ConnectionId,
+    local: SocketAddr,
+    peer: SocketAddr,
+    config: &mut Config,
+) -> Result<Connection> {
+    connect_with_dcid_and_buffer_factory(server_name, scid, dcid, local, peer, config)
+}
+
+/// [`connect_with_dcid`] with the buffers of the factory `F`.
+#[cfg(feature = "custom-client-dcid")]
+pub fn connect_with_dcid_and_buffer_factory<F: BufFactory>(
+    server_name: Option<&str>,
+    scid: &ConnectionId,
+    dcid: &ConnectionId,
+    local: SocketAddr,
+    peer: SocketAddr,
+    config: &mut Config,
+) -> Result<Connection<F>> {
+    let tls = Handshake::new_client(&mut config.tls, server_name, Vec::new())?;
+    connect_with_tls(tls, scid, dcid, local, peer, config)
+}
+
 /// A client connection on a ready handshake, towards `dcid` (its first Destination
 /// Connection ID).
-pub(crate) fn connect_with_tls(
+pub(crate) fn connect_with_tls<F: BufFactory>(
     tls: Handshake,
     scid: &ConnectionId,
     dcid: &ConnectionId,
     local: SocketAddr,
     peer: SocketAddr,
     config: &Config,
-) -> Result<Connection> {
+) -> Result<Connection<F>> {
     let mut conn = Connection::new(false, tls, scid, Some(dcid), local, peer, config)?;
     // The ClientHello is built at the first `send`, so that `set_session` can still offer a
     // session to resume; the Initial keys are ready now.
@@ -310,12 +334,23 @@ pub fn accept(
     peer: SocketAddr,
     config: &mut Config,
 ) -> Result<Connection> {
+    accept_with_buf_factory(scid, odcid, local, peer, config)
+}
+
+/// Creates a new server-side connection whose buffers come from the factory `F`.
+pub fn accept_with_buf_factory<F: BufFactory>(
+    scid: &ConnectionId,
+    odcid: Option<&ConnectionId>,
+    local: SocketAddr,
+    peer: SocketAddr,
+    config: &mut Config,
+) -> Result<Connection<F>> {
     // The transport parameters are set once the client's DCID is known.
     let tls = Handshake::new_server(&mut config.tls, Vec::new())?;
     Connection::new(true, tls, scid, odcid, local, peer, config)
 }
 
-impl Connection {
+impl<F: crate::buffers::BufFactory> Connection<F> {
     /// A connection on `tls`, a handshake not yet started: a client's gets its transport
     /// parameters here, a server's once the client's first Initial arrived.
     pub(crate) fn new(
@@ -326,11 +361,11 @@ impl Connection {
         local: SocketAddr,
         peer: SocketAddr,
         config: &Config,
-    ) -> Result<Connection> {
-        if scid.len() > crate::MAX_CONN_ID_LEN {
+    ) -> Result<Self> {
+        if scid.len() > crate::packet::MAX_CONN_ID_LEN {
             return Err(Error::InvalidState);
         }
-        if is_server && !crate::version_is_supported(config.version) {
+        if is_server && !crate::packet::version_is_supported(config.version) {
             // A reserved version only serves a client testing Version Negotiation.
             return Err(Error::UnknownVersion);
         }
@@ -379,7 +414,7 @@ impl Connection {
         };
         let recovery_config = RecoveryConfig {
             max_ack_delay: Duration::from_millis(25),
-            initial_rtt: crate::recovery::INITIAL_RTT,
+            initial_rtt: crate::rtt::INITIAL_RTT,
             is_server,
             cc_algorithm: config.cc_algorithm,
             cc: config.cc_config(max_datagram),
@@ -452,7 +487,7 @@ impl Connection {
             one_rtt: None,
             zero_rtt: None,
             recovery,
-            pacer: crate::recovery::pacer::Pacer::new(config.pacing, max_datagram),
+            pacer: crate::cc::pacer::Pacer::new(config.pacing, max_datagram),
             recovery_config,
             cc_factory: config.cc_factory.clone(),
             cid_generator: config.cid_generator.clone(),
@@ -495,6 +530,7 @@ impl Connection {
             qlog: None,
             #[cfg(feature = "qlog")]
             qlog_pending: None,
+            buf_factory: PhantomData,
         };
 
         // A client's Initial keys are installed by `connect`.
@@ -950,10 +986,7 @@ impl Connection {
         use crate::cc::CongestionControl;
         let cc = self.recovery.controller();
         let rate = self.pacer.rate().or_else(|| {
-            crate::recovery::pacer::Pacer::default_rate(
-                cc.cwnd(),
-                self.recovery.rtt().smoothed_rtt(),
-            )
+            crate::cc::pacer::Pacer::default_rate(cc.cwnd(), self.recovery.rtt().smoothed_rtt())
         });
         let by_rate = rate.map_or(0, |r| {
             let bytes = u128::from(r) * SEND_QUANTUM_INTERVAL.as_nanos() / 1_000_000_000;

@@ -14,7 +14,7 @@ use crate::packet::Epoch;
 use crate::pmtud::BASE_PLPMTU;
 use crate::recovery::AckOutcome;
 
-impl Connection {
+impl<F: crate::buffers::BufFactory> Connection<F> {
     /// The size of the PMTU probe to send now, if one is due and the congestion window and a
     /// buffer of `buf_len` bytes allow it. Probes wait for the handshake to be confirmed
     /// (RFC 9000 §14.3.1) and give way to loss-recovery probes and to closing.

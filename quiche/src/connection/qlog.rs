@@ -27,7 +27,7 @@ pub(super) struct PendingQlog {
     start: Instant,
 }
 
-impl Connection {
+impl<F: crate::buffers::BufFactory> Connection<F> {
     /// Writes this connection's qlog (JSON-SEQ, qlog 0.3, the format qvis opens) to `writer`.
     /// `title` and `description` go into the trace header, whose `group_id` is the client's
     /// original Destination Connection ID: on a server that has not received the client's

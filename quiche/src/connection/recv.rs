@@ -21,7 +21,7 @@ enum Fate {
     StopDatagram,
 }
 
-impl Connection {
+impl<F: crate::buffers::BufFactory> Connection<F> {
     /// Processes a datagram received at `now`; returns the bytes consumed.
     pub fn recv_at(&mut self, buf: &mut [u8], info: RecvInfo, now: Instant) -> Result<usize> {
         self.recv_with_ecn_at(buf, info, 0, now)

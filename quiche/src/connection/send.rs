@@ -25,7 +25,7 @@ pub(super) struct Written {
     ack_eliciting: bool,
 }
 
-impl Connection {
+impl<F: crate::buffers::BufFactory> Connection<F> {
     /// Writes one datagram to send at `now` into `out`.
     pub fn send_at(&mut self, out: &mut [u8], now: Instant) -> Result<(usize, SendInfo)> {
         self.send_on_path_at(out, None, None, now)
@@ -614,7 +614,7 @@ impl Connection {
             }
         } else if err.is_app {
             Frame::ConnectionClose {
-                error_code: crate::WireErrorCode::ApplicationError as u64,
+                error_code: crate::error::WireErrorCode::ApplicationError as u64,
                 frame_type: 0,
                 reason: &[],
             }

@@ -76,7 +76,7 @@ fn version_negotiation_error(reason: &str) -> ConnectionError {
     }
 }
 
-impl Connection {
+impl<F: crate::buffers::BufFactory> Connection<F> {
     /// A Version Negotiation packet arrived. The client ignores it unless it is an answer to its
     /// first flight that does not list the version it tried (RFC 9000 §6.2, RFC 9368 §4); then
     /// it starts again in a version from the list, or gives up if there is none.
@@ -208,7 +208,7 @@ impl Connection {
     }
 }
 
-impl Connection {
+impl<F: crate::buffers::BufFactory> Connection<F> {
     /// A server whose TLS waits for the whole ClientHello: once it is there, reads the client's
     /// Version Information and moves the connection to the version it prefers among those the
     /// client offers (compatible version negotiation, RFC 9368 §2.3, RFC 9369 §4), then starts
@@ -320,7 +320,7 @@ impl Connection {
 }
 
 #[cfg(feature = "qlog")]
-impl Connection {
+impl<F: crate::buffers::BufFactory> Connection<F> {
     /// Logs a compatible version switch: `transport:version_information` and the version of
     /// later long headers. `client` is the client's offer, when the server logs it.
     fn qlog_version_information(&mut self, client: Option<&VersionInformation>) {

@@ -80,7 +80,10 @@ fn is_client_initiated(id: u64) -> bool {
 impl Connection {
     /// Starts HTTP/3 on `conn`: opens the control stream with our SETTINGS and the QPACK
     /// streams (RFC 9114 §6.2.1, RFC 9204 §4.2). Their bytes go out as the transport allows.
-    pub fn with_transport(conn: &mut crate::Connection, config: &Config) -> Result<Connection> {
+    pub fn with_transport<F: crate::BufFactory>(
+        conn: &mut crate::Connection<F>,
+        config: &Config,
+    ) -> Result<Connection> {
         let is_server = conn.is_server();
         let first_uni = if is_server { 3 } else { 2 };
         let mut settings = vec![
@@ -179,7 +182,7 @@ impl Connection {
     }
 
     /// Writes what our streams still have to send: control, QPACK and unfinished headers.
-    fn flush(&mut self, conn: &mut crate::Connection) {
+    fn flush<F: crate::BufFactory>(&mut self, conn: &mut crate::Connection<F>) {
         qlog::qpack(conn, &mut self.qpack_encoder, &mut self.qpack_decoder, true);
         let pending = self.qpack_encoder.encoder_stream_pending().to_vec();
         if !pending.is_empty() {
@@ -215,11 +218,16 @@ impl Connection {
     }
 
     /// Closes the connection with `e` (a connection error of RFC 9114 §8) and returns it.
-    fn fail(&mut self, conn: &mut crate::Connection, e: Error) -> Error {
+    fn fail<F: crate::BufFactory>(&mut self, conn: &mut crate::Connection<F>, e: Error) -> Error {
         self.fail_with_code(conn, e, e.to_wire())
     }
 
-    fn fail_with_code(&mut self, conn: &mut crate::Connection, e: Error, code: u64) -> Error {
+    fn fail_with_code<F: crate::BufFactory>(
+        &mut self,
+        conn: &mut crate::Connection<F>,
+        e: Error,
+        code: u64,
+    ) -> Error {
         if self.closed.is_none() {
             self.closed = Some(e);
             let _ = conn.close(true, code, b"");
@@ -228,7 +236,12 @@ impl Connection {
     }
 
     /// Ends a stream with a stream error: both directions reset with `code`.
-    fn reset_stream(&mut self, conn: &mut crate::Connection, id: u64, code: u64) {
+    fn reset_stream<F: crate::BufFactory>(
+        &mut self,
+        conn: &mut crate::Connection<F>,
+        id: u64,
+        code: u64,
+    ) {
         let _ = conn.stream_shutdown(id, Shutdown::Read, code);
         let _ = conn.stream_shutdown(id, Shutdown::Write, code);
         self.streams.remove(&id);
@@ -241,7 +254,10 @@ impl Connection {
 
     /// The next event on any stream, as `(stream ID, event)`; `Error::Done` when there is none
     /// now. Connection errors close the QUIC connection and are returned.
-    pub fn poll(&mut self, conn: &mut crate::Connection) -> Result<(u64, Event)> {
+    pub fn poll<F: crate::BufFactory>(
+        &mut self,
+        conn: &mut crate::Connection<F>,
+    ) -> Result<(u64, Event)> {
         if let Some(e) = self.closed {
             return Err(e);
         }
@@ -265,7 +281,7 @@ impl Connection {
 
     /// Forgets the request streams whose message ended and that the transport freed (both
     /// directions over), so that state does not grow with the connection's age.
-    fn collect_finished(&mut self, conn: &crate::Connection) {
+    fn collect_finished<F: crate::BufFactory>(&mut self, conn: &crate::Connection<F>) {
         let streams = &mut self.streams;
         let priority_updates = &mut self.priority_updates;
         self.finished_streams.retain(|&id| {
@@ -292,7 +308,11 @@ impl Connection {
 
     /// Reads what a stream has, turning it into events or state changes. Connection errors
     /// are returned; stream errors reset the stream here.
-    fn process_stream(&mut self, conn: &mut crate::Connection, id: u64) -> Result<()> {
+    fn process_stream<F: crate::BufFactory>(
+        &mut self,
+        conn: &mut crate::Connection<F>,
+        id: u64,
+    ) -> Result<()> {
         if !self.streams.contains_key(&id) {
             let Some(kind) = self.stream_kind(id) else {
                 // A bidirectional stream opened by the server (§6.1).
@@ -370,7 +390,11 @@ impl Connection {
 
     /// Closes the connection for a connection-level fault and returns the error (a stream
     /// fault, which callers settle themselves, ends up as an internal error).
-    fn fail_on(&mut self, conn: &mut crate::Connection, fault: Fault) -> Error {
+    fn fail_on<F: crate::BufFactory>(
+        &mut self,
+        conn: &mut crate::Connection<F>,
+        fault: Fault,
+    ) -> Error {
         match fault {
             Fault::Connection(e) => self.fail(conn, e),
             Fault::ConnectionCode(e, code) => self.fail_with_code(conn, e, code),
@@ -379,9 +403,9 @@ impl Connection {
     }
 
     /// A peer uni stream's first bytes: its type (§6.2).
-    fn process_uni_type(
+    fn process_uni_type<F: crate::BufFactory>(
         &mut self,
-        conn: &mut crate::Connection,
+        conn: &mut crate::Connection<F>,
         id: u64,
         st: &mut RecvStream,
     ) -> Flow {
@@ -420,9 +444,9 @@ impl Connection {
     }
 
     /// The peer's QPACK streams: instruction bytes for our decoder or encoder.
-    fn process_qpack(
+    fn process_qpack<F: crate::BufFactory>(
         &mut self,
-        conn: &mut crate::Connection,
+        conn: &mut crate::Connection<F>,
         id: u64,
         st: &mut RecvStream,
     ) -> Flow {
@@ -466,7 +490,7 @@ impl Connection {
     }
 
     /// Header sections that QPACK could decode now that encoder-stream bytes arrived.
-    fn release_unblocked(&mut self, conn: &mut crate::Connection) -> Flow {
+    fn release_unblocked<F: crate::BufFactory>(&mut self, conn: &mut crate::Connection<F>) -> Flow {
         while let Some((id, result)) = self.qpack_decoder.take_unblocked() {
             let Some(mut st) = self.streams.remove(&id) else {
                 continue;
@@ -492,9 +516,9 @@ impl Connection {
 
     /// The peer's control stream (§6.2.1, §7.2): SETTINGS first and once, then GOAWAY,
     /// MAX_PUSH_ID, CANCEL_PUSH, PRIORITY_UPDATE; frames of other streams are unexpected.
-    fn process_control(
+    fn process_control<F: crate::BufFactory>(
         &mut self,
-        conn: &mut crate::Connection,
+        conn: &mut crate::Connection<F>,
         id: u64,
         st: &mut RecvStream,
     ) -> Flow {
@@ -563,10 +587,15 @@ impl Connection {
         }
     }
 
-    fn on_control_frame(&mut self, conn: &mut crate::Connection, ty: u64, payload: &[u8]) -> Flow {
+    fn on_control_frame<F: crate::BufFactory>(
+        &mut self,
+        conn: &mut crate::Connection<F>,
+        ty: u64,
+        payload: &[u8],
+    ) -> Flow {
         h3_qlog!(conn, q => {
             let (control, len) = (self.peer_control.unwrap_or_default(), payload.len() as u64);
-            q.frame(crate::qlog::Framing::Parsed, control, ty, len, Some(payload))
+            q.frame(qlog::Framing::Parsed, control, ty, len, Some(payload))
         });
         match ty {
             frame::SETTINGS => {
@@ -655,9 +684,9 @@ impl Connection {
 impl Connection {
     /// A request stream's frames (§4.1): HEADERS, DATA, HEADERS (trailers); interim
     /// responses before the final one (clients); unknown frames skipped.
-    fn process_request(
+    fn process_request<F: crate::BufFactory>(
         &mut self,
-        conn: &mut crate::Connection,
+        conn: &mut crate::Connection<F>,
         id: u64,
         st: &mut RecvStream,
     ) -> Flow {
@@ -777,16 +806,16 @@ impl Connection {
     }
 
     /// A decoded header section: checked (§4.1.2) and turned into a Headers event.
-    fn on_header_section(
+    fn on_header_section<F: crate::BufFactory>(
         &mut self,
-        conn: &mut crate::Connection,
+        conn: &mut crate::Connection<F>,
         id: u64,
         st: &mut RecvStream,
         lines: Vec<qpack::FieldLine>,
     ) -> Flow {
         h3_qlog!(conn, q => {
             let fields = lines.iter().map(|l| (&l.name[..], &l.value[..]));
-            q.headers(crate::qlog::Framing::Parsed, id, None, fields)
+            q.headers(qlog::Framing::Parsed, id, None, fields)
         });
         let list: Vec<Header> = lines
             .iter()
@@ -854,9 +883,9 @@ impl Connection {
     }
 
     /// Reads body bytes of `stream_id` into `out`; `Error::Done` when none are ready.
-    pub fn recv_body(
+    pub fn recv_body<F: crate::BufFactory>(
         &mut self,
-        conn: &mut crate::Connection,
+        conn: &mut crate::Connection<F>,
         stream_id: u64,
         out: &mut [u8],
     ) -> Result<usize> {
@@ -899,9 +928,9 @@ impl Connection {
     }
 
     /// Copies DATA payload bytes, crossing into the next DATA frame when one follows.
-    fn read_body(
+    fn read_body<F: crate::BufFactory>(
         &mut self,
-        conn: &mut crate::Connection,
+        conn: &mut crate::Connection<F>,
         id: u64,
         st: &mut RecvStream,
         out: &mut [u8],
@@ -967,9 +996,9 @@ impl Connection {
 
     /// Writes a HEADERS frame of `headers` on stream `id`: all of it or none (the stream
     /// needs room for the whole frame).
-    fn send_headers<T: NameValue>(
+    fn send_headers<T: NameValue, F: crate::BufFactory>(
         &mut self,
-        conn: &mut crate::Connection,
+        conn: &mut crate::Connection<F>,
         id: u64,
         headers: &[T],
         fin: bool,
@@ -993,7 +1022,7 @@ impl Connection {
         h3_qlog!(conn, q => {
             let fields = headers.iter().map(|h| (h.name(), h.value()));
             let len = Some(section.len() as u64);
-            q.headers(crate::qlog::Framing::Created, id, len, fields)
+            q.headers(qlog::Framing::Created, id, len, fields)
         });
         if written < framed.len() {
             // The encoder's state already includes this section: what did not fit is kept
@@ -1008,9 +1037,9 @@ impl Connection {
 
     /// Sends a request; returns its stream ID. `StreamBlocked` when the peer allows no new
     /// stream now; `FrameUnexpected` after the server's GOAWAY covers new requests.
-    pub fn send_request<T: NameValue>(
+    pub fn send_request<T: NameValue, F: crate::BufFactory>(
         &mut self,
-        conn: &mut crate::Connection,
+        conn: &mut crate::Connection<F>,
         headers: &[T],
         fin: bool,
     ) -> Result<u64> {
@@ -1040,9 +1069,9 @@ impl Connection {
 
     /// Sends a response's headers on the request's stream, at the priority the request asked
     /// for in its `priority` header (RFC 9218 §4), or the default.
-    pub fn send_response<T: NameValue>(
+    pub fn send_response<T: NameValue, F: crate::BufFactory>(
         &mut self,
-        conn: &mut crate::Connection,
+        conn: &mut crate::Connection<F>,
         stream_id: u64,
         headers: &[T],
         fin: bool,
@@ -1057,9 +1086,9 @@ impl Connection {
     }
 
     /// Sends a response's headers and schedules the stream at `priority`.
-    pub fn send_response_with_priority<T: NameValue>(
+    pub fn send_response_with_priority<T: NameValue, F: crate::BufFactory>(
         &mut self,
-        conn: &mut crate::Connection,
+        conn: &mut crate::Connection<F>,
         stream_id: u64,
         headers: &[T],
         priority: &Priority,
@@ -1074,9 +1103,9 @@ impl Connection {
     }
 
     /// Sends interim (1xx) response headers, or trailers (`is_trailer_section`).
-    pub fn send_additional_headers<T: NameValue>(
+    pub fn send_additional_headers<T: NameValue, F: crate::BufFactory>(
         &mut self,
-        conn: &mut crate::Connection,
+        conn: &mut crate::Connection<F>,
         stream_id: u64,
         headers: &[T],
         is_trailer_section: bool,
@@ -1089,9 +1118,9 @@ impl Connection {
 
     /// Sends body bytes as a DATA frame; returns how many were accepted (fewer when the
     /// stream is short of room; then wait until it is writable), `Error::Done` if none.
-    pub fn send_body(
+    pub fn send_body<F: crate::BufFactory>(
         &mut self,
-        conn: &mut crate::Connection,
+        conn: &mut crate::Connection<F>,
         stream_id: u64,
         body: &[u8],
         fin: bool,
@@ -1137,7 +1166,7 @@ impl Connection {
             return Err(Error::InternalError);
         }
         h3_qlog!(conn, q => {
-            let framing = crate::qlog::Framing::Created;
+            let framing = qlog::Framing::Created;
             q.frame(framing, stream_id, frame::DATA, len as u64, None)
         });
         Ok(len)
@@ -1145,7 +1174,11 @@ impl Connection {
 
     /// Sends GOAWAY with `id` (a server: the first request stream it will not process; a
     /// client: a push ID). Identifiers may only shrink (§5.2).
-    pub fn send_goaway(&mut self, conn: &mut crate::Connection, id: u64) -> Result<()> {
+    pub fn send_goaway<F: crate::BufFactory>(
+        &mut self,
+        conn: &mut crate::Connection<F>,
+        id: u64,
+    ) -> Result<()> {
         self.check_open()?;
         if self.is_server && (id & 0x3) != 0 {
             return Err(Error::IdError);
@@ -1160,16 +1193,16 @@ impl Connection {
         put_frame(control, frame::GOAWAY, &payload);
         h3_qlog!(conn, q => {
             let (control, len) = (self.control_id, payload.len() as u64);
-            q.frame(crate::qlog::Framing::Created, control, frame::GOAWAY, len, Some(&payload))
+            q.frame(qlog::Framing::Created, control, frame::GOAWAY, len, Some(&payload))
         });
         self.flush(conn);
         Ok(())
     }
 
     /// Sends PRIORITY_UPDATE for the request on `stream_id` (clients, RFC 9218 §7.1).
-    pub fn send_priority_update_for_request(
+    pub fn send_priority_update_for_request<F: crate::BufFactory>(
         &mut self,
-        conn: &mut crate::Connection,
+        conn: &mut crate::Connection<F>,
         stream_id: u64,
         priority: &Priority,
     ) -> Result<()> {
@@ -1184,7 +1217,7 @@ impl Connection {
         put_frame(control, frame::PRIORITY_UPDATE_REQUEST, &payload);
         h3_qlog!(conn, q => {
             let (ty, len) = (frame::PRIORITY_UPDATE_REQUEST, payload.len() as u64);
-            q.frame(crate::qlog::Framing::Created, self.control_id, ty, len, Some(&payload))
+            q.frame(qlog::Framing::Created, self.control_id, ty, len, Some(&payload))
         });
         self.flush(conn);
         Ok(())
@@ -1199,7 +1232,7 @@ impl Connection {
     }
 
     /// Whether the peer accepts HTTP Datagrams (RFC 9297) and the transport DATAGRAM frames.
-    pub fn dgram_enabled_by_peer(&self, conn: &crate::Connection) -> bool {
+    pub fn dgram_enabled_by_peer<F: crate::BufFactory>(&self, conn: &crate::Connection<F>) -> bool {
         self.peer_dgram && conn.dgram_max_writable_len().is_some()
     }
 

@@ -117,7 +117,12 @@ impl RecvStream {
 
     /// Reads from the transport into the header buffer up to `need` bytes; whether they are
     /// all there.
-    fn fill_hdr(&mut self, conn: &mut Connection, id: u64, need: usize) -> Result<bool> {
+    fn fill_hdr<F: crate::BufFactory>(
+        &mut self,
+        conn: &mut Connection<F>,
+        id: u64,
+        need: usize,
+    ) -> Result<bool> {
         while self.hdr_len < need {
             // Past the end the transport has nothing more (and may have freed the stream).
             if self.fin {
@@ -142,7 +147,11 @@ impl RecvStream {
     }
 
     /// Reads one varint (a uni stream's type); `None` while incomplete.
-    pub fn read_varint(&mut self, conn: &mut Connection, id: u64) -> Result<Option<u64>> {
+    pub fn read_varint<F: crate::BufFactory>(
+        &mut self,
+        conn: &mut Connection<F>,
+        id: u64,
+    ) -> Result<Option<u64>> {
         if !self.fill_hdr(conn, id, 1)? {
             return Ok(None);
         }
@@ -157,9 +166,9 @@ impl RecvStream {
 
     /// Reads a frame header; `None` while incomplete (check `fin` for a clean end: no byte of
     /// a header read).
-    pub fn read_frame_header(
+    pub fn read_frame_header<F: crate::BufFactory>(
         &mut self,
-        conn: &mut Connection,
+        conn: &mut Connection<F>,
         id: u64,
     ) -> Result<Option<(u64, u64)>> {
         if !self.fill_hdr(conn, id, 1)? {
@@ -191,7 +200,12 @@ impl RecvStream {
     }
 
     /// Gathers the payload of [`State::Payload`]; whether it is complete.
-    pub fn read_payload(&mut self, conn: &mut Connection, id: u64, len: usize) -> Result<bool> {
+    pub fn read_payload<F: crate::BufFactory>(
+        &mut self,
+        conn: &mut Connection<F>,
+        id: u64,
+        len: usize,
+    ) -> Result<bool> {
         let mut buf = [0u8; 4096];
         while self.payload.len() < len {
             if self.fin {
@@ -217,9 +231,9 @@ impl RecvStream {
     }
 
     /// Drops what arrived of the payload of [`State::Skip`], updating the state.
-    pub fn skip_frame(
+    pub fn skip_frame<F: crate::BufFactory>(
         &mut self,
-        conn: &mut Connection,
+        conn: &mut Connection<F>,
         id: u64,
         remaining: u64,
     ) -> Result<Skipped> {
@@ -239,7 +253,12 @@ impl RecvStream {
     }
 
     /// Reads and drops up to `remaining` bytes; how many were dropped.
-    pub fn skip(&mut self, conn: &mut Connection, id: u64, remaining: u64) -> Result<u64> {
+    pub fn skip<F: crate::BufFactory>(
+        &mut self,
+        conn: &mut Connection<F>,
+        id: u64,
+        remaining: u64,
+    ) -> Result<u64> {
         let mut buf = [0u8; 4096];
         let mut dropped = 0;
         while dropped < remaining && !self.fin {

@@ -274,7 +274,7 @@ impl Pipe {
     ) -> Result<Pipe> {
         let (client_addr, server_addr) = Self::addresses()?;
         let now = virtual_epoch();
-        let (client, server) = Connection::fuzz_established_pair(
+        let (client, server) = <Connection>::fuzz_established_pair(
             client_config,
             server_config,
             client_addr,
