@@ -345,9 +345,23 @@ pub fn accept_with_buf_factory<F: BufFactory>(
     peer: SocketAddr,
     config: &mut Config,
 ) -> Result<Connection<F>> {
+    // Before the handshake: a config unfit to serve fails for what it is, not for its TLS.
+    check_endpoint(true, scid, config)?;
     // The transport parameters are set once the client's DCID is known.
     let tls = Handshake::new_server(&mut config.tls, Vec::new())?;
     Connection::new(true, tls, scid, odcid, local, peer, config)
+}
+
+/// Whether a connection with source connection ID `scid` may be made from `config`.
+fn check_endpoint(is_server: bool, scid: &ConnectionId, config: &Config) -> Result<()> {
+    if scid.len() > crate::packet::MAX_CONN_ID_LEN {
+        return Err(Error::InvalidState);
+    }
+    if is_server && !crate::packet::version_is_supported(config.version) {
+        // A reserved version only serves a client testing Version Negotiation.
+        return Err(Error::UnknownVersion);
+    }
+    Ok(())
 }
 
 impl<F: crate::buffers::BufFactory> Connection<F> {
@@ -362,13 +376,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         peer: SocketAddr,
         config: &Config,
     ) -> Result<Self> {
-        if scid.len() > crate::packet::MAX_CONN_ID_LEN {
-            return Err(Error::InvalidState);
-        }
-        if is_server && !crate::packet::version_is_supported(config.version) {
-            // A reserved version only serves a client testing Version Negotiation.
-            return Err(Error::UnknownVersion);
-        }
+        check_endpoint(is_server, scid, config)?;
         let mut local_tp = config.local_transport_params.clone();
         local_tp.initial_source_connection_id = Some(scid.clone().into_owned());
         local_tp.version_information = Some(version::local_version_information(

@@ -199,17 +199,3 @@ fn rustls_client_against_boringssl_server() {
 fn boringssl_client_against_rustls_server() {
     across_backends(BORINGSSL, TlsBackend::Rustls);
 }
-
-#[test]
-fn dbg_ticket_sizes() {
-    for b in TlsBackend::ALL {
-        let (mut c, mut s) = (client_cfg(*b), server_cfg(*b));
-        let mut client = Endpoint::client(&mut c, Some("localhost"));
-        let mut server = Endpoint::server(&mut s);
-        run(&mut client, &mut server).unwrap();
-        eprintln!(
-            "DBG {b:?} server sent {:?} client sent {:?}",
-            server.sent_bytes, client.sent_bytes
-        );
-    }
-}
