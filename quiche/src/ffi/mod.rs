@@ -817,6 +817,8 @@ mod conn;
 mod dgram;
 mod h3;
 mod path;
+mod stats;
+mod stream;
 #[cfg(test)]
 mod tests;
 mod tls;
