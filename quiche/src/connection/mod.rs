@@ -50,10 +50,10 @@ use self::spaces::{OneRttKeys, PacketSpace};
 use self::state::Lifecycle;
 
 pub use self::open::{accept, accept_with_buf_factory, connect, connect_with_buffer_factory};
-#[cfg(all(feature = "ffi", feature = "boringssl-boring-crate"))]
-pub(crate) use self::open::{connect_with_tls, random_client_dcid};
 #[cfg(feature = "custom-client-dcid")]
 pub use self::open::{connect_with_dcid, connect_with_dcid_and_buffer_factory};
+#[cfg(all(feature = "ffi", feature = "boringssl-boring-crate"))]
+pub(crate) use self::open::{connect_with_tls, random_client_dcid};
 pub use self::state::ConnectionError;
 pub use self::stats::{PathStats, PathStatsIter, Stats};
 
