@@ -47,6 +47,17 @@ cargo clippy --workspace --all-targets -- -D warnings
 step "cargo test"
 cargo test --workspace
 
+step "BoringSSL backend (feature boringssl-boring-crate): clippy, the library's tests and the C API's unit tests"
+# BoringSSL is compiled once per run (tools/boringssl/build.sh, boring-sys's vendored source);
+# the builds below link that copy through BORING_BSSL_PATH. The default build above stays
+# pure Rust: the variable is set for this step only.
+boringssl_env="$(tools/boringssl/build.sh --env)"
+(
+    eval "$boringssl_env"
+    cargo clippy -p quiche --all-targets --features boringssl-boring-crate,ffi -- -D warnings
+    cargo test -p quiche --features boringssl-boring-crate,ffi
+)
+
 step "QPACK offline interop: ours against ls-qpack (pylsqpack), both ways, and ours against ours"
 tools/qpack-interop/interop.sh
 
