@@ -127,6 +127,14 @@ int quiche_config_load_priv_key_from_pem_file(quiche_config *config, const char 
 /* Loads the CA certificates that the peer's chain must lead to. Returns 0 or an error. */
 int quiche_config_load_verify_locations_from_file(quiche_config *config, const char *path);
 
+/* Loads the CA certificates of a directory: every PEM file in it with rustls, OpenSSL's hashed
+ * layout (c_rehash) with BoringSSL. Returns 0 or an error. */
+int quiche_config_load_verify_locations_from_directory(quiche_config *config, const char *path);
+
+/* The key exchange groups to offer or accept, most preferred first, separated by colons (e.g.
+ * "X25519:P-256"). Returns 0, or an error for an unknown group or an empty list. */
+int quiche_config_set_curves_list(quiche_config *config, const char *curves);
+
 /* Whether to verify the peer's certificate. Off by default on both sides, as in quiche: a
  * client calls it with true (and loads CA certificates) to authenticate the server. */
 void quiche_config_verify_peer(quiche_config *config, bool v);
