@@ -20,7 +20,7 @@
 //! 3. A server must not process 1-RTT packets until [`Handshake::is_handshaking`] is false
 //!    (RFC 9001 §5.7), although it gets the 1-RTT keys (and may send) one flight earlier.
 //!
-//! A backend implements [`Backend`]; [`Handshake`] adds what does not depend on it (a server
+//! A backend implements `Backend`; [`Handshake`] adds what does not depend on it (a server
 //! holding the ClientHello for compatible version negotiation) and dispatches to it.
 
 use std::fmt;

@@ -5,7 +5,7 @@
 //! ([`BoringConfig::from_builder`], quiche's `Config::with_boring_ssl_ctx_builder`) keeps
 //! everything it set there; what the context needs for QUIC is added to it.
 
-use std::ffi::{c_char, c_int, CString};
+use std::ffi::{c_int, CString};
 use std::fmt;
 use std::sync::Arc;
 
@@ -15,11 +15,9 @@ use foreign_types_shared::ForeignType;
 
 use super::callbacks;
 use super::replay::ReplayGuard;
+use super::state::KeylogCallback;
 use crate::error::{Error, Result};
 use crate::tls::CipherSuite;
-
-/// A key log callback as BoringSSL calls it.
-pub(crate) type KeylogCallback = unsafe extern "C" fn(ssl: *const ffi::SSL, line: *const c_char);
 
 /// The settings and the `SSL_CTX` of the BoringSSL backend.
 pub(crate) struct BoringConfig {

@@ -12,12 +12,16 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use super::config::KeylogCallback;
 use crate::crypto::{self, Algorithm};
 use crate::packet::Epoch;
 use crate::tls::keylog::ConnKeyLog;
 use crate::tls::secrets::{keys_from_secrets, one_rtt_from_secrets};
 use crate::tls::{DirectionalKeys, HandshakeEvent};
+
+/// A key log callback as BoringSSL calls it (an application's own, which ours passes lines on
+/// to).
+pub(crate) type KeylogCallback =
+    unsafe extern "C" fn(ssl: *const boring_sys::SSL, line: *const std::ffi::c_char);
 
 /// The secrets of one encryption level, as they arrive.
 #[derive(Default)]
