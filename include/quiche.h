@@ -323,6 +323,15 @@ bool quiche_conn_set_keylog_path(quiche_conn *conn, const char *path);
 bool quiche_conn_set_qlog_path(quiche_conn *conn, const char *path, const char *log_title,
                                const char *log_desc);
 
+/* As quiche_conn_set_keylog_path(), to a file descriptor the connection takes over (it closes
+ * it when done). */
+void quiche_conn_set_keylog_fd(quiche_conn *conn, int fd);
+
+/* As quiche_conn_set_qlog_path(), to a file descriptor the connection takes over (it closes it
+ * when done). */
+void quiche_conn_set_qlog_fd(quiche_conn *conn, int fd, const char *log_title,
+                             const char *log_desc);
+
 /* Offers a session saved with quiche_conn_session() for resumption and 0-RTT (clients, before
  * the first quiche_conn_send()). Returns 0 or an error: QUICHE_ERR_TLS_FAIL for a session saved
  * by another process or another config (see quiche_conn_session()). */
@@ -477,6 +486,23 @@ void quiche_socket_addr_iter_free(quiche_socket_addr_iter *iter);
 /* Returns how many bytes the application may send in one burst now. */
 size_t quiche_conn_send_quantum(const quiche_conn *conn);
 
+/* The send quantum of the path from local_addr to peer_addr: the active path's, one datagram on
+ * another path, 0 if the connection has no such path. */
+size_t quiche_conn_send_quantum_on_path(const quiche_conn *conn,
+                                        const struct sockaddr *local_addr, socklen_t local_len,
+                                        const struct sockaddr *peer_addr, socklen_t peer_len);
+
+/* Makes the next packet sent on the active path ack-eliciting (a PING goes in it if nothing
+ * else would elicit an ACK): a liveness check, or an RTT sample on an idle connection. 0, or an
+ * error code; does nothing on a closing connection. */
+ssize_t quiche_conn_send_ack_eliciting(quiche_conn *conn);
+
+/* As quiche_conn_send_ack_eliciting(), on the path from local to peer; QUICHE_ERR_INVALID_STATE
+ * if the connection has no such path. */
+ssize_t quiche_conn_send_ack_eliciting_on_path(quiche_conn *conn,
+                                               const struct sockaddr *local, socklen_t local_len,
+                                               const struct sockaddr *peer, socklen_t peer_len);
+
 /* Returns the largest UDP payload the connection sends. */
 size_t quiche_conn_max_send_udp_payload_size(const quiche_conn *conn);
 
@@ -522,7 +548,20 @@ int quiche_conn_stream_shutdown(quiche_conn *conn, uint64_t stream_id,
 ssize_t quiche_conn_stream_capacity(const quiche_conn *conn, uint64_t stream_id);
 
 /* Returns 1 if len bytes can be written to the stream now, 0 if not, or an error. */
-int quiche_conn_stream_writable(const quiche_conn *conn, uint64_t stream_id, size_t len);
+int quiche_conn_stream_writable(quiche_conn *conn, uint64_t stream_id, size_t len);
+
+/* The next stream with data (or its end, or a reset) to read that this function has not
+ * returned since, or -1. A stream comes back once more data arrives, or at once if a read left
+ * data behind; quiche_conn_readable() lists every readable stream each time instead. */
+int64_t quiche_conn_stream_readable_next(quiche_conn *conn);
+
+/* The next stream that can take data (at least 1 byte, or the len of a quiche_conn_stream_writable()
+ * call that returned 0) that this function has not returned since, or -1. A stream comes back
+ * when its capacity grows or after a write that leaves it writable. */
+int64_t quiche_conn_stream_writable_next(quiche_conn *conn);
+
+/* Returns true if a stream has data to read or a datagram waits to be read. */
+bool quiche_conn_is_readable(const quiche_conn *conn);
 
 /* Returns whether the stream has data, or its end, to read. */
 bool quiche_conn_stream_readable(const quiche_conn *conn, uint64_t stream_id);
@@ -574,6 +613,50 @@ void quiche_conn_trace_id(const quiche_conn *conn, const uint8_t **out, size_t *
 
 /* Our connection ID. */
 void quiche_conn_source_id(const quiche_conn *conn, const uint8_t **out, size_t *out_len);
+
+/* An iterator over connection IDs (see quiche_conn_source_ids() and
+ * quiche_conn_retired_scid_iter()). */
+typedef struct quiche_connection_id_iter quiche_connection_id_iter;
+
+/* Returns the connection's active source connection IDs (a server routes datagrams addressed to
+ * any of them to the connection). Free the iterator with quiche_connection_id_iter_free(). */
+quiche_connection_id_iter *quiche_conn_source_ids(quiche_conn *conn);
+
+/* Lends the next connection ID (valid until the iterator is freed); false when none is left. */
+bool quiche_connection_id_iter_next(quiche_connection_id_iter *iter, const uint8_t **out,
+                                    size_t *out_len);
+
+/* Frees a connection ID iterator. */
+void quiche_connection_id_iter_free(quiche_connection_id_iter *iter);
+
+/* Adds scid, a source connection ID the application chose, with its 16-byte stateless reset
+ * token, and announces it to the peer; its sequence number goes to *scid_seq. When the peer
+ * stores no more (quiche_conn_scids_left() is 0), retire_if_needed asks it to retire the oldest
+ * ones, otherwise QUICHE_ERR_ID_LIMIT. 0, or an error code. */
+int quiche_conn_new_scid(quiche_conn *conn, const uint8_t *scid, size_t scid_len,
+                         const uint8_t *reset_token, bool retire_if_needed, uint64_t *scid_seq);
+
+/* Stops using the peer's connection ID dcid_seq (RETIRE_CONNECTION_ID); the active path moves to
+ * a spare one. QUICHE_ERR_OUT_OF_IDENTIFIERS if it is the last one. 0, or an error code. */
+int quiche_conn_retire_dcid(quiche_conn *conn, uint64_t dcid_seq);
+
+/* How many more source connection IDs the peer stores. */
+size_t quiche_conn_scids_left(quiche_conn *conn);
+
+/* How many source connection IDs are active. */
+size_t quiche_conn_active_scids(quiche_conn *conn);
+
+/* How many of the peer's connection IDs the connection holds, including the one in use. */
+size_t quiche_conn_available_dcids(const quiche_conn *conn);
+
+/* How many source connection IDs the peer retired that were not taken with
+ * quiche_conn_retired_scid_iter() yet. */
+size_t quiche_conn_retired_scids(const quiche_conn *conn);
+
+/* Takes the source connection IDs the peer retired (to stop routing them) into an iterator;
+ * free it with quiche_connection_id_iter_free(). */
+quiche_connection_id_iter *quiche_conn_retired_scid_iter(quiche_conn *conn);
+
 
 /* The peer's connection ID. */
 void quiche_conn_destination_id(const quiche_conn *conn, const uint8_t **out, size_t *out_len);
@@ -701,6 +784,10 @@ ssize_t quiche_conn_dgram_recv(quiche_conn *conn, uint8_t *buf, size_t buf_len);
  * quiche_conn_dgram_max_writable_len(), QUICHE_ERR_INVALID_STATE if the peer does not accept
  * datagrams. */
 ssize_t quiche_conn_dgram_send(quiche_conn *conn, const uint8_t *buf, size_t buf_len);
+
+/* Removes the queued outgoing datagrams for which f returns true; f gets each payload and its
+ * length and must not modify the bytes. */
+void quiche_conn_dgram_purge_outgoing(quiche_conn *conn, bool (*f)(uint8_t *, size_t));
 
 /* The peer's transport parameters (quiche 0.30's layout). */
 typedef struct {

@@ -122,6 +122,10 @@ pub struct Path {
     /// Congestion and RTT state the path had when it stopped being the active one, restored
     /// if the connection comes back to it (a failed migration).
     pub saved_recovery: Option<Box<PathCcState>>,
+    /// The application asked for an ack-eliciting packet on the path
+    /// (`Connection::send_ack_eliciting`): the next packet sent on it carries a PING if it
+    /// has no other ack-eliciting frame.
+    ack_eliciting_due: bool,
 }
 
 impl Path {
@@ -153,7 +157,23 @@ impl Path {
             uid: 0,
             ecn: EcnValidation::new(true),
             saved_recovery: None,
+            ack_eliciting_due: false,
         }
+    }
+
+    /// Asks for an ack-eliciting packet on the path (a PING if nothing else elicits an ACK).
+    pub fn request_ack_eliciting(&mut self) {
+        self.ack_eliciting_due = true;
+    }
+
+    /// Whether an ack-eliciting packet was asked for and not sent yet.
+    pub fn ack_eliciting_due(&self) -> bool {
+        self.ack_eliciting_due
+    }
+
+    /// An ack-eliciting packet went out on the path.
+    pub fn on_ack_eliciting_sent(&mut self) {
+        self.ack_eliciting_due = false;
     }
 
     /// The path's unique id (see the field).

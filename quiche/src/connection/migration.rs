@@ -411,7 +411,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             let probe = self
                 .paths
                 .iter()
-                .find(|(id, p)| *id != active && p.has_path_frames())
+                .find(|(id, p)| *id != active && (p.has_path_frames() || p.ack_eliciting_due()))
                 .map(|(id, _)| id);
             return Ok(probe.filter(|_| can_probe).unwrap_or(active));
         }
@@ -421,7 +421,9 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             if let Some((id, _)) = self
                 .paths
                 .iter()
-                .find(|(id, p)| *id != active && matches(p) && p.has_path_frames())
+                .find(|(id, p)| {
+                    *id != active && matches(p) && (p.has_path_frames() || p.ack_eliciting_due())
+                })
             {
                 return Ok(id);
             }
@@ -449,7 +451,11 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         if self.lifecycle.is_closing_or_draining() || self.one_rtt.is_none() {
             return Err(Error::Done);
         }
-        let Some(path) = self.paths.get(id).filter(|p| p.has_path_frames()) else {
+        let Some(path) = self
+            .paths
+            .get(id)
+            .filter(|p| p.has_path_frames() || p.ack_eliciting_due())
+        else {
             return Err(Error::Done);
         };
         let (local, peer) = (path.local, path.peer);

@@ -13,6 +13,7 @@ mod frames;
 mod fuzzing;
 mod handshake;
 mod ids;
+mod keepalive;
 mod migration;
 mod pmtud;
 mod qlog;
@@ -22,6 +23,7 @@ pub mod sent;
 pub mod spaces;
 pub mod state;
 pub mod stats;
+mod stream_calls;
 #[cfg(test)]
 pub(crate) mod tests;
 #[cfg(test)]
@@ -224,9 +226,9 @@ pub struct Connection<F: BufFactory = DefaultBufFactory> {
     /// Our connection IDs and the peer's (NEW/RETIRE_CONNECTION_ID, stateless reset tokens).
     cids: ConnectionIds,
     /// DATAGRAM payloads waiting for a packet (RFC 9221).
-    dgram_send: DatagramQueue,
+    dgram_send: DatagramQueue<F::DgramBuf>,
     /// DATAGRAM payloads received and not yet read.
-    dgram_recv: DatagramQueue,
+    dgram_recv: DatagramQueue<F::DgramBuf>,
 
     /// The largest datagram to send: the PLPMTU while path MTU discovery runs, otherwise the
     /// configured size (both capped by the peer's `max_udp_payload_size`).
@@ -685,16 +687,14 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     /// Reads data from a stream into `out`; returns the bytes read and whether the stream
     /// ended. `Error::Done` when nothing is readable.
     pub fn stream_recv(&mut self, stream_id: u64, out: &mut [u8]) -> Result<(usize, bool)> {
-        let now = self.last_now.unwrap_or_else(Self::wall_now);
-        let srtt = self.recovery.rtt().smoothed_rtt();
-        let result = self.streams.stream_recv(stream_id, out, now, srtt);
-        let read = match &result {
-            Ok((n, _)) => *n as u64,
-            Err(_) => 0,
-        };
-        let consumed = read + self.streams.take_recv_discarded();
-        self.on_consumed(consumed, now);
-        result
+        let mut filled = 0;
+        let max = out.len();
+        self.stream_recv_with(stream_id, max, |chunk| {
+            if let Some(dst) = out.get_mut(filled..filled + chunk.len()) {
+                dst.copy_from_slice(chunk);
+            }
+            filled += chunk.len();
+        })
     }
 
     /// Sets a stream's priority (RFC 9218: urgency 0..=7, lower first; incremental streams of
@@ -738,9 +738,16 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         self.streams.stream_finished(stream_id)
     }
 
-    /// Whether `len` bytes can be written to the stream now.
-    pub fn stream_writable(&self, stream_id: u64, len: usize) -> Result<bool> {
-        Ok(self.streams.stream_writable(stream_id, len)? && self.send_capacity() >= len as u64)
+    /// Whether `len` bytes can be written to the stream now. When not, `len` becomes the
+    /// stream's low-water mark: [`stream_writable_next`](Self::stream_writable_next) returns
+    /// it only once it can take that much.
+    pub fn stream_writable(&mut self, stream_id: u64, len: usize) -> Result<bool> {
+        let writable = self.streams.stream_writable(stream_id, len)?;
+        if writable && self.send_capacity() >= len as u64 {
+            return Ok(true);
+        }
+        self.streams.set_send_lowat(stream_id, len as u64);
+        Ok(false)
     }
 
     /// Stream bytes written by the application and not yet acknowledged by the peer, over all

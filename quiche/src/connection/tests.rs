@@ -2,6 +2,10 @@
 
 use std::time::Duration;
 
+mod calls;
+mod cid_calls;
+mod stream_calls;
+
 use crate::testing::{Direction, LinkConfig, Pipe, Verdict};
 use crate::{Config, Error, Shutdown};
 
