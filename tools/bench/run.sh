@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# The benchmark, ours next to quinn and quic-go in one run:
+# The benchmark, ours next to quinn, quic-go and the machine's ceiling in one run:
 #  1. bulk transfer over loopback: quiche-server -> quiche-client over HTTP/3 (ours-h3) and over
 #     HTTP/0.9 (ours-hq, hq-interop: the same bytes without HTTP/3 framing), HTTP/0.9 with
 #     --disable-gso on both (ours-nogso), HTTP/0.9 with BBR on both (ours-bbr: --cc-algorithm bbr,
-#     beside CUBIC, the default), and quinn's peer program from tools/interop (server ->
-#     client, HTTP/0.9), alternating, RUNS times each; every transfer checked intact (exit
-#     status, byte count, SHA-256). One row per transfer, then medians: goodput, CPU seconds
-#     per GiB of each side, ratios ours-h3/ours-hq and ours/quinn;
+#     beside CUBIC, the default), quinn's peer program from tools/interop (server ->
+#     client, HTTP/0.9), and the ceiling (../shared/ceiling: only the work a 1-RTT bulk
+#     transfer cannot avoid, with the apps' datagram size; `ceiling` counts ACKs through
+#     memory, `ceiling-udp` sends them as datagrams), alternating, RUNS times each; every
+#     transfer checked intact (exit status, byte count, SHA-256). One row per transfer, then
+#     medians: goodput, CPU seconds per GiB of each side, ratios ours-h3/ours-hq, ours/quinn and
+#     ours/ceiling;
 #  2. handshakes per second on one core (taskset -c 0), ours and quinn-proto alternating, three
 #     runs each, medians and the ratio (tools/bench/handshakes, in memory, no sockets);
 #  3. heap bytes held by one idle established connection, per side (same program);
@@ -14,10 +17,12 @@
 #     quiche-server next to quic-go's http3 server (tools/interop/quic-go-peer), both driven
 #     by the same client (bench-rps, our quiche::h3 client), alternating; every response's
 #     status and length checked. Medians of req/s, latency percentiles, server CPU per request.
+# Each run appends one line of medians and ratios to tools/bench/history.tsv.
 #
 #   tools/bench/run.sh                      # 1 GiB, 3 runs each
 #   tools/bench/run.sh --size 64M --runs 1  # a quick check
 #   tools/bench/run.sh --no-build --dir /dev/shm/bench
+#   tools/bench/run.sh --compare 5a4cac6 --runs 4   # that commit against the working tree
 #
 # Options (or environment variables):
 #   --size N        bytes per transfer, K/M/G suffix = powers of 1024 (BENCH_SIZE, default 1G)
@@ -35,12 +40,22 @@
 #   --rps-concurrency C  requests in flight (BENCH_RPS_CONCURRENCY, default 100)
 #   --skip-rps      skip part 4 (the same as --rps-requests 0)
 #   --skip-transfers  skip part 1
+#   --skip-ceiling  no ceiling variants (and no ratios to it); without its sources (CEILING_DIR,
+#                   else ../shared/ceiling beside the repository, else /work/shared/ceiling) the
+#                   run says so and goes on without them
+#   --compare REF   build our apps at commit REF in a worktree (tools/bench/.build/compare) and
+#                   run its hq-interop transfers (ref-hq) alternating with the working tree's
+#                   (ours-hq) and the ceiling: part 1 only, per-pair and median ratios
 #   --ours-bin DIR  take quiche-server and quiche-client from DIR (another build) and do not
 #                   build them (BENCH_OURS_BIN)
+#   --history FILE  the file the run's line is appended to (BENCH_HISTORY, default
+#                   tools/bench/history.tsv)
+#   --no-history    append nothing
 #   --no-build      use the binaries already built
 #   --keep          keep the work directory (logs, results.tsv, handshakes.tsv, rps.tsv)
 # See tools/bench/README.md for what is measured and how.
 set -euo pipefail
+START_DIR="$PWD"
 REPO="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$REPO"
 
@@ -55,6 +70,9 @@ OURS_BIN="${BENCH_OURS_BIN:-}"
 RPS_N="${BENCH_RPS_REQUESTS:-20000}"
 RPS_RUNS="${BENCH_RPS_RUNS:-3}"
 RPS_C="${BENCH_RPS_CONCURRENCY:-100}"
+HISTORY="${BENCH_HISTORY:-$REPO/tools/bench/history.tsv}"
+COMPARE=""
+CEILING_WANTED=1
 TRANSFERS=1
 BUILD=1
 KEEP=0
@@ -68,6 +86,10 @@ while [ $# -gt 0 ]; do
         --hs-runs) HS_RUNS="$2"; shift 2 ;;
         --idle-conns) IDLE_K="$2"; shift 2 ;;
         --skip-transfers) TRANSFERS=0; shift ;;
+        --skip-ceiling) CEILING_WANTED=0; shift ;;
+        --compare) COMPARE="$2"; shift 2 ;;
+        --history) HISTORY="$2"; shift 2 ;;
+        --no-history) HISTORY=""; shift ;;
         --rps-requests) RPS_N="$2"; shift 2 ;;
         --rps-runs) RPS_RUNS="$2"; shift 2 ;;
         --rps-concurrency) RPS_C="$2"; shift 2 ;;
@@ -82,6 +104,20 @@ done
 
 die() { echo "run.sh: $*" >&2; exit 1; }
 step() { printf '\n== %s\n' "$*"; }
+
+# shellcheck source=tools/bench/sh/ceiling.sh
+. "$REPO/tools/bench/sh/ceiling.sh"
+# shellcheck source=tools/bench/sh/compare.sh
+. "$REPO/tools/bench/sh/compare.sh"
+# shellcheck source=tools/bench/sh/history.sh
+. "$REPO/tools/bench/sh/history.sh"
+
+if [ -n "$COMPARE" ]; then
+    # An A/B of our apps: the other parts would measure the working tree alone.
+    [ "$TRANSFERS" = 1 ] || die "--compare needs the transfers (no --skip-transfers)"
+    HS_N=0
+    RPS_N=0
+fi
 
 size_bytes() {
     local v="$1" n mult=1
@@ -104,7 +140,7 @@ SIZE="$(size_bytes "$SIZE_ARG")"
 [[ "$RPS_RUNS" =~ ^[1-9][0-9]*$ ]] || die "bad requests/s run count $RPS_RUNS"
 [[ "$RPS_C" =~ ^[1-9][0-9]*$ ]] || die "bad concurrency $RPS_C"
 
-for tool in /usr/bin/time sha256sum timeout awk df taskset; do
+for tool in /usr/bin/time sha256sum timeout awk df taskset git; do
     command -v "$tool" >/dev/null || die "$tool is missing (GNU time: apt-get install time; taskset: util-linux)"
 done
 CLK_TCK="$(getconf CLK_TCK)"
@@ -130,7 +166,7 @@ if [ "$BUILD" = 1 ]; then
         step "building quiche-server and quiche-client (release)"
         cargo build --release --quiet -p quiche-apps
     fi
-    if [ "$TRANSFERS" = 1 ]; then
+    if [ "$TRANSFERS" = 1 ] && [ -z "$COMPARE" ]; then
         # The same build as tools/interop/setup.sh's quinn step (crates.io, versions pinned with =).
         step "building quinn-peer (release)"
         cargo build --release --quiet --manifest-path "$QUINN_DIR/Cargo.toml" \
@@ -158,13 +194,37 @@ if [ "$BUILD" = 1 ]; then
 elif [ "$RPS_N" -gt 0 ] && [ ! -x "$QUICGO" ]; then
     QUICGO_SKIPPED="$QUICGO is missing (run without --no-build, or tools/interop/setup.sh)"
 fi
+if [ "$TRANSFERS" = 1 ]; then
+    if [ "$CEILING_WANTED" = 0 ]; then
+        CEILING_SKIPPED="--skip-ceiling"
+    elif [ "$BUILD" = 1 ]; then
+        ceiling_build
+    elif [ ! -x "$CEILING" ]; then
+        CEILING_SKIPPED="$CEILING is missing (run without --no-build)"
+    fi
+    if [ -n "$CEILING_SKIPPED" ]; then
+        echo "ceiling: skipped ($CEILING_SKIPPED); no ratios to it in this run"
+    fi
+    if [ -n "$COMPARE" ]; then
+        compare_build "$COMPARE"
+    fi
+fi
 need=()
-[ "$TRANSFERS" = 1 ] && need+=("$OURS_SERVER" "$OURS_CLIENT" "$QUINN")
+if [ "$TRANSFERS" = 1 ]; then
+    need+=("$OURS_SERVER" "$OURS_CLIENT")
+    [ -z "$COMPARE" ] && need+=("$QUINN")
+fi
 [ "$HS_N" -gt 0 ] && need+=("$HS")
 [ "$RPS_N" -gt 0 ] && need+=("$OURS_SERVER" "$RPS")
 for bin in "${need[@]}"; do
     [ -x "$bin" ] || die "$bin is missing: run without --no-build"
 done
+
+# For the history line: the load when the measurements start, and the figures of parts 2-4.
+LOAD_START="$(cut -d' ' -f1 /proc/loadavg)"
+HS_MEDIAN_ours=""
+HEAP_OURS=""
+RPS_MEDIAN_ours=""
 
 if [ -z "$DIR" ]; then
     DIR="$(mktemp -d "${TMPDIR:-/tmp}/quiche-bench.XXXXXX")"
@@ -215,7 +275,18 @@ ours_flags() {
 ours_proto_flags() {
     case "$1" in
         ours-h3) echo "" ;;
+        # Older clients spoke HTTP/0.9 only, without the flag.
+        ref-hq)
+            if "$REF_DIR/quiche-client" --help 2>&1 | grep -q -- --http09; then echo "--http09"; fi ;;
         *) echo "--http09" ;;
+    esac
+}
+
+# The directory of the quiche-server and quiche-client of variant $1.
+ours_dir() {
+    case "$1" in
+        ref-*) echo "$REF_DIR" ;;
+        *) echo "$OURS_DIR" ;;
     esac
 }
 
@@ -226,10 +297,10 @@ start_server() {
     : >"$log.out"
     : >"$log.err"
     case "$variant" in
-        ours-h3|ours-hq|ours-nogso|ours-bbr|ours)
+        ours-h3|ours-hq|ours-nogso|ours-bbr|ours|ref-hq)
             # --no-retry: quinn-peer's server does not send Retry either (one round trip less).
             # shellcheck disable=SC2046 # the flags are words
-            "$OURS_SERVER" --listen 127.0.0.1:0 --cert "$CERTS/cert.crt" --key "$CERTS/cert.key" \
+            "$(ours_dir "$variant")/quiche-server" --listen 127.0.0.1:0 --cert "$CERTS/cert.crt" --key "$CERTS/cert.key" \
                 --root "$DIR/root" --no-retry $(ours_flags "$variant") >"$log.out" 2>"$log.err" &
             ;;
         quinn)
@@ -265,13 +336,16 @@ stop_server() {
 # One transfer with variant $1, run $2: appends a row to results.tsv.
 transfer() {
     local variant="$1" run="$2" log="$DIR/logs/$1-$2" url status
+    case "$variant" in
+        ceiling|ceiling-udp) ceiling_transfer "$variant" "$run"; return ;;
+    esac
     start_server "$variant" "$log-server"
     url="https://127.0.0.1:$PORT/bench.bin"
     local client=()
     case "$variant" in
-        ours-h3|ours-hq|ours-nogso|ours-bbr)
+        ours-h3|ours-hq|ours-nogso|ours-bbr|ref-hq)
             # shellcheck disable=SC2207 # the flags are words
-            client=("$OURS_CLIENT" $(ours_flags "$variant") $(ours_proto_flags "$variant") \
+            client=("$(ours_dir "$variant")/quiche-client" $(ours_flags "$variant") $(ours_proto_flags "$variant") \
                 --ca "$CERTS/rootca.crt" --dump-responses "$DIR/out" "$url") ;;
         quinn) client=(env QUINN_PEER_AES128=1 "$QUINN" client --ca "$CERTS/rootca.crt" --out "$DIR/out" --case transfer "$url") ;;
     esac
@@ -308,9 +382,11 @@ transfer() {
         "$server_cpu" "$(awk -v c="$server_cpu" -v g="$gib" 'BEGIN { print c / g }')"
 }
 
-# Prints the table of medians of results.tsv; $1 is the reason ours-nogso is missing, if it is.
+# Prints the table of medians of results.tsv: a row for each variant of $1 (space-separated;
+# one with no rows prints `skipped: REASON`, REASON from $3, `name=reason|name=reason`), then
+# a row for each ratio of $2 (`a/b a/b`; a ratio whose b did not run is left out).
 transfer_medians() {
-    awk -F'\t' -v size="$SIZE" -v runs="$RUNS" -v nogso_skipped="$1" '
+    awk -F'\t' -v size="$SIZE" -v runs="$RUNS" -v rows="$1" -v ratios="$2" -v reasons="$3" '
 function median(impl, col,    n, i, j, t, v) {
     n = 0
     for (i = 1; i <= NR_; i++) if (row_impl[i] == impl) v[++n] = row[i, col] + 0
@@ -318,7 +394,7 @@ function median(impl, col,    n, i, j, t, v) {
     return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
 }
 function line(name, a, b, c, d, e, f, g, h) {
-    printf "%-17s %10s %8s %11s %11s %13s %13s %11s %11s\n", name, a, b, c, d, e, f, g, h
+    printf "%-19s %10s %8s %11s %11s %13s %13s %11s %11s\n", name, a, b, c, d, e, f, g, h
 }
 function values(impl) {
     for (c = 3; c <= 8; c++) m[impl, c] = median(impl, c)
@@ -331,22 +407,41 @@ function ratio(a, b,    c, r) {
     for (c = 3; c <= 10; c++) r[c] = m[b, c] > 0 ? sprintf("%.2f", m[a, c] / m[b, c]) : "-"
     line(a "/" b, r[3], r[4], r[5], r[6], r[9], r[10], r[7], r[8])
 }
-{ NR_ = NR; row_impl[NR] = $1; for (c = 3; c <= 8; c++) row[NR, c] = $c }
+{ NR_ = NR; row_impl[NR] = $1; seen[$1] = 1; for (c = 3; c <= 8; c++) row[NR, c] = $c }
 END {
     gib = size / 1073741824
-    printf "median of %d runs, %.3f GiB per transfer\n", runs, gib
+    n = split(reasons, rs, "|")
+    for (i = 1; i <= n; i++) if ((k = index(rs[i], "=")) > 0) why[substr(rs[i], 1, k - 1)] = substr(rs[i], k + 1)
+    printf "median of %d runs, %.3f GiB per transfer (ceiling: receiver as client, sender as server)\n", runs, gib
     line("", "goodput", "wall", "client CPU", "server CPU", "client CPU", "server CPU", "client RSS", "server RSS")
     line("", "Mbit/s", "s", "s", "s", "s/GiB", "s/GiB", "MiB", "MiB")
-    values("ours-h3")
-    values("ours-hq")
-    if (nogso_skipped == "") values("ours-nogso"); else printf "%-17s skipped: %s\n", "ours-nogso", nogso_skipped
-    values("ours-bbr")
-    values("quinn")
-    ratio("ours-h3", "ours-hq")
-    ratio("ours-bbr", "ours-hq")
-    ratio("ours-hq", "quinn")
-    ratio("ours-h3", "quinn")
-    if (nogso_skipped == "") ratio("ours-nogso", "quinn")
+    n = split(rows, vs, " ")
+    for (i = 1; i <= n; i++) {
+        if (seen[vs[i]]) values(vs[i])
+        else printf "%-19s skipped: %s\n", vs[i], (vs[i] in why ? why[vs[i]] : "not run")
+    }
+    n = split(ratios, ps, " ")
+    for (i = 1; i <= n; i++) {
+        split(ps[i], ab, "/")
+        if (seen[ab[1]] && seen[ab[2]]) ratio(ab[1], ab[2])
+    }
+}' "$DIR/results.tsv"
+}
+
+# Per-pair ratios of variant $1 to variant $2 (runs of the same number), goodput and the CPU
+# seconds of each side: the spread behind the medians of an A/B.
+pair_ratios() {
+    awk -F'\t' -v a="$1" -v b="$2" '
+$1 == a { ga[$2] = $3; ca[$2] = $5; sa[$2] = $6 }
+$1 == b { gb[$2] = $3; cb[$2] = $5; sb[$2] = $6; order[++n] = $2 }
+END {
+    printf "%s/%s, run by run:", a, b
+    for (i = 1; i <= n; i++) {
+        r = order[i]
+        if (!(r in ga) || gb[r] == 0 || sb[r] == 0 || cb[r] == 0) continue
+        printf "  [%s] goodput %.3f server CPU %.3f client CPU %.3f", r, ga[r] / gb[r], sa[r] / sb[r], ca[r] / cb[r]
+    }
+    print ""
 }' "$DIR/results.tsv"
 }
 
@@ -362,13 +457,27 @@ if [ "$TRANSFERS" = 1 ]; then
         || ! "$OURS_SERVER" --help 2>&1 | grep -q -- --disable-gso; then
         NOGSO_SKIPPED="flag not available (no --disable-gso in quiche-client/quiche-server --help)"
     fi
-    variants="ours-h3 ours-hq ours-nogso ours-bbr quinn"
+    ceilings="ceiling ceiling-udp"
+    if [ -n "$COMPARE" ]; then
+        variants="ours-hq ref-hq"
+        ratio_list="ours-hq/ref-hq ours-hq/ceiling ref-hq/ceiling ours-hq/ceiling-udp ref-hq/ceiling-udp"
+    else
+        variants="ours-h3 ours-hq ours-nogso ours-bbr quinn"
+        ratio_list="ours-h3/ours-hq ours-bbr/ours-hq ours-hq/quinn ours-h3/quinn ours-nogso/quinn ours-hq/ceiling ours-h3/ceiling quinn/ceiling ours-hq/ceiling-udp"
+    fi
+    [ -z "$CEILING_SKIPPED" ] && variants="$variants $ceilings"
+    # Variants that do not run, and why (for the table).
+    reasons="ours-nogso=$NOGSO_SKIPPED|ceiling=$CEILING_SKIPPED|ceiling-udp=$CEILING_SKIPPED"
+    rows="$variants"
+    [ -n "$CEILING_SKIPPED" ] && rows="$rows $ceilings"
 
     step "generating $SIZE bytes of random data in $DIR"
     head -c "$SIZE" /dev/urandom >"$DIR/root/bench.bin"
     WANT_SHA="$(sha256sum "$DIR/root/bench.bin" | awk '{ print $1 }')"
 
+    LOAD_START="$(cut -d' ' -f1 /proc/loadavg)"
     step "$RUNS transfers of $SIZE bytes per variant over 127.0.0.1, alternating ($(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg))"
+    [ -n "$COMPARE" ] && echo "  ours-hq: the working tree ($(history_commit)); ref-hq: $COMPARE ($REF_NAME)"
     : >"$DIR/results.tsv"
     # The first transfer after the file was generated ran at about half the speed of the
     # later ones, with twice the client CPU (the kernel reclaiming memory for the download's
@@ -391,7 +500,11 @@ if [ "$TRANSFERS" = 1 ]; then
     done
     echo "(load after: $(cut -d' ' -f1-3 /proc/loadavg))"
     echo
-    transfer_medians "$NOGSO_SKIPPED"
+    transfer_medians "$rows" "$ratio_list" "$reasons"
+    if [ -n "$COMPARE" ]; then
+        echo
+        pair_ratios ours-hq ref-hq
+    fi
 fi
 
 # ---------------------------------------------------------------- 2. handshakes, 3. idle heap
@@ -428,6 +541,7 @@ if [ "$HS_N" -gt 0 ]; then
     for impl in ours quinn; do
         line="$(taskset -c 0 "$HS" heap --impl "$impl" -k "$IDLE_K" --certs "$CERTS")" \
             || die "bench-handshakes heap --impl $impl failed"
+        [ "$impl" = ours ] && HEAP_OURS="$(field per_conn <<<"$line")"
         printf '%-8s %14s %14s %14s %18s %20s\n' "$impl" "$(field per_conn <<<"$line")" \
             "$(field client_per_conn <<<"$line")" "$(field server_per_conn <<<"$line")" \
             "$(field residual_per_pair <<<"$line")" "$(field conn_struct <<<"$line")"
@@ -506,4 +620,13 @@ if [ "$RPS_N" -gt 0 ]; then
             "$(awk -v a="$RPS_CPU_ours" -v b="$RPS_CPU_quic_go" 'BEGIN { print (b > 0 ? a / b : 0) }')"
     fi
     echo "(server/client us/req: CPU seconds of the process over all $((RPS_N + RPS_WARMUP)) requests, handshake and start-up included)"
+fi
+
+if [ -n "$HISTORY" ]; then
+    echo
+    note="-"
+    [ -n "$OURS_BIN" ] && note="ours from $OURS_BIN"
+    # A path relative to where run.sh was started (it runs from the repository's top).
+    case "$HISTORY" in /*) ;; *) HISTORY="$START_DIR/$HISTORY" ;; esac
+    history_append "$HISTORY" "${REF_NAME:--}" "$HS_MEDIAN_ours" "$HEAP_OURS" "$RPS_MEDIAN_ours" "$note"
 fi
