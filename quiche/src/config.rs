@@ -55,6 +55,8 @@ pub struct Config {
     pub(crate) stateless_reset_key: [u8; crate::cid::RESET_KEY_LEN],
     /// Makes our connection IDs; random bytes without one.
     pub(crate) cid_generator: Option<Arc<dyn crate::cid::ConnectionIdGenerator>>,
+    /// What the setters of [`crate::config_tuning`] set.
+    pub(crate) tuning: crate::config_tuning::Tuning,
 }
 
 impl Config {
@@ -102,6 +104,7 @@ impl Config {
             grease: true,
             stateless_reset_key,
             cid_generator: None,
+            tuning: crate::config_tuning::Tuning::default(),
         })
     }
 

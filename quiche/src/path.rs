@@ -122,6 +122,10 @@ pub struct Path {
     /// Congestion and RTT state the path had when it stopped being the active one, restored
     /// if the connection comes back to it (a failed migration).
     pub saved_recovery: Option<Box<PathCcState>>,
+    /// Bytes the path may carry per byte received before validation (RFC 9000 §8.1).
+    amplification_factor: u64,
+    /// PATH_RESPONSE frames owed on the path at most.
+    max_pending_responses: usize,
     /// The application asked for an ack-eliciting packet on the path
     /// (`Connection::send_ack_eliciting`): the next packet sent on it carries a PING if it
     /// has no other ack-eliciting frame.
@@ -157,8 +161,16 @@ impl Path {
             uid: 0,
             ecn: EcnValidation::new(true),
             saved_recovery: None,
+            amplification_factor: AMPLIFICATION_FACTOR,
+            max_pending_responses: MAX_PENDING_RESPONSES,
             ack_eliciting_due: false,
         }
+    }
+
+    /// Takes the connection's per-path limits.
+    fn apply_limits(&mut self, limits: PathLimits) {
+        self.amplification_factor = limits.amplification_factor;
+        self.max_pending_responses = limits.max_pending_responses;
     }
 
     /// Asks for an ack-eliciting packet on the path (a PING if nothing else elicits an ACK).
@@ -205,7 +217,7 @@ impl Path {
         }
         Some(
             self.recv_bytes
-                .saturating_mul(AMPLIFICATION_FACTOR)
+                .saturating_mul(self.amplification_factor)
                 .saturating_sub(self.sent_bytes),
         )
     }
@@ -285,7 +297,7 @@ impl Path {
 
     /// Queues a PATH_RESPONSE for `data`; false when the queue is full and it was dropped.
     pub fn push_response(&mut self, data: [u8; 8]) -> bool {
-        if self.responses.len() >= MAX_PENDING_RESPONSES {
+        if self.responses.len() >= self.max_pending_responses {
             return false;
         }
         self.responses.push_back(data);
@@ -359,6 +371,8 @@ impl Path {
 #[derive(Debug)]
 pub struct PathSet {
     slots: Vec<Option<Path>>,
+    /// Applied to every path that joins the set.
+    limits: PathLimits,
     active: usize,
     use_counter: u64,
     /// The last uid given to a path.
@@ -366,7 +380,34 @@ pub struct PathSet {
     events: VecDeque<PathEvent>,
 }
 
+/// Per-path limits a connection configures (`Config::set_max_amplification_factor`,
+/// `Config::set_path_challenge_recv_max_queue_len`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PathLimits {
+    /// Bytes a path may carry per byte received before it is validated.
+    pub amplification_factor: u64,
+    /// PATH_RESPONSE frames owed on one path at most.
+    pub max_pending_responses: usize,
+}
+
+impl Default for PathLimits {
+    fn default() -> Self {
+        PathLimits {
+            amplification_factor: AMPLIFICATION_FACTOR,
+            max_pending_responses: MAX_PENDING_RESPONSES,
+        }
+    }
+}
+
 impl PathSet {
+    /// Applies `limits` to the paths in the set and to every path that joins it.
+    pub fn set_limits(&mut self, limits: PathLimits) {
+        self.limits = limits;
+        for path in self.slots.iter_mut().flatten() {
+            path.apply_limits(limits);
+        }
+    }
+
     /// A set holding `initial` as the active path.
     pub fn new(mut initial: Path) -> Self {
         initial.last_used = 1;
@@ -375,6 +416,7 @@ impl PathSet {
         slots[0] = Some(initial);
         PathSet {
             slots,
+            limits: PathLimits::default(),
             active: 0,
             use_counter: 1,
             last_uid: 1,
@@ -467,6 +509,7 @@ impl PathSet {
                 victim
             }
         };
+        path.apply_limits(self.limits);
         self.slots[id] = Some(path);
         self.touch(id);
         (id, evicted)

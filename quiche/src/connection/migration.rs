@@ -121,9 +121,17 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         };
         let (local, peer) = (path.local, path.peer);
         let migrating = self.migrate_to == Some(id);
-        if !migrating && !path.has_path_frames() {
+        // `Config::set_disable_dcid_reuse`: without a spare ID of the peer's the path cannot
+        // be used without linking it to the current one.
+        let no_fresh_dcid = self.tuning.disable_dcid_reuse
+            && !self.dcid.is_empty()
+            && !self.cids.has_unused_dcid();
+        if (!migrating && !path.has_path_frames()) || no_fresh_dcid {
             self.paths.remove_silently(id);
             self.recv_path = None;
+            if migrating {
+                self.migrate_to = None;
+            }
             return;
         }
         self.stats.paths_count += 1;

@@ -248,6 +248,8 @@ pub struct Connection<F: BufFactory = DefaultBufFactory> {
     /// A server's trace waiting for the client's first Initial (see `set_qlog`).
     #[cfg(feature = "qlog")]
     qlog_pending: Option<Box<self::qlog::PendingQlog>>,
+    /// The config's tuning values the connection reads after its creation.
+    tuning: crate::config_tuning::Tuning,
     buf_factory: PhantomData<F>,
 }
 
@@ -434,7 +436,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         };
         let recovery_config = RecoveryConfig {
             max_ack_delay: Duration::from_millis(25),
-            initial_rtt: crate::recovery::INITIAL_RTT,
+            initial_rtt: config.tuning.initial_rtt,
             is_server,
             cc_algorithm: config.cc_algorithm,
             cc: config.cc_config(max_datagram),
@@ -459,6 +461,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
                 initial_max_stream_data_bidi_remote: local_tp.initial_max_stream_data_bidi_remote,
                 initial_max_stream_data_uni: local_tp.initial_max_stream_data_uni,
                 max_stream_window: config.max_stream_window,
+                send_streams_blocked: config.tuning.send_streams_blocked,
                 ..StreamConfig::default()
             },
         );
@@ -483,15 +486,20 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             compat_original: None,
             compatible_versions: config.compatible_versions.clone(),
             pending_switch: None,
-            paths: crate::path::PathSet::new({
+            paths: {
                 // A server accepting after a Retry has validated the address with the token
                 // (RFC 9000 §8.1.2).
                 let mut path =
                     crate::path::Path::new(local, peer, !is_server || validated_by_retry);
                 path.amplification_limited = is_server;
                 path.ecn = crate::ecn::EcnValidation::new(config.ecn);
-                path
-            }),
+                let mut paths = crate::path::PathSet::new(path);
+                paths.set_limits(crate::path::PathLimits {
+                    amplification_factor: config.tuning.max_amplification_factor,
+                    max_pending_responses: config.tuning.path_challenge_recv_max_queue_len,
+                });
+                paths
+            },
             recv_path: None,
             recv_path_new: false,
             migrate_to: None,
@@ -507,7 +515,11 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             one_rtt: None,
             zero_rtt: None,
             recovery,
-            pacer: crate::recovery::pacer::Pacer::new(config.pacing, max_datagram),
+            pacer: {
+                let mut pacer = crate::recovery::pacer::Pacer::new(config.pacing, max_datagram);
+                pacer.set_max_rate(config.tuning.max_pacing_rate);
+                pacer
+            },
             recovery_config,
             cc_factory: config.cc_factory.clone(),
             cid_generator: config.cid_generator.clone(),
@@ -550,6 +562,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             qlog: None,
             #[cfg(feature = "qlog")]
             qlog_pending: None,
+            tuning: config.tuning,
             buf_factory: PhantomData,
         };
 
@@ -679,9 +692,18 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     /// connection window (MAX_DATA) and the bound on data written but not yet sent.
     fn send_capacity(&self) -> u64 {
         let unsent = self.tx_data.saturating_sub(self.tx_emitted);
-        self.tx_max_data
+        let capacity = self
+            .tx_max_data
             .saturating_sub(self.tx_data)
-            .min(self.max_unsent_stream_data.saturating_sub(unsent))
+            .min(self.max_unsent_stream_data.saturating_sub(unsent));
+        match self.tuning.send_capacity_factor {
+            // `Config::set_send_capacity_factor`: the window's free room, scaled.
+            Some(factor) => {
+                let room = self.recovery.cwnd_available() as f64 * factor;
+                capacity.min((room as u64).saturating_sub(unsent))
+            }
+            None => capacity,
+        }
     }
 
     /// Reads data from a stream into `out`; returns the bytes read and whether the stream

@@ -5,6 +5,7 @@ use std::time::Duration;
 mod calls;
 mod cid_calls;
 mod stream_calls;
+mod tuning;
 
 use crate::testing::{Direction, LinkConfig, Pipe, Verdict};
 use crate::{Config, Error, Shutdown};

@@ -121,6 +121,8 @@ pub struct StreamConfig {
     pub max_stream_window: u64,
     /// Bound on the bytes one stream buffers for sending (written, not yet acknowledged).
     pub max_stream_send_buffer: u64,
+    /// Whether to send STREAMS_BLOCKED when the peer's limit stops us from opening a stream.
+    pub send_streams_blocked: bool,
 }
 
 impl Default for StreamConfig {
@@ -134,6 +136,7 @@ impl Default for StreamConfig {
             initial_max_stream_data_uni: 0,
             max_stream_window: DEFAULT_MAX_STREAM_WINDOW,
             max_stream_send_buffer: DEFAULT_MAX_STREAM_SEND_BUFFER,
+            send_streams_blocked: true,
         }
     }
 }
