@@ -34,6 +34,9 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 tshark --version | head -n 1
 
+step "module graph: no import loop in quiche/src (tools/modgraph.py)"
+python3 tools/modgraph.py
+
 step "cargo fmt --check"
 cargo fmt --all -- --check
 

@@ -68,7 +68,9 @@ impl Config {
     /// `UnknownVersion` and the connection is closed; the application may then connect again
     /// with version 1. `accept` refuses a config with a reserved version.
     pub fn new(version: u32) -> Result<Config> {
-        if !crate::version_is_supported(version) && !crate::packet::is_grease_version(version) {
+        if !crate::packet::version_is_supported(version)
+            && !crate::packet::is_grease_version(version)
+        {
             return Err(Error::UnknownVersion);
         }
         // A random key by default: tokens then survive only as long as this config, which is
@@ -380,18 +382,18 @@ impl Config {
         self.cid_generator.as_ref()
     }
 
-    /// A new connection ID of `len` bytes (at most [`crate::MAX_CONN_ID_LEN`]) from the
+    /// A new connection ID of `len` bytes (at most [`crate::packet::MAX_CONN_ID_LEN`]) from the
     /// generator, or random without one: what a server passes to `accept` (or puts in a
     /// Retry). Errors: `InvalidState` for a length over the maximum, or the generator's error.
-    pub fn new_scid(&self, len: usize) -> Result<crate::ConnectionId<'static>> {
-        let mut bytes = [0u8; crate::MAX_CONN_ID_LEN];
+    pub fn new_scid(&self, len: usize) -> Result<crate::packet::ConnectionId<'static>> {
+        let mut bytes = [0u8; crate::packet::MAX_CONN_ID_LEN];
         let cid = bytes.get_mut(..len).ok_or(Error::InvalidState)?;
         match &self.cid_generator {
             Some(g) => g.generate(cid)?,
             None => ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), cid)
                 .map_err(|_| Error::CryptoFail)?,
         }
-        Ok(crate::ConnectionId::from_vec(cid.to_vec()))
+        Ok(crate::packet::ConnectionId::from_vec(cid.to_vec()))
     }
 
     /// The stateless reset token connections made from this config give connection ID `cid`.
@@ -424,7 +426,10 @@ impl Config {
     ///
     /// Fails with `UnknownVersion` if a version is not supported (reserved versions included).
     pub fn set_compatible_versions(&mut self, versions: &[u32]) -> Result<()> {
-        if !versions.iter().all(|v| crate::version_is_supported(*v)) {
+        if !versions
+            .iter()
+            .all(|v| crate::packet::version_is_supported(*v))
+        {
             return Err(Error::UnknownVersion);
         }
         self.compatible_versions.clear();

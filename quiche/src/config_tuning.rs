@@ -40,7 +40,7 @@ impl Default for Tuning {
         Tuning {
             max_amplification_factor: crate::path::AMPLIFICATION_FACTOR,
             send_capacity_factor: None,
-            initial_rtt: crate::recovery::INITIAL_RTT,
+            initial_rtt: crate::rtt::INITIAL_RTT,
             max_pacing_rate: None,
             disable_dcid_reuse: false,
             cubic_idle_restart_fix: true,

@@ -32,7 +32,9 @@ pub mod qlog;
 pub mod quic_lb;
 pub mod ranges;
 pub mod recovery;
+pub mod rtt;
 pub mod stream;
+#[cfg(any(test, feature = "internal"))]
 pub mod testing;
 pub mod tls;
 pub mod transport_params;

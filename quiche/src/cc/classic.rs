@@ -21,7 +21,7 @@
 use std::time::Instant;
 
 use super::{AckBatch, CcConfig, CcState, CcStats, CongestionControl, CongestionSignal, SentInfo};
-use crate::recovery::RttStats;
+use crate::rtt::RttStats;
 
 /// The window state a [`SlowStart`] strategy or a [`WindowGrowth`] law works on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

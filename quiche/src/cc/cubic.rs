@@ -15,7 +15,7 @@
 use std::time::Instant;
 
 use super::{AckBatch, CongestionSignal, Window, WindowGrowth};
-use crate::recovery::RttStats;
+use crate::rtt::RttStats;
 
 /// The multiplicative decrease factor β_cubic (RFC 9438 §4.6).
 pub const BETA_CUBIC: f64 = 0.7;

@@ -20,14 +20,15 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::{Duration, Instant};
 
-use crate::packet::Epoch;
-use crate::recovery::{LostPacketRate, RateSample, RttStats};
-use crate::{Error, Result};
+use crate::error::{Error, Result};
+use crate::rtt::RttStats;
 
 mod bbr;
 mod classic;
 mod cubic;
 mod hystart;
+mod input;
+pub mod pacer;
 mod reno;
 mod search;
 mod slow_start;
@@ -40,6 +41,9 @@ pub use self::cubic::{cubic_k, w_cubic, Cubic, ALPHA_CUBIC, BETA_CUBIC};
 pub use self::hystart::{
     HyStart, HystartVariant, CSS_GROWTH_DIVISOR, CSS_ROUNDS, LOW_CWND_PACKETS, MAX_RTT_THRESH,
     MIN_RTT_THRESH, N_RTT_SAMPLE, UNPACED_L,
+};
+pub use self::input::{
+    AckBatch, CongestionKind, CongestionSignal, LostPacketRate, RateSample, SentInfo,
 };
 pub use self::reno::Reno;
 pub use self::search::{
@@ -60,75 +64,6 @@ const INITIAL_WINDOW_BYTE_LIMIT: usize = 14_720;
 
 /// The minimum congestion window, in packets (kMinimumWindow, RFC 9002 §7.2).
 pub const MINIMUM_WINDOW_PACKETS: usize = 2;
-
-/// Facts about one sent in-flight packet.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SentInfo {
-    /// The packet number space the packet was sent in. Packet numbers are only comparable within
-    /// a space; round tracking (HyStart++) uses the Application space.
-    pub epoch: Epoch,
-    /// The packet number.
-    pub pkt_num: u64,
-    /// Bytes sent in the packet, QUIC header and AEAD overhead included, UDP/IP excluded.
-    pub size: usize,
-    /// Whether the packet is ack-eliciting.
-    pub ack_eliciting: bool,
-    /// Bytes in flight after this packet was added.
-    pub bytes_in_flight: usize,
-}
-
-/// Facts about one ACK frame that newly acknowledged in-flight packets.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct AckBatch {
-    /// The packet number space the ACK frame acknowledged packets in.
-    pub epoch: Epoch,
-    /// In-flight bytes newly acknowledged by this frame.
-    pub acked_bytes: usize,
-    /// In-flight packets newly acknowledged by this frame.
-    pub acked_packets: usize,
-    /// The largest packet number among the newly acknowledged in-flight packets.
-    pub largest_acked: u64,
-    /// When the packet `largest_acked` was sent. A controller leaves its recovery period when
-    /// this is after the period started (RFC 9002 §7.3.2).
-    pub largest_acked_sent_time: Instant,
-    /// The RTT sample this frame produced, if it produced one (RFC 9002 §5.1).
-    pub rtt_sample: Option<Duration>,
-    /// Bytes in flight before this frame was processed.
-    pub bytes_in_flight_before: usize,
-    /// Bytes in flight after removing the acknowledged and the newly lost packets.
-    pub bytes_in_flight: usize,
-    /// Whether the sender was application-limited (RFC 9002 §7.8): the window must not grow.
-    pub app_limited: bool,
-}
-
-/// What kind of congestion signal a [`CongestionSignal`] reports.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum CongestionKind {
-    /// In-flight packets were declared lost.
-    Loss,
-    /// The peer reported an increase of the ECN-CE count (RFC 9002 §7.1).
-    EcnCe,
-}
-
-/// One congestion event: a batch of losses from one detection pass, or an ECN-CE increase.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CongestionSignal {
-    /// Loss or ECN-CE.
-    pub kind: CongestionKind,
-    /// When the largest lost packet (or, for ECN-CE, the largest acknowledged packet) was sent.
-    /// Packets sent before the current recovery period started do not reduce the window again
-    /// (RFC 9002 §7.3.2).
-    pub largest_sent_time: Instant,
-    /// In-flight bytes declared lost (0 for ECN-CE).
-    pub lost_bytes: usize,
-    /// In-flight packets declared lost (0 for ECN-CE).
-    pub lost_packets: usize,
-    /// Whether these losses establish persistent congestion (RFC 9002 §7.6): the window collapses
-    /// to the minimum window.
-    pub persistent_congestion: bool,
-    /// Bytes in flight after removing the lost packets.
-    pub bytes_in_flight: usize,
-}
 
 /// Congestion controller state, as reported in qlog's `recovery:congestion_state_updated`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -3,7 +3,7 @@
 use std::time::Instant;
 
 use super::{AckBatch, CongestionSignal, Window, WindowGrowth};
-use crate::recovery::RttStats;
+use crate::rtt::RttStats;
 
 /// kLossReductionFactor (RFC 9002 Appendix B.1) as a fraction: the window is halved.
 const LOSS_REDUCTION_NUMERATOR: usize = 1;

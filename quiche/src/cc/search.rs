@@ -46,7 +46,7 @@ use std::time::{Duration, Instant};
 
 use super::{AckBatch, CcState, SentInfo, SlowStart, Window};
 use crate::packet::Epoch;
-use crate::recovery::RttStats;
+use crate::rtt::RttStats;
 
 /// Bins per SEARCH window (W).
 pub const W: usize = 10;
@@ -564,7 +564,7 @@ mod tests {
         };
         let mut cc = Controller::new(CongestionControlAlgorithm::CUBIC, &cfg);
         let start = test_now();
-        let mut rtt = crate::recovery::RttStats {
+        let mut rtt = crate::rtt::RttStats {
             latest_rtt: RTT,
             smoothed_rtt: RTT,
             rttvar: RTT / 2,

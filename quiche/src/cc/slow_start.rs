@@ -3,7 +3,7 @@
 use std::time::Instant;
 
 use super::{AckBatch, SlowStart, Window};
-use crate::recovery::RttStats;
+use crate::rtt::RttStats;
 
 /// Standard slow start: the window grows by the number of bytes acknowledged, doubling each
 /// round trip, until the first congestion event.

@@ -6,9 +6,10 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use super::{AckBatch, CongestionControl, CongestionKind, CongestionSignal, SentInfo};
+use crate::cc::pacer::Pacer;
 use crate::packet::Epoch;
-use crate::recovery::pacer::Pacer;
-use crate::recovery::{test_now, RttStats};
+use crate::recovery::test_now;
+use crate::rtt::RttStats;
 
 /// One packet in flight: number, send time, size.
 #[derive(Clone, Copy, Debug)]

@@ -282,9 +282,9 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     ) {
         qlog!(self, q => {
             let ty = match epoch {
-                Epoch::Initial => crate::Type::Initial,
-                Epoch::Handshake => crate::Type::Handshake,
-                Epoch::Application => crate::Type::Short,
+                Epoch::Initial => crate::packet::Type::Initial,
+                Epoch::Handshake => crate::packet::Type::Handshake,
+                Epoch::Application => crate::packet::Type::Short,
             };
             let trigger = if by_timer {
                 crate::qlog::LossTrigger::TimeThreshold

@@ -14,11 +14,12 @@ use ring::hkdf::Prk;
 use super::sent::SentFrames;
 use super::spaces::OneRttKeys;
 use super::Connection;
+use crate::config::Config;
 use crate::crypto::{self, Algorithm, Labels};
+use crate::error::{Error, Result};
 use crate::packet::{encrypt_pkt, ConnectionId, Epoch, Header};
 use crate::recovery::SentPacket;
 use crate::tls::{NextSecrets, OwnSecrets};
-use crate::{Config, Error, Result};
 
 /// The connection IDs of the pair [`Connection::fuzz_established_pair`] builds: the client's,
 /// the server's, and the client's first Destination Connection ID.
@@ -158,7 +159,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             server_addr,
             client_config,
         )?;
-        let mut server = crate::accept(
+        let mut server = crate::connection::accept(
             &ConnectionId::from_ref(&FUZZ_SERVER_SCID),
             None,
             server_addr,
@@ -269,8 +270,8 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
 mod tests {
     use std::time::Duration;
 
-    use super::super::tests::{client_config, server_config};
-    use crate::connection::tests_streams::encode;
+    use crate::connection::tests::streams::encode;
+    use crate::connection::tests::{client_config, server_config};
     use crate::frame::Frame;
     use crate::testing::Pipe;
     use crate::RecvInfo;

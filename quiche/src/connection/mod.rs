@@ -26,28 +26,6 @@ pub mod stats;
 mod stream_calls;
 #[cfg(test)]
 pub(crate) mod tests;
-#[cfg(test)]
-mod tests_defences;
-#[cfg(test)]
-mod tests_ecn;
-#[cfg(test)]
-mod tests_ecn_paths;
-#[cfg(test)]
-mod tests_handshake_loss;
-#[cfg(test)]
-mod tests_migration;
-#[cfg(test)]
-mod tests_pmtud;
-#[cfg(all(test, feature = "qlog"))]
-mod tests_qlog;
-#[cfg(test)]
-mod tests_retrans;
-#[cfg(test)]
-mod tests_streams;
-#[cfg(test)]
-mod tests_v2;
-#[cfg(test)]
-mod tests_zero_rtt;
 mod version;
 
 use std::marker::PhantomData;
@@ -174,7 +152,7 @@ pub struct Connection<F: BufFactory = DefaultBufFactory> {
 
     recovery: Recovery<SentFrames>,
     /// Spaces ack-eliciting datagrams out at the congestion controller's rate.
-    pacer: crate::recovery::pacer::Pacer,
+    pacer: crate::cc::pacer::Pacer,
     recovery_config: RecoveryConfig,
     cc_factory: Option<std::sync::Arc<dyn crate::cc::CcFactory>>,
     /// Makes the IDs we issue (random bytes without one).
@@ -381,10 +359,10 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         peer: SocketAddr,
         config: &mut Config,
     ) -> Result<Self> {
-        if scid.len() > crate::MAX_CONN_ID_LEN {
+        if scid.len() > crate::packet::MAX_CONN_ID_LEN {
             return Err(Error::InvalidState);
         }
-        if is_server && !crate::version_is_supported(config.version) {
+        if is_server && !crate::packet::version_is_supported(config.version) {
             // A reserved version only serves a client testing Version Negotiation.
             return Err(Error::UnknownVersion);
         }
@@ -516,7 +494,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             zero_rtt: None,
             recovery,
             pacer: {
-                let mut pacer = crate::recovery::pacer::Pacer::new(config.pacing, max_datagram);
+                let mut pacer = crate::cc::pacer::Pacer::new(config.pacing, max_datagram);
                 pacer.set_max_rate(config.tuning.max_pacing_rate);
                 pacer
             },
@@ -1018,10 +996,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         use crate::cc::CongestionControl;
         let cc = self.recovery.controller();
         let rate = self.pacer.rate().or_else(|| {
-            crate::recovery::pacer::Pacer::default_rate(
-                cc.cwnd(),
-                self.recovery.rtt().smoothed_rtt(),
-            )
+            crate::cc::pacer::Pacer::default_rate(cc.cwnd(), self.recovery.rtt().smoothed_rtt())
         });
         let by_rate = rate.map_or(0, |r| {
             let bytes = u128::from(r) * SEND_QUANTUM_INTERVAL.as_nanos() / 1_000_000_000;

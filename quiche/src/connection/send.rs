@@ -650,7 +650,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             }
         } else if err.is_app {
             Frame::ConnectionClose {
-                error_code: crate::WireErrorCode::ApplicationError as u64,
+                error_code: crate::error::WireErrorCode::ApplicationError as u64,
                 frame_type: 0,
                 reason: &[],
             }

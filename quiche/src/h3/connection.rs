@@ -595,7 +595,7 @@ impl Connection {
     ) -> Flow {
         h3_qlog!(conn, q => {
             let (control, len) = (self.peer_control.unwrap_or_default(), payload.len() as u64);
-            q.frame(crate::qlog::Framing::Parsed, control, ty, len, Some(payload))
+            q.frame(qlog::Framing::Parsed, control, ty, len, Some(payload))
         });
         match ty {
             frame::SETTINGS => {
@@ -815,7 +815,7 @@ impl Connection {
     ) -> Flow {
         h3_qlog!(conn, q => {
             let fields = lines.iter().map(|l| (&l.name[..], &l.value[..]));
-            q.headers(crate::qlog::Framing::Parsed, id, None, fields)
+            q.headers(qlog::Framing::Parsed, id, None, fields)
         });
         let list: Vec<Header> = lines
             .iter()
@@ -1022,7 +1022,7 @@ impl Connection {
         h3_qlog!(conn, q => {
             let fields = headers.iter().map(|h| (h.name(), h.value()));
             let len = Some(section.len() as u64);
-            q.headers(crate::qlog::Framing::Created, id, len, fields)
+            q.headers(qlog::Framing::Created, id, len, fields)
         });
         if written < framed.len() {
             // The encoder's state already includes this section: what did not fit is kept
@@ -1166,7 +1166,7 @@ impl Connection {
             return Err(Error::InternalError);
         }
         h3_qlog!(conn, q => {
-            let framing = crate::qlog::Framing::Created;
+            let framing = qlog::Framing::Created;
             q.frame(framing, stream_id, frame::DATA, len as u64, None)
         });
         Ok(len)
@@ -1193,7 +1193,7 @@ impl Connection {
         put_frame(control, frame::GOAWAY, &payload);
         h3_qlog!(conn, q => {
             let (control, len) = (self.control_id, payload.len() as u64);
-            q.frame(crate::qlog::Framing::Created, control, frame::GOAWAY, len, Some(&payload))
+            q.frame(qlog::Framing::Created, control, frame::GOAWAY, len, Some(&payload))
         });
         self.flush(conn);
         Ok(())
@@ -1217,7 +1217,7 @@ impl Connection {
         put_frame(control, frame::PRIORITY_UPDATE_REQUEST, &payload);
         h3_qlog!(conn, q => {
             let (ty, len) = (frame::PRIORITY_UPDATE_REQUEST, payload.len() as u64);
-            q.frame(crate::qlog::Framing::Created, self.control_id, ty, len, Some(&payload))
+            q.frame(qlog::Framing::Created, self.control_id, ty, len, Some(&payload))
         });
         self.flush(conn);
         Ok(())

@@ -16,7 +16,7 @@ pub mod frame;
 mod header;
 pub mod message;
 pub mod priority;
-mod qlog;
+pub mod qlog;
 pub mod qpack;
 mod stream;
 

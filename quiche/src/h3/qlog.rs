@@ -1,6 +1,7 @@
-//! Where the HTTP/3 layer reports to the connection's qlog trace. The events are built in
-//! `crate::qlog` (its `h3` module); here are only the hooks. Without the `qlog` feature they
-//! compile to nothing, and without a trace each is one `Option` check on the connection.
+//! Where the HTTP/3 layer reports to the connection's qlog trace: the hooks here, the events
+//! in `events.rs` (HTTP/3 and QPACK events written through the connection's
+//! [`crate::qlog::AppQlog`]). Without the `qlog` feature the hooks compile to nothing, and
+//! without a trace each is one `Option` check on the connection.
 
 /// Runs `$body` with the connection's [`crate::qlog::AppQlog`] bound to `$q`, if a trace is
 /// being written.
@@ -13,6 +14,12 @@ macro_rules! h3_qlog {
     };
 }
 pub(super) use h3_qlog;
+
+#[cfg(feature = "qlog")]
+mod events;
+
+#[cfg(feature = "qlog")]
+pub use self::events::{Framing, QpackState};
 
 use super::qpack;
 
@@ -32,7 +39,7 @@ pub(super) struct Start<'a> {
 /// Logs how HTTP/3 starts.
 pub(super) fn start<F: crate::BufFactory>(conn: &mut crate::Connection<F>, s: &Start) {
     h3_qlog!(conn, q => {
-        use crate::qlog::{Framing, Owner};
+        use crate::qlog::Owner;
         // Requests are served before the peer's SETTINGS arrive (RFC 9114 §7.2.4.2 allows it).
         q.parameters_set(Owner::Local, s.settings, Some(false));
         for &(id, ty) in &s.streams {
@@ -59,7 +66,7 @@ pub(super) fn qpack<F: crate::BufFactory>(
 ) {
     #[cfg(feature = "qlog")]
     {
-        use crate::qlog::{Framing, Owner, QpackState};
+        use crate::qlog::Owner;
         use qpack::log::Stream;
         let Some(mut q) = conn.app_qlog() else {
             if encoder.parsed_log().is_enabled() || decoder.parsed_log().is_enabled() {

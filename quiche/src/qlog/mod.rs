@@ -9,14 +9,15 @@
 //! a connection without qlog builds, formats and allocates nothing for it. With qlog on, each
 //! event is serialized into one reused buffer and handed to the writer in a single `write_all`.
 //!
-//! HTTP/3 and QPACK events ([`AppQlog`]) are written through the same logger, from the
-//! HTTP/3 layer, which reaches it with [`crate::Connection::app_qlog`].
+//! The layers above the transport (HTTP/3 and QPACK, whose events `h3/qlog/` builds) write
+//! through the same logger with an [`AppQlog`], which they reach with
+//! [`crate::Connection::app_qlog`].
 //!
 //! Writing qlog never fails the connection: the first I/O error switches the logger off and is
 //! kept for [`QlogLogger::error`].
 
+mod app;
 mod frames;
-mod h3;
 
 #[cfg(test)]
 mod tests;
@@ -33,9 +34,9 @@ use ::qlog::events::quic::{
 use ::qlog::events::{Event, EventData, RawInfo};
 use ::qlog::{CommonFields, Configuration, QlogSeq, TraceSeq, VantagePoint, VantagePointType};
 
+pub use self::app::AppQlog;
 use self::frames::{duration_ms, hex};
 pub use self::frames::{to_qlog_frame, FrameLog, DEFAULT_ACK_DELAY_EXPONENT, MAX_LOGGED_FRAMES};
-pub use self::h3::{AppQlog, Framing, QpackState};
 use crate::frame::Frame;
 use crate::packet::{Epoch, Type};
 use crate::transport_params::TransportParams;
@@ -263,7 +264,8 @@ pub struct QlogLogger {
     last_metrics: Option<Metrics>,
     congestion_state: Option<String>,
     connection_state: Option<ConnectionState>,
-    h3: self::h3::H3Log,
+    /// What the layers above the transport keep with the trace ([`AppQlog::state`]).
+    app_state: Option<Box<dyn std::any::Any + Send + Sync>>,
     /// The connection's QUIC version, written in long packet headers.
     version: Option<u32>,
     /// Whether `quiche:loss_counters` was written (once per trace).
@@ -309,7 +311,7 @@ impl QlogLogger {
             last_metrics: None,
             congestion_state: None,
             connection_state: None,
-            h3: Default::default(),
+            app_state: None,
             version: None,
             counters_logged: false,
         };

@@ -5,8 +5,8 @@ use std::collections::VecDeque;
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
-use super::rtt::{RttStats, GRANULARITY};
 use super::sent::{SentPacket, SentPackets, SlotView, Verdict};
+use crate::rtt::{RttStats, GRANULARITY};
 
 /// Packets this many numbers below an acknowledged one are lost (kPacketThreshold, §6.1.1).
 pub const PACKET_THRESHOLD: u64 = 3;
@@ -204,8 +204,8 @@ impl LostHistory {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::recovery::rtt::RttEstimator;
     use crate::recovery::test_now;
+    use crate::rtt::RttEstimator;
 
     fn ms(v: u64) -> Duration {
         Duration::from_millis(v)

@@ -20,14 +20,13 @@ use crate::cc::{
     AckBatch, CcConfig, CongestionControl, CongestionControlAlgorithm, CongestionKind,
     CongestionSignal, Controller, SentInfo,
 };
+use crate::error::{Error, Result};
 use crate::packet::Epoch;
-use crate::{Error, Result};
+use crate::rtt::{RttEstimator, DEFAULT_MAX_ACK_DELAY, INITIAL_RTT};
 
 mod loss;
-pub mod pacer;
 mod pto;
 mod rate;
-mod rtt;
 mod sent;
 #[cfg(test)]
 mod tests;
@@ -36,8 +35,7 @@ pub use self::loss::{
     loss_delay, persistent_congestion_duration, PACKET_THRESHOLD, PERSISTENT_CONGESTION_THRESHOLD,
 };
 pub use self::pto::{pto_period, MAX_PTO_PROBES};
-pub use self::rate::{LostPacketRate, PacketRateState, RateSample};
-pub use self::rtt::{RttEstimator, RttStats, DEFAULT_MAX_ACK_DELAY, GRANULARITY, INITIAL_RTT};
+pub use self::rate::PacketRateState;
 pub use self::sent::{SentPacket, SentPackets};
 
 use self::loss::{LostHistory, SpuriousTally};

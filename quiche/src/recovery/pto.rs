@@ -2,8 +2,8 @@
 
 use std::time::{Duration, Instant};
 
-use super::rtt::RttStats;
 use crate::packet::Epoch;
+use crate::rtt::RttStats;
 
 /// Ack-eliciting packets to send when the PTO fires. RFC 9002 §6.2.4 allows up to two; two make
 /// a single lost probe less likely to cost another, doubled, timeout.
@@ -92,8 +92,8 @@ pub(crate) fn pto_deadline(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::recovery::rtt::RttEstimator;
     use crate::recovery::test_now;
+    use crate::rtt::RttEstimator;
 
     fn ms(v: u64) -> Duration {
         Duration::from_millis(v)

@@ -9,6 +9,8 @@
 
 use std::time::{Duration, Instant};
 
+use crate::cc::{LostPacketRate, RateSample};
+
 /// The connection's delivery state a packet snapshots when it is sent.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PacketRateState {
@@ -26,50 +28,6 @@ pub struct PacketRateState {
     pub tx_in_flight: u64,
     /// Bytes the connection had declared lost when the packet was sent (P.lost).
     pub lost: u64,
-}
-
-/// One delivery-rate sample, produced per ACK frame (draft-ietf-ccwg-bbr-06 §4.1.2).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RateSample {
-    /// Bytes per second delivered over the sample's interval; 0 when the interval was too short
-    /// (below the minimum RTT) to be trusted.
-    pub delivery_rate: u64,
-    /// The sample's interval: the longer of its send and ACK phases.
-    pub interval: Duration,
-    /// Bytes delivered over the interval.
-    pub delivered: u64,
-    /// The connection's delivered count when the sample's packet was sent (rs.prior_delivered).
-    pub prior_delivered: u64,
-    /// Whether the sample's packet was sent while application-limited: its rate is a lower
-    /// bound, not a measure of the path.
-    pub is_app_limited: bool,
-    /// Bytes in flight when the sample's packet was sent (rs.tx_in_flight).
-    pub tx_in_flight: u64,
-    /// Bytes declared lost between the sample's packet being sent and now (rs.lost).
-    pub lost: u64,
-    /// Bytes newly acknowledged by this ACK frame.
-    pub newly_acked: u64,
-    /// Bytes newly declared lost while processing this ACK frame.
-    pub newly_lost: u64,
-    /// The connection's total delivered bytes after this ACK (C.delivered).
-    pub total_delivered: u64,
-    /// The RTT of the sample's packet.
-    pub rtt: Duration,
-}
-
-/// A packet declared lost, with its send-time snapshot (for BBR's per-loss bound checks).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LostPacketRate {
-    /// The packet's size in bytes.
-    pub size: u64,
-    /// Bytes in flight when it was sent, itself included.
-    pub tx_in_flight: u64,
-    /// Bytes declared lost since it was sent, itself included.
-    pub lost_since_sent: u64,
-    /// Whether it was sent application-limited.
-    pub is_app_limited: bool,
-    /// The connection's total delivered bytes now.
-    pub total_delivered: u64,
 }
 
 /// The per-connection delivery counters (C.delivered and friends).
@@ -292,7 +250,8 @@ mod tests {
 
     use crate::cc::{AckBatch, CcState, CongestionControl, CongestionSignal, Controller, SentInfo};
     use crate::packet::Epoch;
-    use crate::recovery::{AckOutcome, Recovery, RecoveryConfig, RttStats, SentPacket};
+    use crate::recovery::{AckOutcome, Recovery, RecoveryConfig, SentPacket};
+    use crate::rtt::RttStats;
     use std::sync::{Arc, Mutex};
 
     /// A user-written controller with a fixed window that records what it is fed.

@@ -14,7 +14,7 @@ use std::collections::VecDeque;
 use std::ops::Range;
 use std::time::Instant;
 
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// The largest gap of skipped packet numbers the store records. A sender skips a number now and
 /// then (RFC 9000 §21.4); a larger jump is only accepted when nothing is tracked.

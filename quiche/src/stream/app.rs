@@ -2,9 +2,9 @@
 
 use std::time::{Duration, Instant};
 
+use crate::error::{Error, Result};
 use crate::stream::control::CtlKey;
 use crate::stream::{Priority, Shutdown, StreamIter, StreamMap};
-use crate::{Error, Result};
 
 impl StreamMap {
     /// Writes `data` to stream `id`, ending it with `fin` if all of `data` is accepted.

@@ -1,9 +1,9 @@
 //! Effects of received stream frames, and the STREAM-frame side of the send path (emission,
 //! acknowledgement, loss).
 
+use crate::error::{Error, Result};
 use crate::stream::control::CtlKey;
 use crate::stream::{dir_index, Emitted, Part, StreamMap, MAX_STREAMS_LIMIT};
-use crate::{Error, Result};
 
 impl StreamMap {
     /// A STREAM frame arrived. Returns the bytes beyond the stream's previous highest offset,

@@ -63,7 +63,7 @@ mod tests;
 
 use std::collections::VecDeque;
 
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 pub use self::control::ControlFrame;
 pub use self::priority::{Priority, DEFAULT_URGENCY, MAX_URGENCY};

@@ -13,9 +13,9 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
+use crate::error::{Error, Result};
 use crate::flow_control::{FlowControl, MAX_LIMIT};
 use crate::stream::ring;
-use crate::{Error, Result};
 
 /// Flow-control credit effects of one received frame, for the connection-level accounting.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -7,9 +7,9 @@
 //! with final size 0 if the peer may know its ID, forgotten if even its ID is beyond the new
 //! stream limit (mentioning it in any frame would be a STREAM_LIMIT_ERROR, §4.6).
 
+use crate::error::Result;
 use crate::stream::control::CtlKey;
 use crate::stream::{dir_index, is_bidi, PeerParams, StreamMap};
-use crate::Result;
 
 /// Application error code of the RESET_STREAM of a stream that the new limits leave no room
 /// for: the peer never saw any of its data.

@@ -13,7 +13,7 @@ use rustls::{CipherSuite, ClientConfig, RootCertStore, ServerConfig, SupportedCi
 
 use super::session::SessionRegistry;
 use super::verify::ServerVerifier;
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// Resumable sessions a server remembers (shared by all its connections). Stateful tickets are
 /// what makes 0-RTT possible with rustls: its single-use lookup is the anti-replay defence of

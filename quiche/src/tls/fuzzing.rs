@@ -5,8 +5,8 @@
 //! is fuzzed on its own.
 
 use super::{Handshake, State};
+use crate::error::{Error, Result};
 use crate::packet::Epoch;
-use crate::{Error, Result};
 
 /// The alert rustls answers a handshake message it does not expect with.
 const UNEXPECTED_MESSAGE: u8 = 10;

@@ -34,8 +34,8 @@ pub use self::config::TlsConfig;
 
 use self::keylog::ConnKeyLog;
 use self::session::ConnSessionStore;
+use crate::error::{Error, Result};
 use crate::packet::Epoch;
-use crate::{Error, Result};
 
 mod config;
 #[cfg(any(test, feature = "fuzzing"))]

@@ -29,7 +29,7 @@ use rustls::client::{ClientSessionStore, Tls12ClientSessionValue, Tls13ClientSes
 use rustls::pki_types::ServerName;
 use rustls::NamedGroup;
 
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// The magic that starts a session handle ("quiche-rs session handle"), then a format version.
 const HANDLE_MAGIC: &[u8; 5] = b"QRSH\x02";

@@ -6,7 +6,7 @@
 //! Loss and ECN-CE do not halve the window as in Reno or CUBIC: they bound the model
 //! (`inflight_longterm` when probing overshot, `bw_shortterm` / `inflight_shortterm` otherwise).
 //!
-//! Recovery feeds it delivery-rate samples (see [`crate::recovery::RateSample`]); the model
+//! Recovery feeds it delivery-rate samples (see [`crate::cc::RateSample`]); the model
 //! lives in [`model`], the state machine here.
 //!
 //! Deviations from the draft, chosen for QUIC and this library's interfaces:
@@ -37,7 +37,8 @@ use super::{
     AckBatch, CcConfig, CcState, CcStats, CongestionControl, CongestionKind, CongestionSignal,
     SentInfo,
 };
-use crate::recovery::{LostPacketRate, RateSample, RttStats};
+use crate::cc::{LostPacketRate, RateSample};
+use crate::rtt::RttStats;
 
 mod filter;
 mod model;

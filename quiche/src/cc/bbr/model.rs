@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use super::filter::WindowedMax;
-use crate::recovery::RateSample;
+use crate::cc::RateSample;
 
 /// The model's state; the state machine in the parent module drives it.
 #[derive(Debug)]

@@ -5,7 +5,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
 
-use super::tests::{client_config, server_config};
+use super::{client_config, server_config};
 use crate::packet::{QUIC_V1, QUIC_V2};
 use crate::testing::{Direction, Pipe, Verdict};
 use crate::{Config, Error, RecvInfo, Type};

@@ -22,8 +22,6 @@
 //! `http:parameters_restored` and `http:push_resolved` (this library neither restores SETTINGS
 //! for 0-RTT nor accepts pushes).
 
-use std::time::Instant;
-
 use ::qlog::events::h3::{
     H3FrameCreated, H3FrameParsed, H3Owner, H3ParametersSet, H3PriorityTargetStreamType,
     H3StreamType, H3StreamTypeSet, Http3Frame, HttpHeader, Setting,
@@ -34,9 +32,9 @@ use ::qlog::events::qpack::{
 };
 use ::qlog::events::{EventData, RawInfo};
 
-use super::{Owner, QlogLogger};
 use crate::h3::frame as f;
 use crate::h3::qpack::log::{self as qlog_qpack, Instruction, Literal, Stream};
+use crate::qlog::{AppQlog, Owner};
 
 /// Whether a frame or QPACK instruction is being written or was read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,27 +58,10 @@ pub struct QpackState {
     pub known_received_count: Option<u64>,
 }
 
-/// What the logger remembers of the HTTP/3 layer, to write QPACK state only when it changed.
+/// What the trace remembers of the HTTP/3 layer, to write QPACK state only when it changed:
+/// the last state logged of our encoder's table and of the peer encoder's (our decoder's).
 #[derive(Debug, Default)]
-pub(super) struct H3Log {
-    /// Last state logged of our encoder's table and of the peer encoder's (our decoder's).
-    qpack: [Option<QpackState>; 2],
-}
-
-/// The connection's qlog trace, for events of the layers above the transport, timed with the
-/// connection's clock. See the module documentation.
-pub struct AppQlog<'a> {
-    logger: &'a mut QlogLogger,
-    now: Option<Instant>,
-}
-
-impl QlogLogger {
-    /// A handle for events of the layers above the transport, stamped `now` (when `None`: the
-    /// time of the last event); `None` once the trace is switched off.
-    pub fn app(&mut self, now: Option<Instant>) -> Option<AppQlog<'_>> {
-        self.is_enabled().then_some(AppQlog { logger: self, now })
-    }
-}
+struct QpackLogged([Option<QpackState>; 2]);
 
 fn owner(o: Owner) -> H3Owner {
     match o {
@@ -177,16 +158,6 @@ fn setting(id: u64, value: u64) -> Setting {
 }
 
 impl AppQlog<'_> {
-    fn write(&mut self, data: EventData) {
-        let now = self.now.unwrap_or(self.logger.start);
-        self.logger.write_event(now, data);
-    }
-
-    /// Appends any event (an application's own, say) at the connection's time.
-    pub fn event(&mut self, data: EventData) {
-        self.write(data);
-    }
-
     /// `http:parameters_set` from SETTINGS `(identifier, value)` pairs. Settings without a
     /// field in qlog 0.16's event (reserved, unknown) appear in the SETTINGS frame's event
     /// only. `waits_for_settings` is ours to say (`Owner::Local` only).
@@ -206,7 +177,7 @@ impl AppQlog<'_> {
             h3_datagram: get(f::SETTINGS_H3_DATAGRAM),
             waits_for_settings,
         });
-        self.write(data);
+        self.event(data);
     }
 
     /// `http:stream_type_set`: `stream_type` is a unidirectional stream's type value (RFC 9114
@@ -229,7 +200,7 @@ impl AppQlog<'_> {
             stream_type_value: value,
             associated_push_id: None,
         });
-        self.write(data);
+        self.event(data);
     }
 
     /// `http:frame_created` or `http:frame_parsed` for a frame of type `ty` whose payload is
@@ -307,7 +278,7 @@ impl AppQlog<'_> {
                 raw: None,
             }),
         };
-        self.write(data);
+        self.event(data);
     }
 
     /// `qpack:instruction_created` or `qpack:instruction_parsed` for each whole instruction
@@ -330,7 +301,7 @@ impl AppQlog<'_> {
                     EventData::QpackInstructionParsed(QpackInstructionParsed { instruction, raw })
                 }
             };
-            self.write(data);
+            self.event(data);
         }
     }
 
@@ -343,14 +314,14 @@ impl AppQlog<'_> {
             QpackStreamState::Unblocked
         };
         let data = EventData::QpackStreamStateUpdated(QpackStreamStateUpdated { stream_id, state });
-        self.write(data);
+        self.event(data);
     }
 
     /// `qpack:state_updated` when a table's state differs from the one last logged.
     /// `Owner::Local` is our encoder's table; `Owner::Remote` the peer encoder's table, which
     /// our decoder mirrors.
     pub fn qpack_state(&mut self, who: Owner, state: QpackState) {
-        let slot = &mut self.logger.h3.qpack[usize::from(who == Owner::Remote)];
+        let slot = &mut self.state::<QpackLogged>().0[usize::from(who == Owner::Remote)];
         let prev = slot.replace(state);
         if prev == Some(state) {
             return;
@@ -368,7 +339,7 @@ impl AppQlog<'_> {
                 .and_then(|k| changed(k, prev.and_then(|p| p.known_received_count))),
             current_insert_count: changed(state.insert_count, prev.map(|p| p.insert_count)),
         });
-        self.write(data);
+        self.event(data);
     }
 }
 

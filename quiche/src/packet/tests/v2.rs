@@ -1,12 +1,12 @@
 //! QUIC v2 packet protection against RFC 9369 Appendix A (the same packets as RFC 9001
 //! Appendix A, protected with v2's salt, labels, Retry key and long header type bits).
 
-use super::*;
 use crate::crypto::tests::{hex, RFC_DCID};
 use crate::crypto::{
     derive_keys_with, initial_keys_for, initial_secrets_for, Algorithm, DirectionalKeys, LABELS_V2,
 };
 use crate::error::Error;
+use crate::packet::*;
 
 /// The protected client Initial of RFC 9369 Appendix A.2.
 const V2_CLIENT_INITIAL: &str = "
@@ -65,7 +65,7 @@ const V2_RETRY: &str = "
 /// The protected short header packet of RFC 9369 Appendix A.5.
 const V2_SHORT: &str = "5558b1c60ae7b6b932bc27d786f4bc2bb20f2162ba";
 
-use super::tests::seal;
+use super::seal;
 
 fn open(buf: &mut [u8], keys: &DirectionalKeys, largest: u64) -> (HeaderLayout, Vec<u8>) {
     let mut hdr = HeaderLayout::parse(buf, 0).unwrap();
@@ -140,7 +140,7 @@ fn rfc9369_a2_client_initial() {
     hdr.pkt_num = 2;
     hdr.pkt_num_len = 4;
     // The CRYPTO frame is the one of RFC 9001 Appendix A.2.
-    let frame = hex(super::tests::A2_CRYPTO_FRAME);
+    let frame = hex(super::A2_CRYPTO_FRAME);
     let pkt = seal(&hdr, &frame, 1162, &client_seal);
     assert_eq!(pkt.len(), 1200);
     assert_eq!(pkt, hex(V2_CLIENT_INITIAL));
@@ -167,7 +167,7 @@ fn rfc9369_a2_client_initial() {
 #[test]
 fn rfc9369_a3_server_initial() {
     let dcid = hex(RFC_DCID);
-    let scid = hex(super::tests::SERVER_CID);
+    let scid = hex(super::SERVER_CID);
     let (_, server_seal) = initial_keys_for(QUIC_V2, &dcid, true).unwrap();
     let mut hdr = Header::new_long(
         Type::Initial,
@@ -178,7 +178,7 @@ fn rfc9369_a3_server_initial() {
     );
     hdr.pkt_num = 1;
     hdr.pkt_num_len = 2;
-    let payload = hex(super::tests::A3_PAYLOAD);
+    let payload = hex(super::A3_PAYLOAD);
     let pkt = seal(&hdr, &payload, 0, &server_seal);
     assert_eq!(pkt, hex(V2_SERVER_INITIAL));
 
@@ -199,7 +199,7 @@ fn rfc9369_a3_server_initial() {
 #[test]
 fn rfc9369_a4_retry() {
     let odcid = hex(RFC_DCID);
-    let new_scid = hex(super::tests::SERVER_CID);
+    let new_scid = hex(super::SERVER_CID);
     let mut out = [0; 64];
     let len = retry(
         &ConnectionId::default(),

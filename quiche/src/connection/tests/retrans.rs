@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::tests::{client_config, server_config};
+use super::{client_config, server_config};
 use crate::testing::{Direction, LinkConfig, Pipe, Rng, Verdict};
 use crate::Error;
 

@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 
 use super::model::{inflight_at_loss, Model};
 use super::*;
+use crate::cc::pacer::Pacer;
 use crate::cc::{CcConfig, CongestionControlAlgorithm, Controller};
 use crate::packet::Epoch;
-use crate::recovery::pacer::Pacer;
 use crate::recovery::{test_now, AckOutcome, Recovery, RecoveryConfig, SentPacket};
 
 const MSS: usize = 1200;

@@ -6,7 +6,6 @@ use super::frame::{self, put_frame, put_varint};
 use super::*;
 use crate::testing::Pipe;
 
-#[path = "tests_validation.rs"]
 mod validation;
 
 /// One step of the pipe, unless the next event is over half a second away (an idle timer):

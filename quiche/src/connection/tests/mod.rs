@@ -1,11 +1,24 @@
-//! Connection-level tests on the in-memory pipe.
-
-use std::time::Duration;
+//! Connection-level tests on the in-memory pipe: this file holds the shared configurations and
+//! the basic handshake and transfer tests; each topic's suite is a file beside it.
 
 mod calls;
 mod cid_calls;
+mod defences;
+mod ecn;
+mod ecn_paths;
+mod handshake_loss;
+mod migration;
+mod pmtud;
+#[cfg(feature = "qlog")]
+mod qlog;
+mod retrans;
 mod stream_calls;
+pub(crate) mod streams;
 mod tuning;
+mod v2;
+mod zero_rtt;
+
+use std::time::Duration;
 
 use crate::testing::{Direction, LinkConfig, Pipe, Verdict};
 use crate::{Config, Error, Shutdown};

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::testing::{LinkConfig, Pipe};
 
-use super::tests::{client_config, server_config};
+use super::{client_config, server_config};
 
 #[derive(Clone, Default)]
 struct SharedBuf(Arc<Mutex<Vec<u8>>>);

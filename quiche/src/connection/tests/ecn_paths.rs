@@ -7,8 +7,8 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use super::ecn::EcnState;
-use super::tests::{client_config, server_config};
+use super::{client_config, server_config};
+use crate::connection::ecn::EcnState;
 use crate::testing::{Direction, LinkConfig, Pipe};
 use crate::Error;
 
@@ -161,7 +161,7 @@ fn a_move_to_a_bleaching_path_fails_ecn_there_and_a_move_to_a_clean_one_marks_ag
         |p| p.server.active_path().1 == clean && both(p, EcnState::Capable),
     );
     assert_marks(&mut p, 300, true);
-    assert_eq!(p.server.send_ecn_codepoint(), super::ecn::ECT0);
+    assert_eq!(p.server.send_ecn_codepoint(), crate::connection::ecn::ECT0);
 
     // qlog saw each path's states through the active path's eyes: tested and capable, tested
     // again on the bleaching path and failed, tested again on the clean one and capable.
@@ -214,7 +214,7 @@ fn a_clean_path_after_a_bleaching_one_becomes_capable() {
         |p| p.server.active_path().1 == clean && both(p, EcnState::Capable),
     );
     assert_marks(&mut p, 300, true);
-    assert_eq!(p.client.send_ecn_codepoint(), super::ecn::ECT0);
+    assert_eq!(p.client.send_ecn_codepoint(), crate::connection::ecn::ECT0);
 }
 
 #[test]

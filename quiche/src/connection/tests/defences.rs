@@ -7,9 +7,9 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
 
-use super::tests::{client_config, server_config};
-use super::tests_streams::{encode, established};
-use super::Connection;
+use super::streams::{encode, established};
+use super::{client_config, server_config};
+use crate::connection::Connection;
 use crate::frame::{AckRanges, Frame};
 use crate::packet::Epoch;
 use crate::ranges::RangeSet;

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::tests::{client_config, server_config};
+use super::{client_config, server_config};
 use crate::pmtud::{PmtudState, BASE_PLPMTU};
 use crate::testing::{Direction, LinkConfig, PathMtu, Pipe, Rng, IPV4_UDP_OVERHEAD};
 use crate::{Config, Error};

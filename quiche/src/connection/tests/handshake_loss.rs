@@ -9,7 +9,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use super::tests::{client_config, server_config};
+use super::{client_config, server_config};
 use crate::testing::{Direction, LinkConfig, Pipe, Rng, Verdict};
 use crate::Config;
 

@@ -6,7 +6,7 @@ use std::cell::Cell;
 use std::rc::Rc;
 use std::time::Duration;
 
-use super::tests::{client_config, server_config};
+use super::{client_config, server_config};
 use crate::testing::{Direction, Pipe, Rng, Verdict};
 use crate::{Config, Error, RecvInfo};
 

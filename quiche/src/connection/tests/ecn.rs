@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use super::ecn::EcnState;
-use super::tests::{client_config, server_config};
+use super::{client_config, server_config};
+use crate::connection::ecn::EcnState;
 use crate::testing::{Direction, LinkConfig, Pipe};
 use crate::Error;
 
@@ -76,7 +76,7 @@ fn a_clean_path_becomes_capable_and_acks_count_every_marked_packet() {
             "server {}",
             conn.is_server
         );
-        assert_eq!(conn.send_ecn_codepoint(), super::ecn::ECT0);
+        assert_eq!(conn.send_ecn_codepoint(), crate::connection::ecn::ECT0);
     }
     // The server marked its packets (all but those sent between the end of the test and
     // validation); the client counted each 1-RTT one and reported them.

@@ -1,4 +1,7 @@
-//! Packet protection against RFC 9001 Appendix A, and robustness on hostile input.
+//! Packet protection against RFC 9001 Appendix A, and robustness on hostile input. QUIC v2's
+//! vectors (RFC 9369 Appendix A) are in `v2.rs`.
+
+mod v2;
 
 use super::*;
 use crate::crypto::tests::{hex, RFC_DCID};

@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 
 use octets::OctetsMut;
 
-use super::sent::SentFrame;
-use super::tests::{client_config, server_config};
-use super::{Connection, RecvInfo};
+use super::{client_config, server_config};
+use crate::connection::sent::SentFrame;
+use crate::connection::{Connection, RecvInfo};
 use crate::frame::Frame;
 use crate::packet::{ConnectionId, Epoch};
 use crate::testing::{Direction, LinkConfig, Pipe, Rng, Verdict};
@@ -28,7 +28,7 @@ impl Connection {
 }
 
 /// The wire encoding of `frames`, one after the other.
-pub(super) fn encode(frames: &[Frame]) -> Vec<u8> {
+pub(crate) fn encode(frames: &[Frame]) -> Vec<u8> {
     let mut buf = vec![0u8; 1 << 16];
     let mut b = OctetsMut::with_slice(&mut buf);
     for f in frames {

@@ -5,8 +5,8 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use super::tests::{client_config, server_config};
-use super::tests_streams::{encode, established};
+use super::streams::{encode, established};
+use super::{client_config, server_config};
 use crate::frame::Frame;
 use crate::path::{PathEvent, MAX_PENDING_RESPONSES};
 use crate::testing::Pipe;
