@@ -708,9 +708,7 @@ bool quiche_conn_peer_error(const quiche_conn *conn, bool *is_app, uint64_t *err
 bool quiche_conn_local_error(const quiche_conn *conn, bool *is_app, uint64_t *error_code,
                              const uint8_t **reason, size_t *reason_len);
 
-/* Connection statistics, with the layout of quiche 0.30's quiche_stats. Not counted yet by this
- * library, always 0: acked_bytes, dgram_recv, dgram_sent, the reset/stopped stream counts, the
- * *_blocked_* counts, path_challenge_rx_count, bytes_in_flight_duration_msec. */
+/* Connection statistics, with the layout of quiche 0.30's quiche_stats. */
 typedef struct {
     /* Packets received and decrypted, sent, declared lost, lost and later acknowledged. */
     size_t recv;
@@ -719,35 +717,35 @@ typedef struct {
     size_t spurious_lost;
     /* Packets sent that carried retransmitted data. */
     size_t retrans;
-    /* UDP payload bytes sent and received; acknowledged (not counted yet). */
+    /* UDP payload bytes sent, received and acknowledged. */
     uint64_t sent_bytes;
     uint64_t recv_bytes;
     uint64_t acked_bytes;
     /* Bytes of the packets declared lost; stream bytes sent again after a loss. */
     uint64_t lost_bytes;
     uint64_t stream_retrans_bytes;
-    /* DATAGRAM frames received and sent (not counted yet). */
+    /* DATAGRAM frames received and sent. */
     size_t dgram_recv;
     size_t dgram_sent;
     /* Network paths the connection used. */
     size_t paths_count;
-    /* Streams reset and stopped by us and by the peer (not counted yet). */
+    /* Streams reset and stopped by us and by the peer. */
     uint64_t reset_stream_count_local;
     uint64_t stopped_stream_count_local;
     uint64_t reset_stream_count_remote;
     uint64_t stopped_stream_count_remote;
-    /* Flow-control blocking frames sent and received (not counted yet). */
+    /* Flow-control blocking frames sent and received. */
     uint64_t data_blocked_sent_count;
     uint64_t stream_data_blocked_sent_count;
     uint64_t data_blocked_recv_count;
     uint64_t stream_data_blocked_recv_count;
     uint64_t streams_blocked_bidi_recv_count;
     uint64_t streams_blocked_uni_recv_count;
-    /* PATH_CHALLENGE frames received (not counted yet). */
+    /* PATH_CHALLENGE frames received. */
     uint64_t path_challenge_rx_count;
-    /* Milliseconds with bytes in flight (not counted yet). */
+    /* Milliseconds with bytes in flight. */
     uint64_t bytes_in_flight_duration_msec;
-    /* Always false here. */
+    /* Whether the count of unsent stream bytes disagrees with the stream buffers (a bug). */
     bool tx_buffered_inconsistent;
 } quiche_stats;
 
@@ -810,9 +808,9 @@ typedef struct {
 /* Fills *out with the peer's transport parameters; false until they arrived. */
 bool quiche_conn_peer_transport_params(const quiche_conn *conn, quiche_transport_params *out);
 
-/* Statistics of one network path (quiche 0.30's layout). Not kept yet by this library, always
- * 0: dgram_recv, dgram_sent, max_rtt, delivery_rate, max_bandwidth. validation_state is 2 while
- * the peer's address is being validated and 4 once it is. */
+/* Statistics of one network path (quiche 0.30's layout). validation_state is -1 (failed), 0
+ * (unknown), 1 (validating) or 3 (validated); max_bandwidth is 0 unless the congestion
+ * controller estimates the bandwidth (BBR). */
 typedef struct {
     struct sockaddr_storage local_addr;
     socklen_t local_addr_len;

@@ -53,16 +53,34 @@ pub enum PathEvent {
 }
 
 /// Where a path is in its validation (RFC 9000 §8.2).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum PathState {
+    /// Validation timed out.
+    Failed,
     /// Not validated and no validation running.
     Unknown,
     /// PATH_CHALLENGE sent, waiting for the matching PATH_RESPONSE.
     Validating,
+    /// The address is validated but not the path's MTU (quiche's state). Never reported here:
+    /// challenges travel in datagrams padded to 1200 bytes (RFC 9000 §8.2.1), so one answer
+    /// validates both.
+    ValidatingMTU,
     /// The peer answered a challenge on this path (or the handshake validated it).
     Validated,
-    /// Validation timed out.
-    Failed,
+}
+
+impl PathState {
+    /// The state as `quiche_path_stats.validation_state` gives it (quiche's numbering).
+    #[cfg(feature = "ffi")]
+    pub fn to_c(self) -> libc::ssize_t {
+        match self {
+            PathState::Failed => -1,
+            PathState::Unknown => 0,
+            PathState::Validating => 1,
+            PathState::ValidatingMTU => 2,
+            PathState::Validated => 3,
+        }
+    }
 }
 
 /// What a path timer produced.
@@ -103,6 +121,12 @@ pub struct Path {
     pub recv_packets: usize,
     /// Packets sent on the path.
     pub sent_packets: usize,
+    /// DATAGRAM frames received on the path.
+    pub dgram_recv: usize,
+    /// DATAGRAM frames sent on the path.
+    pub dgram_sent: usize,
+    /// DATAGRAM frames in packets declared lost that went out on the path.
+    pub dgram_lost: usize,
     /// Whether the amplification limit applies until validation: true for a peer address a
     /// server learnt from received datagrams, false for a path this endpoint opened itself.
     pub amplification_limited: bool,
@@ -154,6 +178,9 @@ impl Path {
             sent_bytes: 0,
             recv_packets: 0,
             sent_packets: 0,
+            dgram_recv: 0,
+            dgram_sent: 0,
+            dgram_lost: 0,
             amplification_limited: true,
             dcid_seq: 0,
             dcid: ConnectionId::default(),
@@ -452,6 +479,11 @@ impl PathSet {
     /// The path at `id`, mutably.
     pub fn get_mut(&mut self, id: usize) -> Option<&mut Path> {
         self.slots.get_mut(id).and_then(Option::as_mut)
+    }
+
+    /// The path whose uid is `uid` (sent packets record it), mutably.
+    pub fn by_uid_mut(&mut self, uid: u64) -> Option<&mut Path> {
+        self.slots.iter_mut().flatten().find(|p| p.uid == uid)
     }
 
     /// The id of the path between `local` and `peer`.

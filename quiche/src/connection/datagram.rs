@@ -155,6 +155,11 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         }
         self.dgram_recv
             .push_drop_oldest(F::dgram_buf_from_slice(data));
+        self.stats.dgram_recv += 1;
+        let path = self.recv_path.unwrap_or(self.paths.active_id());
+        if let Some(path) = self.paths.get_mut(path) {
+            path.dgram_recv += 1;
+        }
         Ok(())
     }
 
@@ -190,7 +195,11 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             };
             let data = data.as_ref();
             Frame::Datagram { data }.to_bytes(b)?;
-            frames.push(SentFrame::Other);
+            frames.push(SentFrame::Datagram);
+            self.stats.dgram_sent += 1;
+            if let Some(path) = self.paths.get_mut(self.send_path) {
+                path.dgram_sent += 1;
+            }
             qlog!(self, q => q.sent_frames().push_datagram(data.len()));
             eliciting = true;
         }

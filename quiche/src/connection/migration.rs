@@ -499,8 +499,16 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     pub(super) fn on_datagram_sent(&mut self, id: usize, len: usize) {
         self.stats.sent_bytes += len as u64;
         if let Some(path) = self.paths.get_mut(id) {
+            let budget_before = path.amplification_allowance();
             path.sent_bytes += len as u64;
             path.sent_packets += 1;
+            // The datagram spent what was left of the anti-amplification budget: the path is
+            // stuck until the peer sends more (or is validated).
+            let room = super::send::MIN_PACKET_ROOM as u64;
+            let spent = path.amplification_allowance().is_some_and(|left| left < room);
+            if spent && budget_before.is_some_and(|b| b >= room) {
+                self.stats.amplification_limited_count += 1;
+            }
         }
     }
 

@@ -228,6 +228,9 @@ pub struct Connection<F: BufFactory = DefaultBufFactory> {
     qlog_pending: Option<Box<self::qlog::PendingQlog>>,
     /// The config's tuning values the connection reads after its creation.
     tuning: crate::config_tuning::Tuning,
+    /// What `stats()` derives from the connection's history (time with bytes in flight,
+    /// delivery rate, largest RTT).
+    tracker: self::stats::StatsTracker,
     buf_factory: PhantomData<F>,
 }
 
@@ -541,6 +544,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             #[cfg(feature = "qlog")]
             qlog_pending: None,
             tuning: config.tuning,
+            tracker: self::stats::StatsTracker::default(),
             buf_factory: PhantomData,
         };
 
@@ -641,6 +645,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         }
         self.on_loss_detection_timeout(now);
         self.on_path_timeout(now);
+        self.track_bytes_in_flight(now);
         // Delayed ACK deadlines need no action here: `send` sees them as due.
     }
 
@@ -712,6 +717,10 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     /// Shuts down reading (STOP_SENDING) or writing (RESET_STREAM) of a stream.
     pub fn stream_shutdown(&mut self, stream_id: u64, direction: Shutdown, err: u64) -> Result<()> {
         self.streams.stream_shutdown(stream_id, direction, err)?;
+        match direction {
+            Shutdown::Read => self.stats.stopped_stream_count_local += 1,
+            Shutdown::Write => self.stats.reset_stream_count_local += 1,
+        }
         self.reclaim_unsent_stream_data();
         let now = self.last_now.unwrap_or_else(Self::wall_now);
         let discarded = self.streams.take_recv_discarded();
@@ -1005,69 +1014,6 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         cc.send_quantum()
             .max(by_rate.min(MAX_SEND_QUANTUM))
             .min(cc.cwnd().max(self.max_send_udp_payload_size))
-    }
-
-    /// Connection statistics.
-    pub fn stats(&self) -> Stats {
-        let r = self.recovery.stats();
-        Stats {
-            lost: r.lost_packets as usize,
-            lost_bytes: r.lost_bytes,
-            lost_by_packet_threshold: r.lost_by_packet_threshold as usize,
-            lost_by_time_threshold: r.lost_by_time_threshold as usize,
-            spurious_lost: r.spurious_losses as usize,
-            pto_count: r.pto_count as usize,
-            pto_probes_sent: r.probes_sent as usize,
-            persistent_congestion: r.persistent_congestion as usize,
-            lost_in_first_slow_start: r.lost_in_first_slow_start as usize,
-            ..self.stats.clone()
-        }
-    }
-
-    /// How the congestion controller's slow starts ended (exits by delay and by loss, when the
-    /// first one ended), as the controller counts them.
-    pub fn cc_stats(&self) -> crate::cc::CcStats {
-        use crate::cc::CongestionControl;
-        self.recovery.controller().stats()
-    }
-
-    /// Statistics of the connection's paths, as quiche's `path_stats()` gives them: an
-    /// iterator over the active path (the one recovery and congestion control serve; probed
-    /// paths are queried with [`Connection::is_path_validated`]). The iterator also
-    /// dereferences to that path's statistics, so `conn.path_stats().cwnd` reads the path directly.
-    pub fn path_stats(&self) -> PathStatsIter {
-        PathStatsIter::new(self.active_path_stats())
-    }
-
-    /// Statistics of the path the connection uses.
-    fn active_path_stats(&self) -> PathStats {
-        use crate::cc::CongestionControl;
-        let stats = self.stats();
-        let rtt = self.recovery.rtt();
-        let cc = self.recovery.controller();
-        PathStats {
-            local_addr: self.paths.active().local,
-            peer_addr: self.paths.active().peer,
-            validated: self.paths.active().validated(),
-            recv: stats.recv,
-            sent: stats.sent,
-            lost: stats.lost,
-            retrans: stats.retrans,
-            rtt: rtt.smoothed_rtt(),
-            min_rtt: rtt.stats().has_sample().then(|| rtt.min_rtt()),
-            latest_rtt: rtt.latest_rtt(),
-            rttvar: rtt.rttvar(),
-            cwnd: self.recovery.cwnd(),
-            ssthresh: cc.ssthresh(),
-            bytes_in_flight: self.recovery.bytes_in_flight(),
-            pacing_rate: cc.pacing_rate(),
-            cc_state: cc.state().as_str(),
-            sent_bytes: stats.sent_bytes,
-            recv_bytes: stats.recv_bytes,
-            lost_bytes: stats.lost_bytes,
-            stream_retrans_bytes: stats.stream_retrans_bytes,
-            pmtu: self.max_send_udp_payload_size,
-        }
     }
 
     /// The peer's transport parameters, once received.

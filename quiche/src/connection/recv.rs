@@ -39,6 +39,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         self.recv_ecn = ecn & 0b11;
         let result = self.recv_datagram(buf, info, now);
         self.recv_ecn = 0;
+        self.track_bytes_in_flight(now);
         result
     }
 

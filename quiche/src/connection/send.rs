@@ -17,7 +17,7 @@ use crate::stream::ControlFrame;
 use crate::tls::{HeaderProtectionKey, PacketKey};
 
 /// Smallest room worth starting a packet in: header, a few frame bytes and the AEAD tag.
-const MIN_PACKET_ROOM: usize = 64;
+pub(super) const MIN_PACKET_ROOM: usize = 64;
 
 /// What `write_packet` produced.
 pub(super) struct Written {
@@ -51,7 +51,9 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         }
         let path = self.paths.active_id();
         self.send_path = path;
-        self.send_active(out, now)
+        let result = self.send_active(out, now);
+        self.track_bytes_in_flight(now);
+        result
     }
 
     /// Writes one datagram for the active path.
@@ -737,6 +739,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             if frame.wire_len() <= b.cap() {
                 frame.to_bytes(b)?;
                 frames.push(SentFrame::DataBlocked);
+                self.stats.data_blocked_sent_count += 1;
                 qlog!(self, q => q.sent_frames().push_frame(&frame));
                 self.data_blocked_sent_at = Some(self.tx_max_data);
                 eliciting = true;
@@ -748,6 +751,9 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
                 break;
             }
             frame.to_bytes(b)?;
+            if let ControlFrame::StreamDataBlocked { .. } = cf {
+                self.stats.stream_data_blocked_sent_count += 1;
+            }
             self.streams.on_control_frame_sent(&cf);
             frames.push(SentFrame::Control(cf));
             qlog!(self, q => q.sent_frames().push_frame(&frame));

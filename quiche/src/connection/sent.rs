@@ -41,7 +41,9 @@ pub enum SentFrame {
     HandshakeDone,
     /// NEW_CONNECTION_ID or RETIRE_CONNECTION_ID.
     Cid(crate::cid::CidFrame),
-    /// PING, or another frame whose loss needs no repair (PADDING, DATAGRAM, PATH_RESPONSE,
+    /// DATAGRAM: never repaired, only counted when lost.
+    Datagram,
+    /// PING, or another frame whose loss needs no repair (PADDING, PATH_RESPONSE,
     /// CONNECTION_CLOSE).
     Other,
 }

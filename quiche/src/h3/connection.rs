@@ -889,11 +889,22 @@ impl Connection {
         stream_id: u64,
         out: &mut [u8],
     ) -> Result<usize> {
+        self.recv_body_buf(conn, stream_id, out)
+    }
+
+    /// [`Connection::recv_body`] into a [`bytes::BufMut`], filled up to its remaining
+    /// capacity (limit a growing one such as `Vec<u8>` with [`bytes::BufMut::limit`]).
+    pub fn recv_body_buf<F: crate::BufFactory, B: bytes::BufMut>(
+        &mut self,
+        conn: &mut crate::Connection<F>,
+        stream_id: u64,
+        mut out: B,
+    ) -> Result<usize> {
         let Some(mut st) = self.streams.remove(&stream_id) else {
             return Err(Error::Done);
         };
-        let result = self.read_body(conn, stream_id, &mut st, out);
-        let drained = !matches!(result, Ok(n) if n == out.len());
+        let result = self.read_body(conn, stream_id, &mut st, &mut out);
+        let drained = out.remaining_mut() > 0 || result.is_err();
         if drained {
             st.data_event_pending = false;
         }
@@ -928,22 +939,22 @@ impl Connection {
     }
 
     /// Copies DATA payload bytes, crossing into the next DATA frame when one follows.
-    fn read_body<F: crate::BufFactory>(
+    fn read_body<F: crate::BufFactory, B: bytes::BufMut>(
         &mut self,
         conn: &mut crate::Connection<F>,
         id: u64,
         st: &mut RecvStream,
-        out: &mut [u8],
+        out: &mut B,
     ) -> std::result::Result<usize, Fault> {
         let mut total = 0;
-        while total < out.len() && !st.fin {
+        while out.remaining_mut() > 0 && !st.fin {
             let State::Data { remaining } = st.state else {
                 break;
             };
             let want = usize::try_from(remaining)
                 .unwrap_or(usize::MAX)
-                .min(out.len() - total);
-            let (n, fin) = match conn.stream_recv(id, &mut out[total..total + want]) {
+                .min(out.remaining_mut());
+            let (n, fin) = match conn.stream_recv_buf(id, bytes::BufMut::limit(&mut *out, want)) {
                 Ok(r) => r,
                 Err(crate::Error::Done) => break,
                 Err(crate::Error::StreamReset(code)) => {
@@ -1116,6 +1127,23 @@ impl Connection {
         self.send_headers(conn, stream_id, headers, fin)
     }
 
+    /// [`Connection::send_additional_headers`], then sets the stream's priority (RFC 9218
+    /// urgency and incremental flag), e.g. for a final response after interim ones.
+    #[allow(clippy::too_many_arguments)]
+    pub fn send_additional_headers_with_priority<T: NameValue, F: crate::BufFactory>(
+        &mut self,
+        conn: &mut crate::Connection<F>,
+        stream_id: u64,
+        headers: &[T],
+        priority: &Priority,
+        is_trailer_section: bool,
+        fin: bool,
+    ) -> Result<()> {
+        self.send_additional_headers(conn, stream_id, headers, is_trailer_section, fin)?;
+        conn.stream_priority(stream_id, priority.urgency(), priority.incremental())?;
+        Ok(())
+    }
+
     /// Sends body bytes as a DATA frame; returns how many were accepted (fewer when the
     /// stream is short of room; then wait until it is writable), `Error::Done` if none.
     pub fn send_body<F: crate::BufFactory>(
@@ -1125,13 +1153,57 @@ impl Connection {
         body: &[u8],
         fin: bool,
     ) -> Result<usize> {
+        self.send_data_frame(conn, stream_id, body.len(), fin, |conn, len, fin| {
+            conn.stream_send(stream_id, &body[..len], fin)
+        })
+    }
+
+    /// [`Connection::send_body`] of a buffer the stream takes over without copying it (see
+    /// [`crate::Connection::stream_send_zc`]). On a partial write `body` is left holding the
+    /// bytes not sent, to be offered again once the stream is writable.
+    pub fn send_body_zc<F>(
+        &mut self,
+        conn: &mut crate::Connection<F>,
+        stream_id: u64,
+        body: &mut F::Buf,
+        fin: bool,
+    ) -> Result<usize>
+    where
+        F: crate::BufFactory,
+        F::Buf: crate::BufSplit,
+    {
+        let total = body.as_ref().len();
+        self.send_data_frame(conn, stream_id, total, fin, |conn, len, fin| {
+            let rest = crate::BufSplit::split_at(body, len);
+            let (n, left) = conn.stream_send_zc(stream_id, body.clone(), fin)?;
+            if left.is_some() {
+                return Err(crate::Error::InvalidState);
+            }
+            if len < total {
+                *body = rest;
+            }
+            Ok(n)
+        })
+    }
+
+    /// Writes a DATA frame header for as much of a body of `body_len` bytes as the stream
+    /// takes whole with its header, then `write_body(conn, len, fin)` writes those `len`
+    /// bytes. Returns `len`.
+    fn send_data_frame<F: crate::BufFactory>(
+        &mut self,
+        conn: &mut crate::Connection<F>,
+        stream_id: u64,
+        body_len: usize,
+        fin: bool,
+        write_body: impl FnOnce(&mut crate::Connection<F>, usize, bool) -> crate::Result<usize>,
+    ) -> Result<usize> {
         self.check_open()?;
         self.flush(conn);
         if self.out.contains_key(&stream_id) {
             // The headers are not all written yet.
             return Err(Error::Done);
         }
-        if body.is_empty() {
+        if body_len == 0 {
             if fin {
                 conn.stream_send(stream_id, &[], true)?;
             }
@@ -1144,11 +1216,11 @@ impl Connection {
         };
         // A frame header of at most 1 + 8 bytes: send only when some body fits after it.
         let mut header = [0u8; 9];
-        let room = capacity.saturating_sub(1 + octets::varint_len(body.len() as u64));
+        let room = capacity.saturating_sub(1 + octets::varint_len(body_len as u64));
         if room == 0 {
             return Err(Error::Done);
         }
-        let len = body.len().min(room);
+        let len = body_len.min(room);
         let hdr_len = {
             let mut b = octets::OctetsMut::with_slice(&mut header);
             b.put_varint(frame::DATA)
@@ -1156,12 +1228,12 @@ impl Connection {
             b.put_varint(len as u64).map_err(|_| Error::InternalError)?;
             b.off()
         };
-        let fin = fin && len == body.len();
+        let fin = fin && len == body_len;
         let n = conn.stream_send(stream_id, &header[..hdr_len], false)?;
         if n < hdr_len {
             return Err(Error::InternalError);
         }
-        let written = conn.stream_send(stream_id, &body[..len], fin)?;
+        let written = write_body(conn, len, fin)?;
         if written < len {
             return Err(Error::InternalError);
         }

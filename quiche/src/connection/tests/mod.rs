@@ -12,6 +12,7 @@ mod pmtud;
 #[cfg(feature = "qlog")]
 mod qlog;
 mod retrans;
+mod stats_counters;
 mod stream_calls;
 pub(crate) mod streams;
 mod tuning;

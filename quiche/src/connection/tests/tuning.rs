@@ -146,7 +146,7 @@ fn path_challenge_queue_bounds_the_responses_owed() {
     let mut set = crate::path::PathSet::new(Path::new(local, "127.0.0.1:2".parse().unwrap(), true));
     set.set_limits(limits);
     let p = set.active_mut();
-    let accepted = (0..5u8).filter(|&i| p.on_challenge([i; 8])).count();
+    let accepted = (0..5u8).filter(|&i| p.push_response([i; 8])).count();
     assert_eq!(accepted, 2);
     let mut c = Config::new(crate::PROTOCOL_VERSION).unwrap();
     c.set_path_challenge_recv_max_queue_len(2);
