@@ -13,7 +13,7 @@ mod pmtud;
 mod qlog;
 mod retrans;
 mod stats_counters;
-mod stream_calls;
+pub(crate) mod stream_calls;
 pub(crate) mod streams;
 mod tuning;
 mod v2;

@@ -141,7 +141,7 @@ fn is_readable_sees_streams_and_datagrams() {
 
 /// Buffers that are `bytes::Bytes`, as a zero-copy application would use.
 #[derive(Clone, Debug, Default)]
-struct BytesFactory;
+pub(crate) struct BytesFactory;
 
 impl BufFactory for BytesFactory {
     type Buf = bytes::Bytes;
@@ -154,20 +154,49 @@ impl BufFactory for BytesFactory {
     }
 }
 
-/// A client and a server with the buffers of `BytesFactory`, through their handshake.
-fn bytes_pair() -> (Connection<BytesFactory>, Connection<BytesFactory>, Instant) {
+/// Moves datagrams between two connections until neither has anything to send; returns
+/// whether any moved.
+pub(crate) fn exchange<F: BufFactory>(
+    client: &mut Connection<F>,
+    server: &mut Connection<F>,
+    now: Instant,
+) -> bool {
+    let mut moved = false;
+    while deliver(client, server, now) | deliver(server, client, now) {
+        moved = true;
+    }
+    moved
+}
+
+/// Everything `from` has to send now, received by `to`; whether there was anything.
+fn deliver<F: BufFactory>(from: &mut Connection<F>, to: &mut Connection<F>, now: Instant) -> bool {
+    let mut buf = [0u8; 1500];
+    let mut any = false;
+    while let Ok((n, info)) = from.send_at(&mut buf, now) {
+        let ri = RecvInfo {
+            from: info.from,
+            to: info.to,
+        };
+        let _ = to.recv_at(&mut buf[..n], ri, now);
+        any = true;
+    }
+    any
+}
+
+/// A client and a server with the buffers of `BytesFactory`, through their handshake (a
+/// millisecond of virtual time per round).
+pub(crate) fn bytes_pair(
+    client_config: &mut crate::Config,
+    server_config: &mut crate::Config,
+) -> (Connection<BytesFactory>, Connection<BytesFactory>, Instant) {
     let client_addr: SocketAddr = "127.0.0.1:4000".parse().unwrap();
     let server_addr: SocketAddr = "127.0.0.1:443".parse().unwrap();
-    let mut cc = client_config();
-    let mut sc = server_config();
-    // What the client may send on the streams it opens.
-    sc.set_initial_max_stream_data_bidi_remote(100);
     let mut client = crate::connect_with_buffer_factory::<BytesFactory>(
         Some("localhost"),
         &ConnectionId::from_ref(&[1; 16]),
         client_addr,
         server_addr,
-        &mut cc,
+        client_config,
     )
     .unwrap();
     let mut server = crate::accept_with_buf_factory::<BytesFactory>(
@@ -175,20 +204,12 @@ fn bytes_pair() -> (Connection<BytesFactory>, Connection<BytesFactory>, Instant)
         None,
         server_addr,
         client_addr,
-        &mut sc,
+        server_config,
     )
     .unwrap();
     let mut now = crate::testing::virtual_epoch();
-    let mut buf = [0u8; 1500];
     for _ in 0..20 {
-        while let Ok((n, info)) = client.send_at(&mut buf, now) {
-            let ri = RecvInfo { from: info.from, to: info.to };
-            let _ = server.recv_at(&mut buf[..n], ri, now);
-        }
-        while let Ok((n, info)) = server.send_at(&mut buf, now) {
-            let ri = RecvInfo { from: info.from, to: info.to };
-            let _ = client.recv_at(&mut buf[..n], ri, now);
-        }
+        exchange(&mut client, &mut server, now);
         now += Duration::from_millis(1);
     }
     assert!(client.is_established() && server.is_established());
@@ -197,7 +218,10 @@ fn bytes_pair() -> (Connection<BytesFactory>, Connection<BytesFactory>, Instant)
 
 #[test]
 fn send_zc_takes_what_fits_and_hands_back_the_rest() {
-    let (mut client, _server, _) = bytes_pair();
+    let mut sc = server_config();
+    // What the client may send on the streams it opens.
+    sc.set_initial_max_stream_data_bidi_remote(100);
+    let (mut client, _server, _) = bytes_pair(&mut client_config(), &mut sc);
     let data = bytes::Bytes::from(vec![9u8; 150]);
     // The peer allows 100 bytes on the stream: the rest comes back, split without a copy.
     let (n, rest) = client.stream_send_zc(0, data.clone(), true).unwrap();
