@@ -425,7 +425,8 @@ enum quiche_path_event_type {
     QUICHE_PATH_EVENT_FAILED_VALIDATION,
     QUICHE_PATH_EVENT_CLOSED,
     QUICHE_PATH_EVENT_REUSED_SOURCE_CONNECTION_ID,
-    QUICHE_PATH_EVENT_PEER_MIGRATED
+    QUICHE_PATH_EVENT_PEER_MIGRATED,
+    QUICHE_PATH_EVENT_PMTU_UPDATED
 };
 
 typedef struct quiche_path_event quiche_path_event;
@@ -453,6 +454,13 @@ void quiche_path_event_closed(quiche_path_event *ev,
 void quiche_path_event_peer_migrated(quiche_path_event *ev,
                                      struct sockaddr_storage *local, socklen_t *local_len,
                                      struct sockaddr_storage *peer, socklen_t *peer_len);
+
+/* A PMTU_UPDATED event's path and its new path MTU (the largest UDP payload validated on it, or
+ * the minimum after a black hole). */
+void quiche_path_event_pmtu_updated(const quiche_path_event *ev,
+                                    struct sockaddr_storage *local, socklen_t *local_len,
+                                    struct sockaddr_storage *peer, socklen_t *peer_len,
+                                    size_t *pmtu);
 
 /* A REUSED_SOURCE_CONNECTION_ID event's fields (this library never raises one). */
 void quiche_path_event_reused_source_connection_id(quiche_path_event *ev, uint64_t *id,

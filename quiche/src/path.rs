@@ -50,6 +50,17 @@ pub enum PathEvent {
     /// The peer migrated to the path (local, peer): non-probing packets arrived on it and it is
     /// validated (servers only).
     PeerMigrated(SocketAddr, SocketAddr),
+    /// The path MTU usable for application traffic on the path changed (path MTU discovery
+    /// on): a probe proved a larger size, or a black hole or `revalidate_pmtu` sent it back
+    /// to the minimum. The size a new path starts with is not reported.
+    PmtuUpdated {
+        /// The path's local address.
+        local: SocketAddr,
+        /// The path's peer address.
+        peer: SocketAddr,
+        /// The new path MTU (the largest UDP payload sent on the path).
+        pmtu: usize,
+    },
 }
 
 /// Where a path is in its validation (RFC 9000 §8.2).

@@ -33,7 +33,10 @@ say "building against this repository's quiche"
 cargo build --quiet --manifest-path "$CRATE/Cargo.toml" --features ours \
     --target-dir "$REPO/target/api-check/ours"
 say "building against quiche 0.30.0 (BoringSSL: slow the first time)"
-cargo build --quiet --manifest-path "$CRATE/Cargo.toml" --features upstream \
+# RUSTC_BOOTSTRAP=1 as tools/compat/surface.sh needs it for rustdoc's JSON output: cargo
+# hashes it into every artifact, so with the same setting both scripts share one BoringSSL
+# build in this target directory.
+RUSTC_BOOTSTRAP=1 cargo build --quiet --manifest-path "$CRATE/Cargo.toml" --features upstream \
     --target-dir "$REPO/target/api-check/upstream"
 
 status=0

@@ -151,6 +151,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             self.qlog_state(now, crate::qlog::ConnectionState::HandshakeCompleted);
         }
         self.issue_scids()?;
+        self.early_data_reason = self.settle_early_data_reason();
         if !self.is_server && self.zero_rtt.is_some() && !self.tls.is_early_data_accepted() {
             self.on_zero_rtt_rejected()?;
         }
@@ -164,6 +165,40 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             self.on_handshake_confirmed(now);
         }
         Ok(())
+    }
+
+    /// Why 0-RTT was or was not used, in BoringSSL's `ssl_early_data_reason_t` numbering
+    /// (what quiche's `early_data_reason` reports), once the handshake completed.
+    fn settle_early_data_reason(&self) -> u32 {
+        // ssl_early_data_disabled, _accepted, _peer_declined, _no_session_offered,
+        // _session_not_resumed, _unsupported_for_session.
+        const DISABLED: u32 = 1;
+        const ACCEPTED: u32 = 2;
+        const PEER_DECLINED: u32 = 4;
+        const NO_SESSION_OFFERED: u32 = 5;
+        const SESSION_NOT_RESUMED: u32 = 6;
+        const UNSUPPORTED_FOR_SESSION: u32 = 7;
+        if !self.early_data_enabled {
+            return DISABLED;
+        }
+        if self.tls.is_early_data_accepted() {
+            return ACCEPTED;
+        }
+        let offered = self.zero_rtt.is_some();
+        match (self.is_server, offered, self.tls.is_resumed()) {
+            (_, _, false) if self.is_server || offered => SESSION_NOT_RESUMED,
+            (false, false, false) => NO_SESSION_OFFERED,
+            (false, false, true) => UNSUPPORTED_FOR_SESSION,
+            _ => PEER_DECLINED,
+        }
+    }
+
+    /// Why 0-RTT was or was not used: BoringSSL's `ssl_early_data_reason_t` as quiche reports
+    /// it (0 until the handshake completes, 1 early data not enabled, 2 accepted, 4 the peer
+    /// declined or did not offer it, 5 no session to resume, 6 the session was not resumed,
+    /// 7 the session does not allow early data).
+    pub fn early_data_reason(&self) -> u32 {
+        self.early_data_reason
     }
 
     /// The server rejected 0-RTT (RFC 9001 §4.6.2). Its packets will never be acknowledged:

@@ -231,6 +231,10 @@ pub struct Connection<F: BufFactory = DefaultBufFactory> {
     /// What `stats()` derives from the connection's history (time with bytes in flight,
     /// delivery rate, largest RTT).
     tracker: self::stats::StatsTracker,
+    /// `Config::enable_early_data` was called.
+    early_data_enabled: bool,
+    /// See [`Connection::early_data_reason`].
+    early_data_reason: u32,
     buf_factory: PhantomData<F>,
 }
 
@@ -545,6 +549,8 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             qlog_pending: None,
             tuning: config.tuning,
             tracker: self::stats::StatsTracker::default(),
+            early_data_enabled: config.tls.is_early_data_enabled(),
+            early_data_reason: 0,
             buf_factory: PhantomData,
         };
 

@@ -122,3 +122,13 @@ fn dgram_buffers_are_handed_over_and_peeked() {
     assert_eq!(pipe.server.dgram_recv_buf(), Err(Error::Done));
     assert_eq!(pipe.server.dgram_recv_peek(&mut peek, 1), Err(Error::Done));
 }
+
+#[test]
+fn early_data_reason_without_early_data_is_disabled() {
+    let pipe = quiet_pipe(&mut client_config(), &mut server_config());
+    // BoringSSL's ssl_early_data_disabled.
+    assert_eq!(pipe.client.early_data_reason(), 1);
+    assert_eq!(pipe.server.early_data_reason(), 1);
+    let fresh = Pipe::new(&mut client_config(), &mut server_config()).unwrap();
+    assert_eq!(fresh.client.early_data_reason(), 0, "unknown before the handshake");
+}
