@@ -150,13 +150,20 @@ mod tests {
     #[test]
     fn alpn_wire_format_parses_length_prefixed_names() {
         let mut c = Config::new(crate::PROTOCOL_VERSION).unwrap();
-        c.set_application_protos_wire_format(b"\x02h3\x0ahq-interop").unwrap();
+        c.set_application_protos_wire_format(b"\x02h3\x0ahq-interop")
+            .unwrap();
         assert_eq!(
             c.tls.application_protos(),
             &[b"h3".to_vec(), b"hq-interop".to_vec()]
         );
-        assert_eq!(c.set_application_protos_wire_format(b"\x05ab"), Err(Error::InvalidState));
-        assert_eq!(c.set_application_protos_wire_format(b""), Err(Error::InvalidState));
+        assert_eq!(
+            c.set_application_protos_wire_format(b"\x05ab"),
+            Err(Error::InvalidState)
+        );
+        assert_eq!(
+            c.set_application_protos_wire_format(b""),
+            Err(Error::InvalidState)
+        );
     }
 
     #[test]

@@ -195,7 +195,11 @@ mod tests {
         q.push(b"peek").unwrap();
         assert_eq!(q.peek_into(&mut out, 2), Ok(2));
         assert_eq!(&out[..2], b"pe");
-        assert_eq!(q.peek_into(&mut out, 5), Err(Error::BufferTooShort), "longer than it");
+        assert_eq!(
+            q.peek_into(&mut out, 5),
+            Err(Error::BufferTooShort),
+            "longer than it"
+        );
         assert_eq!(q.peek_into(&mut small[..1], 2), Err(Error::BufferTooShort));
         assert_eq!(q.len(), 1, "peeking leaves it queued");
         q.pop();

@@ -59,6 +59,8 @@ pub use crate::packet::{
     negotiate_version, retry, version_is_supported, ConnectionId, Header, Type, MAX_CONN_ID_LEN,
 };
 pub use crate::path::{PathEvent, SocketAddrIter};
+#[cfg(feature = "qlog")]
+pub use crate::qlog::QlogLevel;
 pub use crate::stream::Shutdown;
 
 /// The QUIC version this library speaks: QUIC v1 (RFC 9000).

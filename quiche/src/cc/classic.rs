@@ -21,8 +21,8 @@
 use std::time::Instant;
 
 use super::{
-    AckBatch, CcConfig, CcState, CcStats, CongestionControl, CongestionSignal, SentInfo, StartupExit,
-    StartupExitReason,
+    AckBatch, CcConfig, CcState, CcStats, CongestionControl, CongestionSignal, SentInfo,
+    StartupExit, StartupExitReason,
 };
 use crate::rtt::RttStats;
 

@@ -181,7 +181,10 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     /// active_connection_id_limit, less the IDs active now (0 while a retirement is pending
     /// or before the peer's limit is known).
     pub fn scids_left(&self) -> usize {
-        let peer = self.peer_tp.as_ref().map_or(0, |tp| tp.active_conn_id_limit);
+        let peer = self
+            .peer_tp
+            .as_ref()
+            .map_or(0, |tp| tp.active_conn_id_limit);
         let limit = peer.min(self.local_tp.active_conn_id_limit);
         usize::try_from(limit)
             .unwrap_or(usize::MAX)

@@ -123,9 +123,8 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         let migrating = self.migrate_to == Some(id);
         // `Config::set_disable_dcid_reuse`: without a spare ID of the peer's the path cannot
         // be used without linking it to the current one.
-        let no_fresh_dcid = self.tuning.disable_dcid_reuse
-            && !self.dcid.is_empty()
-            && !self.cids.has_unused_dcid();
+        let no_fresh_dcid =
+            self.tuning.disable_dcid_reuse && !self.dcid.is_empty() && !self.cids.has_unused_dcid();
         if (!migrating && !path.has_path_frames()) || no_fresh_dcid {
             self.paths.remove_silently(id);
             self.recv_path = None;
@@ -426,13 +425,9 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         let matches =
             |p: &Path| from.is_none_or(|a| a == p.local) && to.is_none_or(|a| a == p.peer);
         if self.paths.get(active).is_some_and(matches) {
-            if let Some((id, _)) = self
-                .paths
-                .iter()
-                .find(|(id, p)| {
-                    *id != active && matches(p) && (p.has_path_frames() || p.ack_eliciting_due())
-                })
-            {
+            if let Some((id, _)) = self.paths.iter().find(|(id, p)| {
+                *id != active && matches(p) && (p.has_path_frames() || p.ack_eliciting_due())
+            }) {
                 return Ok(id);
             }
             return Ok(active);
@@ -505,7 +500,9 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             // The datagram spent what was left of the anti-amplification budget: the path is
             // stuck until the peer sends more (or is validated).
             let room = super::send::MIN_PACKET_ROOM as u64;
-            let spent = path.amplification_allowance().is_some_and(|left| left < room);
+            let spent = path
+                .amplification_allowance()
+                .is_some_and(|left| left < room);
             if spent && budget_before.is_some_and(|b| b >= room) {
                 self.stats.amplification_limited_count += 1;
             }

@@ -13,7 +13,11 @@ impl<F: BufFactory> Connection<F> {
     /// remaining capacity (limit a growing buffer such as `Vec<u8>` with
     /// [`BufMut::limit`]); `out` is advanced by the bytes read. Returns them and whether the
     /// stream ended, as [`stream_recv`](Self::stream_recv) does.
-    pub fn stream_recv_buf<B: BufMut>(&mut self, stream_id: u64, mut out: B) -> Result<(usize, bool)> {
+    pub fn stream_recv_buf<B: BufMut>(
+        &mut self,
+        stream_id: u64,
+        mut out: B,
+    ) -> Result<(usize, bool)> {
         let max = out.remaining_mut();
         self.stream_recv_with(stream_id, max, |chunk| out.put_slice(chunk))
     }

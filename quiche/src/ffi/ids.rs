@@ -60,7 +60,10 @@ pub unsafe extern "C" fn quiche_conn_new_scid(
     };
     let add = |c: &mut Conn| {
         let cid = ConnectionId::from_ref(scid);
-        match c.conn.new_scid(&cid, u128::from_be_bytes(token), retire_if_needed) {
+        match c
+            .conn
+            .new_scid(&cid, u128::from_be_bytes(token), retire_if_needed)
+        {
             Ok(seq) => {
                 // SAFETY: NULL is checked; otherwise writable by contract.
                 unsafe { put(scid_seq, seq) };

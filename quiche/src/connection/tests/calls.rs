@@ -41,7 +41,10 @@ fn send_ack_eliciting_makes_an_idle_connection_send_one_ping() {
     pipe.client.send_ack_eliciting().unwrap();
     pipe.client.send_ack_eliciting().unwrap();
     let (len, _) = pipe.client.send_at(&mut out, now).unwrap();
-    assert!(pipe.client.path_stats().bytes_in_flight >= len, "the PING is in flight");
+    assert!(
+        pipe.client.path_stats().bytes_in_flight >= len,
+        "the PING is in flight"
+    );
     assert_eq!(pipe.client.send_at(&mut out, now), Err(Error::Done));
 
     // The server owes an ACK for it: it was ack-eliciting.
@@ -49,7 +52,10 @@ fn send_ack_eliciting_makes_an_idle_connection_send_one_ping() {
     pipe.server.recv_at(&mut out[..len], info, now).unwrap();
     let later = now + Duration::from_millis(30);
     let mut reply = [0u8; 1500];
-    assert!(pipe.server.send_at(&mut reply, later).is_ok(), "the server acknowledges");
+    assert!(
+        pipe.server.send_at(&mut reply, later).is_ok(),
+        "the server acknowledges"
+    );
 }
 
 #[test]
@@ -87,7 +93,10 @@ fn send_ack_eliciting_does_nothing_once_closed() {
 fn send_quantum_on_path_is_the_active_paths_and_zero_elsewhere() {
     let pipe = quiet_pipe(&mut client_config(), &mut server_config());
     let (local, peer) = (pipe.client_addr, pipe.server_addr);
-    assert_eq!(pipe.client.send_quantum_on_path(local, peer), pipe.client.send_quantum());
+    assert_eq!(
+        pipe.client.send_quantum_on_path(local, peer),
+        pipe.client.send_quantum()
+    );
     assert!(pipe.client.send_quantum() > 0);
     let elsewhere = "127.0.0.9:9".parse().unwrap();
     assert_eq!(pipe.client.send_quantum_on_path(local, elsewhere), 0);
@@ -109,14 +118,24 @@ fn dgram_buffers_are_handed_over_and_peeked() {
     pipe.client.dgram_send_buf(b"first".to_vec()).unwrap();
     pipe.client.dgram_send(b"second").unwrap();
     let too_big = vec![0u8; 1 << 16];
-    assert_eq!(pipe.client.dgram_send_buf(too_big), Err(Error::BufferTooShort));
+    assert_eq!(
+        pipe.client.dgram_send_buf(too_big),
+        Err(Error::BufferTooShort)
+    );
     pipe.run_for(Duration::from_millis(50)).unwrap();
 
     let mut peek = [0u8; 8];
     assert_eq!(pipe.server.dgram_recv_peek(&mut peek, 3), Ok(3));
     assert_eq!(&peek[..3], b"fir");
-    assert_eq!(pipe.server.dgram_recv_peek(&mut peek, 6), Err(Error::BufferTooShort));
-    assert_eq!(pipe.server.dgram_recv_queue_len(), 2, "peeking leaves it queued");
+    assert_eq!(
+        pipe.server.dgram_recv_peek(&mut peek, 6),
+        Err(Error::BufferTooShort)
+    );
+    assert_eq!(
+        pipe.server.dgram_recv_queue_len(),
+        2,
+        "peeking leaves it queued"
+    );
     assert_eq!(pipe.server.dgram_recv_buf().unwrap(), b"first");
     assert_eq!(pipe.server.dgram_recv_buf().unwrap(), b"second");
     assert_eq!(pipe.server.dgram_recv_buf(), Err(Error::Done));
@@ -130,5 +149,9 @@ fn early_data_reason_without_early_data_is_disabled() {
     assert_eq!(pipe.client.early_data_reason(), 1);
     assert_eq!(pipe.server.early_data_reason(), 1);
     let fresh = Pipe::new(&mut client_config(), &mut server_config()).unwrap();
-    assert_eq!(fresh.client.early_data_reason(), 0, "unknown before the handshake");
+    assert_eq!(
+        fresh.client.early_data_reason(),
+        0,
+        "unknown before the handshake"
+    );
 }

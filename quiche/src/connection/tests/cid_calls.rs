@@ -33,7 +33,10 @@ fn new_scid_respects_the_peers_limit_unless_told_to_retire() {
     let seq = pipe.server.new_scid(&cid, 7, true).unwrap();
     // The same ID and token again: the same sequence number; another token: refused.
     assert_eq!(pipe.server.new_scid(&cid, 7, true), Ok(seq));
-    assert_eq!(pipe.server.new_scid(&cid, 8, true), Err(Error::InvalidState));
+    assert_eq!(
+        pipe.server.new_scid(&cid, 8, true),
+        Err(Error::InvalidState)
+    );
 
     // The client learns the new ID, retires the oldest as asked, and the server hears of it.
     pipe.run_for(Duration::from_millis(200)).unwrap();
@@ -41,7 +44,10 @@ fn new_scid_respects_the_peers_limit_unless_told_to_retire() {
     let retired = pipe.server.retired_scid_next().expect("a retired ID");
     assert_ne!(retired.as_ref(), cid.as_ref());
     assert_eq!(pipe.server.retired_scids(), 0);
-    assert!(pipe.server.source_ids().any(|id| id.as_ref() == cid.as_ref()));
+    assert!(pipe
+        .server
+        .source_ids()
+        .any(|id| id.as_ref() == cid.as_ref()));
     // Still usable both ways.
     pipe.client.stream_send(0, b"after", true).unwrap();
     pipe.run_for(Duration::from_millis(100)).unwrap();
@@ -82,5 +88,8 @@ fn retire_dcid_keeps_the_last_id() {
         pipe.client.retire_dcid(current).unwrap();
     }
     let current = pipe.client.cids.current_dcid_seq();
-    assert_eq!(pipe.client.retire_dcid(current), Err(Error::OutOfIdentifiers));
+    assert_eq!(
+        pipe.client.retire_dcid(current),
+        Err(Error::OutOfIdentifiers)
+    );
 }

@@ -217,7 +217,10 @@ fn pmtu_is_reported_once_found_and_revalidation_reports_each_change() {
     assert_eq!(pipe.server.max_send_udp_payload_size(), BASE_PLPMTU);
     assert!(matches!(
         pipe.server.path_event_next(),
-        Some(crate::PathEvent::PmtuUpdated { pmtu: BASE_PLPMTU, .. })
+        Some(crate::PathEvent::PmtuUpdated {
+            pmtu: BASE_PLPMTU,
+            ..
+        })
     ));
     pipe.server.stream_send(1, b"x", false).ok();
     pipe.run_until(Duration::from_secs(10), |p| p.server.pmtu().is_some())

@@ -42,7 +42,11 @@ fn acked_bytes_in_flight_time_and_delivery_rate_follow_a_transfer() {
     let start = pipe.now;
     upload(&mut pipe, 300_000);
     let s = pipe.client.stats();
-    assert!(s.acked_bytes > before.acked_bytes + 300_000, "{}", s.acked_bytes);
+    assert!(
+        s.acked_bytes > before.acked_bytes + 300_000,
+        "{}",
+        s.acked_bytes
+    );
     assert!(s.acked_bytes <= s.sent_bytes);
     assert!(s.bytes_in_flight_duration > before.bytes_in_flight_duration);
     assert!(s.bytes_in_flight_duration <= pipe.now - start + before.bytes_in_flight_duration);
@@ -69,7 +73,10 @@ fn resets_and_stops_are_counted_on_both_sides() {
     assert_eq!(c.stopped_stream_count_local, 1);
     assert_eq!(s.reset_stream_count_remote, 1);
     assert_eq!(s.stopped_stream_count_remote, 1);
-    assert_eq!((s.reset_stream_count_local, s.stopped_stream_count_local), (0, 0));
+    assert_eq!(
+        (s.reset_stream_count_local, s.stopped_stream_count_local),
+        (0, 0)
+    );
 }
 
 #[test]
@@ -83,12 +90,18 @@ fn blocked_frames_are_counted_when_sent_and_received() {
     // Stream 0 hits its stream window, stream 4 the connection's.
     pipe.client.stream_send(0, &[0; 3000], false).unwrap();
     pipe.client.stream_send(4, &[0; 3000], false).unwrap();
-    assert!(pipe.client.stream_send(2, b"x", false).is_err(), "no uni stream allowed");
+    assert!(
+        pipe.client.stream_send(2, b"x", false).is_err(),
+        "no uni stream allowed"
+    );
     pipe.run_for(Duration::from_millis(100)).unwrap();
     let (c, s) = (pipe.client.stats(), pipe.server.stats());
     assert!(c.stream_data_blocked_sent_count >= 1);
     assert!(c.data_blocked_sent_count >= 1);
-    assert_eq!(s.stream_data_blocked_recv_count, c.stream_data_blocked_sent_count);
+    assert_eq!(
+        s.stream_data_blocked_recv_count,
+        c.stream_data_blocked_sent_count
+    );
     assert_eq!(s.data_blocked_recv_count, c.data_blocked_sent_count);
     assert_eq!(s.streams_blocked_uni_recv_count, 1);
 }
@@ -146,8 +159,11 @@ fn path_challenges_received_are_counted() {
     let mut pipe = pipe();
     pipe.run_for(Duration::from_millis(200)).unwrap();
     // A NAT rebinding: the server validates the new address with a PATH_CHALLENGE.
-    pipe.nat.push((pipe.client_addr, "10.1.2.3:999".parse().unwrap()));
-    pipe.client.stream_send(0, b"after rebinding", false).unwrap();
+    pipe.nat
+        .push((pipe.client_addr, "10.1.2.3:999".parse().unwrap()));
+    pipe.client
+        .stream_send(0, b"after rebinding", false)
+        .unwrap();
     pipe.run_for(Duration::from_millis(300)).unwrap();
     assert!(pipe.client.stats().path_challenge_rx_count >= 1);
 }
@@ -163,7 +179,10 @@ fn startup_exit_is_recorded_with_its_reason() {
     for (algo, reasons) in [
         (
             CongestionControlAlgorithm::CUBIC,
-            &[StartupExitReason::Loss, StartupExitReason::ConservativeSlowStartRounds][..],
+            &[
+                StartupExitReason::Loss,
+                StartupExitReason::ConservativeSlowStartRounds,
+            ][..],
         ),
         (
             CongestionControlAlgorithm::Bbr,
@@ -172,9 +191,14 @@ fn startup_exit_is_recorded_with_its_reason() {
     ] {
         let mut client = client_config();
         client.set_cc_algorithm(algo);
-        let mut pipe =
-            Pipe::with_links(&mut client, &mut server_config(), link.clone(), link.clone(), 9)
-                .unwrap();
+        let mut pipe = Pipe::with_links(
+            &mut client,
+            &mut server_config(),
+            link.clone(),
+            link.clone(),
+            9,
+        )
+        .unwrap();
         pipe.handshake().unwrap();
         assert!(pipe.client.path_stats().startup_exit.is_none());
         upload(&mut pipe, 3_000_000);

@@ -33,7 +33,11 @@ fn readable_next_returns_each_stream_once_until_rearmed() {
     let mut got: Vec<u64> = std::iter::from_fn(|| pipe.server.stream_readable_next()).collect();
     got.sort_unstable();
     assert_eq!(got, vec![0, 4, 8]);
-    assert_eq!(pipe.server.stream_readable_next(), None, "not again without news");
+    assert_eq!(
+        pipe.server.stream_readable_next(),
+        None,
+        "not again without news"
+    );
     // `readable()` still lists them: only the one-shot events were consumed.
     assert_eq!(pipe.server.readable().count(), 3);
 
@@ -76,7 +80,11 @@ fn readable_len_counts_what_a_read_returns() {
     client_sends(&mut pipe, &[0], &[1; 1000], false);
     assert_eq!(pipe.server.stream_readable_len(0, usize::MAX), 1000);
     assert_eq!(pipe.server.stream_readable_len(0, 10), 10);
-    assert_eq!(pipe.server.stream_readable_len(4, usize::MAX), 0, "no such stream");
+    assert_eq!(
+        pipe.server.stream_readable_len(4, usize::MAX),
+        0,
+        "no such stream"
+    );
     let mut buf = [0u8; 300];
     pipe.server.stream_recv(0, &mut buf).unwrap();
     assert_eq!(pipe.server.stream_readable_len(0, usize::MAX), 700);
@@ -114,7 +122,10 @@ fn closed_once_both_directions_ended() {
     client_sends(&mut pipe, &[0], b"req", true);
     let mut buf = [0u8; 16];
     pipe.server.stream_recv(0, &mut buf).unwrap();
-    assert!(!pipe.server.stream_closed(0), "the server has not ended its side");
+    assert!(
+        !pipe.server.stream_closed(0),
+        "the server has not ended its side"
+    );
     pipe.server.stream_send(0, b"resp", true).unwrap();
     assert!(pipe.server.stream_closed(0));
     pipe.run_for(Duration::from_millis(50)).unwrap();
@@ -228,7 +239,11 @@ fn send_zc_takes_what_fits_and_hands_back_the_rest() {
     assert_eq!(n, 100);
     let rest = rest.expect("the rest of the buffer");
     assert_eq!(rest.len(), 50);
-    assert_eq!(rest.as_ptr(), data[100..].as_ptr(), "the same memory, not a copy");
+    assert_eq!(
+        rest.as_ptr(),
+        data[100..].as_ptr(),
+        "the same memory, not a copy"
+    );
     // Nothing fits now.
     assert_eq!(client.stream_send_zc(0, rest, true), Err(Error::Done));
     // A whole buffer that fits ends the stream with its FIN.
@@ -236,7 +251,10 @@ fn send_zc_takes_what_fits_and_hands_back_the_rest() {
         client.stream_send_zc(4, bytes::Bytes::from_static(b"all"), true),
         Ok((3, None))
     );
-    assert_eq!(client.stream_send(4, b"x", false), Err(Error::InvalidStreamState(4)));
+    assert_eq!(
+        client.stream_send(4, b"x", false),
+        Err(Error::InvalidStreamState(4))
+    );
     let mut b = bytes::Bytes::from_static(b"ab");
     assert_eq!(&BufSplit::split_at(&mut b, 1)[..], b"b");
 }

@@ -30,9 +30,18 @@ fn server_bytes_before_validation(factor: Option<usize>) -> (u64, u64) {
 fn amplification_factor_bounds_what_an_unvalidated_server_sends() {
     let (sent3, recv3) = server_bytes_before_validation(None);
     let (sent1, recv1) = server_bytes_before_validation(Some(1));
-    assert!(sent1 <= recv1, "factor 1: {sent1} sent for {recv1} received");
-    assert!(sent3 <= 3 * recv3, "factor 3: {sent3} sent for {recv3} received");
-    assert!(sent3 > sent1 + 1000, "the default lets more out ({sent3} vs {sent1})");
+    assert!(
+        sent1 <= recv1,
+        "factor 1: {sent1} sent for {recv1} received"
+    );
+    assert!(
+        sent3 <= 3 * recv3,
+        "factor 3: {sent3} sent for {recv3} received"
+    );
+    assert!(
+        sent3 > sent1 + 1000,
+        "the default lets more out ({sent3} vs {sent1})"
+    );
 }
 
 #[test]
@@ -83,7 +92,10 @@ fn transfer_secs(max_pacing_rate: Option<u64>, len: usize) -> f64 {
         while let Ok((n, _)) = pipe.client.stream_recv(0, &mut buf) {
             got += n;
         }
-        assert!(pipe.now - start < Duration::from_secs(30), "stalled at {got}");
+        assert!(
+            pipe.now - start < Duration::from_secs(30),
+            "stalled at {got}"
+        );
     }
     (pipe.now - start).as_secs_f64()
 }
@@ -116,7 +128,10 @@ fn send_capacity_factor_follows_the_congestion_window() {
     let one = capacity(Some(1.0));
     let two = capacity(Some(2.0));
     assert!(one < unbounded, "{one} vs {unbounded}");
-    assert!(one > 0 && two >= 2 * one - 2, "factor 1: {one}, factor 2: {two}");
+    assert!(
+        one > 0 && two >= 2 * one - 2,
+        "factor 1: {one}, factor 2: {two}"
+    );
 }
 
 #[test]
@@ -129,7 +144,10 @@ fn streams_blocked_is_sent_only_when_enabled() {
         let mut pipe = Pipe::new(&mut client, &mut server).unwrap();
         pipe.handshake().unwrap();
         pipe.client.stream_send(0, b"a", false).unwrap();
-        assert_eq!(pipe.client.stream_send(4, b"b", false), Err(Error::StreamLimit));
+        assert_eq!(
+            pipe.client.stream_send(4, b"b", false),
+            Err(Error::StreamLimit)
+        );
         pipe.run_for(Duration::from_millis(100)).unwrap();
         pipe.server.stats().streams_blocked_bidi_recv_count
     };
@@ -167,8 +185,13 @@ fn disable_dcid_reuse_keeps_a_server_off_a_path_without_a_spare_id() {
         pipe.nat.push((pipe.client_addr, public));
         pipe.client.stream_send(0, b"moved", true).unwrap();
         pipe.run_for(Duration::from_millis(300)).unwrap();
-        pipe.server.paths_iter(pipe.server_addr).any(|a| a == public)
+        pipe.server
+            .paths_iter(pipe.server_addr)
+            .any(|a| a == public)
     };
-    assert!(follows(false), "the default reuses the current ID on the new path");
+    assert!(
+        follows(false),
+        "the default reuses the current ID on the new path"
+    );
     assert!(!follows(true), "no spare ID: the path is not used");
 }

@@ -19,7 +19,10 @@ fn recv_body_buf_fills_a_bufmut() {
     p.server
         .send_response(&mut p.pipe.server, id, &resp, false)
         .unwrap();
-    assert_eq!(p.server.send_body(&mut p.pipe.server, id, &body, true), Ok(3000));
+    assert_eq!(
+        p.server.send_body(&mut p.pipe.server, id, &body, true),
+        Ok(3000)
+    );
     let mut got = Vec::new();
     let mut finished = false;
     for _ in 0..200 {
@@ -79,14 +82,21 @@ fn additional_headers_with_priority_reorder_responses() {
     for _ in 0..50 {
         for (i, id) in [a, b].into_iter().enumerate() {
             if sent[i] < body.len() {
-                if let Ok(n) = p.server.send_body(&mut p.pipe.server, id, &body[sent[i]..], true) {
+                if let Ok(n) = p
+                    .server
+                    .send_body(&mut p.pipe.server, id, &body[sent[i]..], true)
+                {
                     sent[i] += n;
                 }
             }
         }
     }
     let bodies = p.read_bodies_in_order(&[a, b]);
-    assert_eq!(bodies.first(), Some(&b), "the urgent response finished first: {bodies:?}");
+    assert_eq!(
+        bodies.first(),
+        Some(&b),
+        "the urgent response finished first: {bodies:?}"
+    );
 }
 
 #[test]

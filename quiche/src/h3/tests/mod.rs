@@ -123,7 +123,11 @@ impl H3Pipe {
                 }
             }
             for &id in ids {
-                while self.client.recv_body(&mut self.pipe.client, id, &mut buf).is_ok() {}
+                while self
+                    .client
+                    .recv_body(&mut self.pipe.client, id, &mut buf)
+                    .is_ok()
+                {}
             }
             if ids.iter().all(|id| order.contains(id)) {
                 return order;
