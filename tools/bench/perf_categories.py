@@ -53,7 +53,8 @@ LEAF = [
 ]
 FILE_CONTEXT = r"vfs_read|vfs_write|filemap_|generic_perform_write|ext4_|shmem_|ksys_read|ksys_write|ksys_pread"
 
-# The innermost frame that one of these names decides.
+# The innermost frame that one of these names decides; on one frame, the first rule that
+# matches (the pacer lives in quiche::cc, so pacing comes before congestion control).
 SPECIFIC = [
     ("AEAD (AES-GCM seal/open)",
      r"aes_gcm|aesni_gcm|gcm_|ghash|_ghash|aes_hw_|vpaes_|bsaes_|aes_nohw|ring::aead|"
@@ -65,11 +66,11 @@ SPECIFIC = [
     ("loss detection", r"recovery::loss|detect_lost|lost_packets|LossDetection"),
     ("sent-packet bookkeeping", r"recovery::sent|SentPackets|SentPacket|connection::sent|"
      r"SentFrames|on_packet_sent"),
+    ("pacing and timers", r"pacer|Pacer|pto::|pto_deadline|loss_detection_timer|"
+     r"timeout_instant|set_timer|Timer|send_quantum|release_time"),
     ("congestion control", r"quiche::cc::|Cubic|Hystart|hystart|CongestionControl|Reno|"
      r"slow_start|bbr::"),
-    ("pacing and timers", r"pacer|Pacer|recovery::pto|pto_deadline|loss_detection_timer|"
-     r"timeout_instant|set_timer|Timer|send_quantum|release_time"),
-    ("ACK processing (sender)", r"on_ack_received|recovery::rtt|RttStats|recovery::rate|"
+    ("ACK processing (sender)", r"on_ack_received|quiche::rtt::|recovery::rtt|RttStats|recovery::rate|"
      r"process_ack|handle_ack|Recovery::on_ack|newly_acked|acked_frames|on_frames_acked"),
     ("stream buffers", r"quiche::stream::|SendBuf|RecvBuf|StreamMap|stream_send|stream_recv|"
      r"RangeList|flow_control"),

@@ -15,7 +15,9 @@
 #     and nanoseconds per packet (task-clock of run 1 / packets the server sent);
 #  3. optionally (--callgrind-size N, off by default: 50x slower) instruction counts of the
 #     library alone, both sides in one process with no sockets: quiche's transfer_bench
-#     example under `valgrind --tool=callgrind`, instructions per packet by function.
+#     example under `valgrind --tool=callgrind`, then tools/bench/callgrind_table.py prints the
+#     instructions per data packet of the main functions (inclusive). Deterministic, unlike
+#     the samples: the figure to compare before and after a change to the library.
 # Every transfer is checked (exit status, byte count, SHA-256).
 #
 #   tools/bench/profile.sh                         # 1 GiB, results in a new directory
@@ -275,8 +277,12 @@ if [ "$CG_MIB" -gt 0 ]; then
         "$bench" "$CG_MIB" >"$OUT/callgrind.stdout" 2>"$OUT/callgrind.err" \
         || { tail -n 20 "$OUT/callgrind.err" >&2; die "callgrind run failed"; }
     cat "$OUT/callgrind.stdout"
-    callgrind_annotate --inclusive=yes "$OUT/callgrind.out" 2>/dev/null | head -n 60 \
-        >"$OUT/callgrind.inclusive.txt"
-    callgrind_annotate "$OUT/callgrind.out" 2>/dev/null | head -n 60 >"$OUT/callgrind.self.txt"
-    echo "(callgrind_annotate tables: $OUT/callgrind.inclusive.txt, $OUT/callgrind.self.txt)"
+    # Whole files first: `| head` would end callgrind_annotate with SIGPIPE (pipefail).
+    callgrind_annotate --inclusive=yes "$OUT/callgrind.out" >"$OUT/callgrind.inclusive.txt" 2>&1
+    callgrind_annotate "$OUT/callgrind.out" >"$OUT/callgrind.self.txt" 2>&1
+    cg_packets="$(sed -n 's/.*per server packet (\([0-9]*\) packets).*/\1/p' "$OUT/callgrind.stdout" | head -n 1)"
+    [ -n "$cg_packets" ] || die "no packet count in transfer_bench's output ($OUT/callgrind.stdout)"
+    python3 "$REPO/tools/bench/callgrind_table.py" --packets "$cg_packets" \
+        <"$OUT/callgrind.inclusive.txt" | tee "$OUT/callgrind.table.txt"
+    echo "(callgrind_annotate's tables: $OUT/callgrind.inclusive.txt, $OUT/callgrind.self.txt)"
 fi

@@ -820,6 +820,7 @@ mod ids;
 mod keepalive;
 mod logs;
 mod path;
+mod reset;
 mod stream_calls;
 #[cfg(test)]
 mod tests;

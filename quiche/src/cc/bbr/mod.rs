@@ -15,8 +15,8 @@
 //! - The draft's "fast recovery" is RFC 9002's recovery period: it starts with a congestion
 //!   event for a packet sent after the current period began and ends when a packet sent after
 //!   that is acknowledged. Persistent congestion plays the RTO's part (`cwnd = inflight + 1 MSS`).
-//! - Loss is taken as congestion only when the RTT shows a queue (when [`FILTER_RANDOM_LOSS`]
-//!   is on, the default): the once-per-round lower bounds (`bw_shortterm`,
+//! - Loss is taken as congestion only when the RTT shows a queue (when
+//!   [`BbrOptions::filter_random_loss`] is on, the default; off gives the draft to the letter): the once-per-round lower bounds (`bw_shortterm`,
 //!   `inflight_shortterm`) only tighten after a round whose every RTT sample exceeded the
 //!   min RTT by an eighth (at least 2 ms), and the "inflight too high" and Startup high-loss
 //!   responses need the latest sample to. Losses without a queue are random (a lossy link,
@@ -83,8 +83,8 @@ pub const LOSS_THRESH_PERMILLE: u64 = 20;
 const BETA: u64 = 700;
 /// Headroom left below `inflight_longterm` in CRUISE, 15 % (BBR.Headroom), in thousandths.
 const HEADROOM: u64 = 150;
-/// Whether losses only count as congestion when the RTT shows a queue (see the module
-/// documentation).
+/// The default of [`BbrOptions::filter_random_loss`]: losses only count as congestion when the
+/// RTT shows a queue (see the module documentation).
 pub const FILTER_RANDOM_LOSS: bool = true;
 /// A loss rate, in thousandths, that counts as congestion even without a queue in the RTT.
 pub const HIGH_LOSS_PERMILLE: u64 = 250;
@@ -115,6 +115,11 @@ pub struct BbrOptions {
     /// alone on its path then skips ProbeRTT, which has nothing to drain. The draft refreshes
     /// only on a strictly smaller sample (§5.3.4.3), so a bulk flow enters ProbeRTT every 5 s.
     pub skip_probe_rtt_without_queue: bool,
+    /// Whether a loss counts as congestion only when the RTT shows a queue (an eighth of the
+    /// min RTT, at least 2 ms) or the loss rate is high (the random-loss filter, on by default:
+    /// `FILTER_RANDOM_LOSS`). Off, every loss counts, as in the draft: at a few percent of
+    /// random loss the short-term bounds then ratchet the rate down round after round.
+    pub filter_random_loss: bool,
 }
 
 impl Default for BbrOptions {
@@ -124,6 +129,7 @@ impl Default for BbrOptions {
             probe_bw_cwnd_gain: DEFAULT_CWND_GAIN as u16,
             cruise_on_bounded_bw: false,
             skip_probe_rtt_without_queue: false,
+            filter_random_loss: FILTER_RANDOM_LOSS,
         }
     }
 }
@@ -242,6 +248,8 @@ pub struct Bbr {
     probe_bw_cwnd_gain: u64,
     cruise_on_bounded_bw: bool,
     skip_probe_rtt_without_queue: bool,
+    /// [`BbrOptions::filter_random_loss`].
+    filter_random_loss: bool,
 }
 
 /// What an undo of a spurious loss episode restores (§5.5.11).
@@ -300,6 +308,7 @@ impl Bbr {
             probe_bw_cwnd_gain: u64::from(cfg.bbr.probe_bw_cwnd_gain.max(500)),
             cruise_on_bounded_bw: cfg.bbr.cruise_on_bounded_bw,
             skip_probe_rtt_without_queue: cfg.bbr.skip_probe_rtt_without_queue,
+            filter_random_loss: cfg.bbr.filter_random_loss,
         };
         bbr.init_pacing_rate(None);
         bbr.enter_startup();
@@ -551,10 +560,10 @@ impl Bbr {
         }
     }
 
-    /// Whether a loss now should count as congestion (see [`FILTER_RANDOM_LOSS`]).
+    /// Whether a loss now should count as congestion (see [`BbrOptions::filter_random_loss`]).
     /// `lost` bytes out of `of`: the loss rate that counts without a queue.
     fn loss_is_congestion(&self, lost: u64, of: u64) -> bool {
-        !FILTER_RANDOM_LOSS
+        !self.filter_random_loss
             || self.m.latest_shows_queue()
             || lost.saturating_mul(1_000) > of.saturating_mul(HIGH_LOSS_PERMILLE)
     }
@@ -852,7 +861,7 @@ impl Bbr {
         if !self.state.is_probing_bw()
             && self.m.loss_round_start
             && self.m.is_loss_in_round
-            && (!FILTER_RANDOM_LOSS
+            && (!self.filter_random_loss
                 || self.m.ecn_in_round
                 || self.m.round_shows_queue()
                 || self.m.round_lost_bytes.saturating_mul(1_000)

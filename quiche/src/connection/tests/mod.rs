@@ -12,6 +12,7 @@ mod pmtud;
 #[cfg(feature = "qlog")]
 mod qlog;
 mod retrans;
+mod stateless_reset;
 mod stats_counters;
 pub(crate) mod stream_calls;
 pub(crate) mod streams;
