@@ -158,8 +158,10 @@ fn streams_blocked_is_sent_only_when_enabled() {
 #[test]
 fn path_challenge_queue_bounds_the_responses_owed() {
     use crate::path::Path;
-    let mut limits = crate::path::PathLimits::default();
-    limits.max_pending_responses = 2;
+    let limits = crate::path::PathLimits {
+        max_pending_responses: 2,
+        ..Default::default()
+    };
     let local = "127.0.0.1:1".parse().unwrap();
     let mut set = crate::path::PathSet::new(Path::new(local, "127.0.0.1:2".parse().unwrap(), true));
     set.set_limits(limits);
