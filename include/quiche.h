@@ -195,6 +195,21 @@ void quiche_config_set_active_connection_id_limit(quiche_config *config, uint64_
  */
 void quiche_config_set_stateless_reset_token(quiche_config *config, const uint8_t *v);
 
+// Bytes a server sends per byte received from an address it has not validated (default 3).
+void quiche_config_set_max_amplification_factor(quiche_config *config, size_t v);
+
+// Caps the pacing rate, in bytes per second.
+void quiche_config_set_max_pacing_rate(quiche_config *config, uint64_t v);
+
+// Whether a new path needs a connection ID of the peer's that no other path used.
+void quiche_config_set_disable_dcid_reuse(quiche_config *config, bool v);
+
+// Whether CUBIC counts idle time from when the sender ran out of data (default true).
+void quiche_config_set_enable_cubic_idle_restart_fix(quiche_config *config, bool v);
+
+// Kept for quiche's API; does nothing.
+void quiche_config_set_use_initial_max_data_as_flow_control_win(quiche_config *config, bool v);
+
 /*
  * Beyond quiche's API: sets the 32-byte static key stateless reset tokens are derived from
  * (RFC 9000 section 10.3.2; random per config by default). A server restarted with the same
@@ -352,6 +367,9 @@ bool quiche_conn_set_qlog_path(quiche_conn *conn, const char *path, const char *
 /* As quiche_conn_set_keylog_path(), to a file descriptor the connection takes over (it closes
  * it when done). */
 void quiche_conn_set_keylog_fd(quiche_conn *conn, int fd);
+
+// Sets our max_idle_timeout (ms) before the connection sent or received anything.
+int quiche_conn_set_max_idle_timeout(quiche_conn *conn, uint64_t v);
 
 /* As quiche_conn_set_qlog_path(), to a file descriptor the connection takes over (it closes it
  * when done). */
@@ -699,6 +717,9 @@ void quiche_conn_destination_id(const quiche_conn *conn, const uint8_t **out, si
 void quiche_conn_application_proto(const quiche_conn *conn, const uint8_t **out,
                                    size_t *out_len);
 
+// The server name the client asked for (not NUL-terminated; empty if none).
+void quiche_conn_server_name(const quiche_conn *conn, const uint8_t **out, size_t *out_len);
+
 /* The TLS session to resume later with quiche_conn_set_session() (empty if none yet). Unlike
  * quiche's, valid only in this process, for connections of the same config: rustls cannot
  * write a client session out and read it back, so it cannot be kept in a file. */
@@ -885,6 +906,12 @@ int quiche_conn_path_stats(const quiche_conn *conn, size_t idx, quiche_path_stat
 
 /* Frees a connection. */
 void quiche_conn_free(quiche_conn *conn);
+
+// Writes a QUIC variable-length integer into buf: 0, or QUICHE_ERR_BUFFER_TOO_SHORT.
+int quiche_put_varint(uint8_t *buf, size_t buf_len, uint64_t val);
+
+// Reads a QUIC variable-length integer from buf: its length, or QUICHE_ERR_BUFFER_TOO_SHORT.
+ssize_t quiche_get_varint(const uint8_t *buf, size_t buf_len, uint64_t *val);
 
 /* ---------------------------------------------------------------------------------------
  * HTTP/3 (RFC 9114) with QPACK (RFC 9204), on top of a quiche_conn.

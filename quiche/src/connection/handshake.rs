@@ -299,6 +299,28 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
 }
 
 impl<F: crate::buffers::BufFactory> Connection<F> {
+    /// Sets our `max_idle_timeout` transport parameter, in milliseconds (0: none), as quiche's
+    /// `Connection::set_max_idle_timeout`: only right after the connection was created, before
+    /// any packet was sent or received. `InvalidState` once the handshake took the
+    /// parameters.
+    pub fn set_max_idle_timeout(&mut self, v: u64) -> Result<()> {
+        if self.stats.sent > 0 || self.stats.recv > 0 {
+            return Err(Error::InvalidState);
+        }
+        let v = v.min(octets::MAX_VAR_INT);
+        self.local_tp.max_idle_timeout = v;
+        self.lifecycle
+            .set_local_idle_timeout((v > 0).then(|| Duration::from_millis(v)));
+        // A server's parameters are encoded once the client's original DCID is known.
+        if self.is_server && self.local_tp.original_destination_connection_id.is_none() {
+            return Ok(());
+        }
+        let encoded = self.local_tp.encode_to_vec(self.is_server)?;
+        self.tls.set_transport_params(encoded)
+    }
+}
+
+impl<F: crate::buffers::BufFactory> Connection<F> {
     /// A client received a Retry (RFC 9000 §17.2.5.2): check it, then start over towards the
     /// connection ID the server chose, with its token, keeping packet numbers.
     pub(super) fn on_retry(&mut self, b: &[u8], hdr: &crate::packet::HeaderLayout) -> Result<()> {

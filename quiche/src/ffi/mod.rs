@@ -824,3 +824,4 @@ mod reset;
 mod stream_calls;
 #[cfg(test)]
 mod tests;
+mod tuning;

@@ -155,3 +155,23 @@ fn early_data_reason_without_early_data_is_disabled() {
         "unknown before the handshake"
     );
 }
+
+#[test]
+fn max_idle_timeout_set_on_a_new_connection_is_announced_and_enforced() {
+    let mut pipe = Pipe::new(&mut client_config(), &mut server_config()).unwrap();
+    pipe.client.set_max_idle_timeout(1_000).unwrap();
+    pipe.handshake().unwrap();
+    let announced = pipe
+        .server
+        .peer_transport_params()
+        .unwrap()
+        .max_idle_timeout;
+    assert_eq!(announced, 1_000);
+    assert_eq!(
+        pipe.client.set_max_idle_timeout(5_000),
+        Err(Error::InvalidState),
+        "too late once packets went out"
+    );
+    pipe.run_for(Duration::from_secs(3)).unwrap();
+    assert!(pipe.client.is_timed_out() && pipe.server.is_timed_out());
+}
