@@ -821,6 +821,8 @@ mod keepalive;
 mod logs;
 mod path;
 mod reset;
+mod stats;
+mod stream;
 mod stream_calls;
 #[cfg(test)]
 mod tests;

@@ -5,7 +5,7 @@ use std::time::Instant;
 use ::qlog::events::connectivity::{ConnectionClosed, ConnectionClosedTrigger, TransportOwner};
 use ::qlog::events::EventData;
 
-use super::frames::hex;
+use super::frame_log::hex;
 use super::{json_time, QlogLogger};
 
 impl QlogLogger {

@@ -49,7 +49,7 @@
 mod app;
 mod control;
 mod events;
-mod frames;
+mod frame_effects;
 mod id_hash;
 pub mod priority;
 mod range_list;
