@@ -73,7 +73,7 @@ pub fn load_or_create_key(path: &Path) -> Result<[u8; 32], String> {
 /// A random key, for a run without `--reset-key`.
 pub fn random_key() -> [u8; 32] {
     let mut key = [0u8; 32];
-    crate::common::fill_random(&mut key);
+    crate::setup::fill_random(&mut key);
     key
 }
 
@@ -89,7 +89,7 @@ fn key_from_secret(secret: &[u8]) -> [u8; 32] {
 /// secret is used.
 fn create_secret(path: &Path) -> io::Result<Vec<u8>> {
     let mut secret = vec![0u8; 32];
-    crate::common::fill_random(&mut secret);
+    crate::setup::fill_random(&mut secret);
     let mut options = fs::OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]

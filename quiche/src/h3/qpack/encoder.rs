@@ -5,8 +5,9 @@
 //! Strategy: exact matches are referenced (static first); what is inserted is up to the
 //! insertion policy (the `policy` module): lines likely to be referenced again before they are
 //! evicted, and names alone when only the name repeats. Entries about to be evicted that are
-//! still in use are refreshed with Duplicate. Secrets (`authorization`, `set-cookie`, short cookies) go out as
-//! never-indexed literals and are never inserted (§7.1). An entry is evicted only when no
+//! still in use are refreshed with Duplicate. Secrets that could be guessed (short values of
+//! `authorization` or `cookie`, `set-cookie`, credentials beyond a per-connection cap: the
+//! `secrets` module) go out as never-indexed literals and are never inserted (§7.1). An entry is evicted only when no
 //! unacknowledged section or instruction references it (§2.1.1), and unacknowledged entries
 //! are referenced only on streams that may block (§2.1.2).
 
@@ -16,15 +17,13 @@ use super::instructions as ins;
 use super::log::ParsedLog;
 use super::policy::{Policy, Room};
 use super::prefix::{get_int, Parse};
+use super::secrets::Secrets;
 use super::static_table::{self, StaticMatch};
 use super::table::{entry_size, DynamicTable, Entry};
 use super::{encode_insert_count, Error, Result};
 
 /// The dynamic table size this encoder uses unless told otherwise.
 pub const DEFAULT_MAX_TABLE_CAPACITY: u64 = 4096;
-
-/// Cookie values shorter than this are guessable, so not indexed (RFC 9204 §7.1.3).
-const MIN_INDEXED_COOKIE: usize = 20;
 
 /// An entry larger than a quarter of the table, referenced within this many field sections, is
 /// not evicted to make room for a smaller one: it is too large to refresh with Duplicate, and
@@ -96,6 +95,8 @@ pub struct Encoder {
     /// Decoder-stream bytes of an instruction not complete yet.
     partial: Vec<u8>,
     policy: Policy,
+    /// Which lines are secrets, and the credential values inserted.
+    secrets: Secrets,
     /// Field sections encoded so far (wrapping): the clock of `Entry::last_use`.
     sections_encoded: u32,
     /// `sections_encoded` when the decoder last acknowledged an insertion, or when none was
@@ -125,6 +126,7 @@ impl Encoder {
             instruction_refs: VecDeque::new(),
             partial: Vec::new(),
             policy: Policy::new(0),
+            secrets: Secrets::default(),
             sections_encoded: 0,
             last_progress: 0,
             parsed: ParsedLog::default(),
@@ -295,7 +297,7 @@ impl Encoder {
         if let Some(StaticMatch::Exact(index)) = static_match {
             return Line::Static(index);
         }
-        let never = is_sensitive(name, value);
+        let never = self.secrets.never_indexed(name, value);
         if !never && self.table.capacity() > 0 {
             if let Some(line) = self.choose_dynamic(name, value, static_match, may_block) {
                 return line;
@@ -473,6 +475,7 @@ impl Encoder {
                 _ => ins::insert_with_literal_name(&mut self.out, name, value, true),
             },
         }
+        self.secrets.inserted(name, value);
         self.add_entry(name.to_vec(), value.to_vec());
         Some(new)
     }
@@ -593,15 +596,6 @@ impl Encoder {
             self.instruction_refs.pop_front();
             self.release(&[referenced]);
         }
-    }
-}
-
-/// Whether a field line is a secret that compression could leak (RFC 9204 §7.1).
-fn is_sensitive(name: &[u8], value: &[u8]) -> bool {
-    match name {
-        b"authorization" | b"proxy-authorization" | b"set-cookie" => true,
-        b"cookie" => value.len() < MIN_INDEXED_COOKIE,
-        _ => false,
     }
 }
 

@@ -10,7 +10,8 @@
 //! - [`table`]: the dynamic table;
 //! - [`instructions`]: writers of every instruction and field line representation;
 //! - [`encoder`] and [`decoder`]: the two ends, with their instruction streams; the encoder's
-//!   insertion policy (what is worth a table entry) is in `policy`;
+//!   insertion policy (what is worth a table entry) is in `policy`, and which lines are
+//!   secrets, never indexed, in `secrets`;
 //! - [`log`]: descriptions of the instructions, for tracing (qlog).
 
 pub mod decoder;
@@ -19,6 +20,7 @@ pub mod instructions;
 pub mod log;
 mod policy;
 pub mod prefix;
+mod secrets;
 pub mod static_table;
 pub mod table;
 

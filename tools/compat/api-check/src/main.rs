@@ -24,7 +24,7 @@ use quiche_upstream as quiche;
 
 mod calls;
 mod h3check;
-mod net;
+mod loopback;
 mod transport;
 
 use std::path::PathBuf;

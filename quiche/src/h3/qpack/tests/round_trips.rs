@@ -1,6 +1,6 @@
 //! Round trips at every table size, blocking limit and acknowledgment timing; encoder-stream
 //! bytes split at every byte; eviction under pressure; no blocking when not allowed; a zero
-//! capacity; secrets never indexed.
+//! capacity; secrets never indexed, credentials indexed within their cap.
 
 use super::*;
 
@@ -193,37 +193,104 @@ fn zero_capacity_uses_no_dynamic_table() {
     assert!(p.to_decoder.is_empty());
 }
 
-/// Secrets go out as never-indexed literals and are not inserted.
+/// Secrets that could be guessed go out as never-indexed literals and are not inserted.
 #[test]
 fn secrets_are_never_indexed() {
     let mut p = Peers::new(4096, 100);
     let list = vec![
-        (
-            b"authorization".to_vec(),
-            b"Bearer secret-token-abcdef".to_vec(),
-        ),
+        (b"authorization".to_vec(), b"Bearer abc123".to_vec()),
         (b"cookie".to_vec(), b"sid=12345".to_vec()),
         (
             b"cookie".to_vec(),
             b"long-analytics-id=0123456789abcdef".to_vec(),
         ),
+        (b"set-cookie".to_vec(), [b'x'; 100].to_vec()),
     ];
     for i in 0..3 {
         let section = p.encode(i * 4, &list);
         let all = p.to_decoder.len();
         p.deliver_encoder(all);
         let lines = fields(p.dec.decode(i * 4, &section).unwrap());
-        assert!(lines[0].never_indexed && lines[1].never_indexed && !lines[2].never_indexed);
+        let never: Vec<bool> = lines.iter().map(|l| l.never_indexed).collect();
+        assert_eq!(never, [true, true, false, true]);
         p.acknowledge();
     }
     let t = p.enc.table();
     for abs in t.oldest()..t.insert_count() {
         let e = t.get(abs).unwrap();
         assert!(
-            e.name != b"authorization" && e.value != b"sid=12345",
+            e.name != b"authorization" && e.name != b"set-cookie" && e.value != b"sid=12345",
             "{e:?}"
         );
     }
+}
+
+/// The entries of `name` in the encoder's table.
+fn entries_named(p: &Peers, name: &[u8]) -> Vec<Vec<u8>> {
+    let t = p.enc.table();
+    (t.oldest()..t.insert_count())
+        .filter_map(|abs| t.get(abs))
+        .filter(|e| e.name == name)
+        .map(|e| e.value.clone())
+        .collect()
+}
+
+/// A bearer token too long to guess, sent on every request, is inserted once and then
+/// referenced: a probe must guess all of it (RFC 9204 §7.1.1).
+#[test]
+fn a_long_repeated_credential_is_inserted_once_and_referenced() {
+    let mut p = Peers::new(4096, 100);
+    let token = format!("Bearer {}", "eyJhbGciOiJSUzI1NiJ9.".repeat(9));
+    let literal = token.len();
+    let mut sizes = Vec::new();
+    for i in 0..10u64 {
+        let list = vec![
+            (b":path".to_vec(), format!("/v1/items/{i}").into_bytes()),
+            (b"authorization".to_vec(), token.clone().into_bytes()),
+        ];
+        let section = p.encode(i * 4, &list);
+        p.deliver_encoder(usize::MAX);
+        let lines = fields(p.dec.decode(i * 4, &section).unwrap());
+        assert_eq!(decoded_pairs(lines.clone()), list);
+        assert!(!lines[1].never_indexed);
+        p.acknowledge();
+        sizes.push(section.len());
+    }
+    assert_eq!(entries_named(&p, b"authorization"), [token.into_bytes()]);
+    assert_eq!(p.enc.table().insert_count(), 1, "only the token");
+    assert!(
+        sizes[2..].iter().all(|&s| s < literal / 4),
+        "referenced, not sent: {sizes:?}"
+    );
+}
+
+/// At most four distinct credential values are inserted per connection: the fifth goes out
+/// as a never-indexed literal however often it is sent, while the four stay referenced.
+#[test]
+fn distinct_credential_values_are_capped() {
+    let mut p = Peers::new(4096, 100);
+    let token = |k: u64| format!("Bearer token-{k}-0123456789abcdefghij").into_bytes();
+    let mut stream = 0;
+    for k in 0..6u64 {
+        for _ in 0..4 {
+            let list = vec![(b"authorization".to_vec(), token(k))];
+            let section = p.encode(stream, &list);
+            p.deliver_encoder(usize::MAX);
+            let lines = fields(p.dec.decode(stream, &section).unwrap());
+            assert_eq!(decoded_pairs(lines.clone()), list);
+            assert_eq!(lines[0].never_indexed, k >= 4, "token {k}");
+            p.acknowledge();
+            stream += 4;
+        }
+    }
+    let inserted = entries_named(&p, b"authorization");
+    assert_eq!(inserted, (0..4).map(token).collect::<Vec<_>>());
+    // The first token is still referenced, not sent again.
+    let list = vec![(b"authorization".to_vec(), token(0))];
+    let section = p.encode(stream, &list);
+    p.deliver_encoder(usize::MAX);
+    assert!(section.len() < 6, "{section:?}");
+    assert!(!fields(p.dec.decode(stream, &section).unwrap())[0].never_indexed);
 }
 
 /// A decoder that never acknowledges, and sections that may not block: the insertions are
