@@ -108,9 +108,6 @@ step "quiche 0.30's own example programs, unchanged, on this library"
 tools/compat/examples.sh
 # One program on quiche 0.30's API built against crates.io quiche and against ours: same output.
 tools/compat/api-check.sh
-# Every public item of quiche 0.30 (Rust and quiche.h) present here with its signature, or in
-# the script's reasoned exception list (it reuses api-check's BoringSSL build).
-tools/compat/surface.sh
 
 step "demo: the README's first command"
 ./tools/demo.sh

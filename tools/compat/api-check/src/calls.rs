@@ -3,7 +3,7 @@
 //! `is_readable`, and the `Stats` counters they move. Printed values are what both stacks
 //! must agree on: results, error variants, and booleans where counts legitimately differ.
 
-use crate::net::{pump, settle, CidGen, Client, Server};
+use crate::loopback::{pump, settle, CidGen, Client, Server};
 use crate::{quiche, Report};
 
 /// Runs on the established connection, after the stream and datagram checks.
