@@ -13,7 +13,6 @@ pub mod buffers;
 pub mod cc;
 pub mod cid;
 pub mod config;
-mod config_tuning;
 pub mod connection;
 pub mod crypto;
 pub mod dgram;

@@ -233,7 +233,7 @@ pub struct Connection<F: BufFactory = DefaultBufFactory> {
     #[cfg(feature = "qlog")]
     qlog_pending: Option<Box<self::qlog::PendingQlog>>,
     /// The config's tuning values the connection reads after its creation.
-    tuning: crate::config_tuning::Tuning,
+    tuning: crate::config::tuning::Tuning,
     /// What `stats()` derives from the connection's history (time with bytes in flight,
     /// delivery rate, largest RTT).
     tracker: self::stats::StatsTracker,

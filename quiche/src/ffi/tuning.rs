@@ -1,5 +1,5 @@
 //! The C API's tuning calls beyond the examples' core: the configuration setters of
-//! `config_tuning.rs` (`quiche_config_set_max_amplification_factor` and its siblings),
+//! `config/tuning.rs` (`quiche_config_set_max_amplification_factor` and its siblings),
 //! `quiche_conn_set_max_idle_timeout`, `quiche_conn_server_name`, and quiche's varint helpers
 //! (`quiche_put_varint`, `quiche_get_varint`, RFC 9000 §16). The rules of the parent module
 //! apply.

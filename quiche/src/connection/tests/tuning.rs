@@ -1,4 +1,4 @@
-//! Each tuning setter of `config_tuning.rs`, shown to change what a connection does.
+//! Each tuning setter of `config/tuning.rs`, shown to change what a connection does.
 
 use std::time::Duration;
 

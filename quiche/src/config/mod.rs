@@ -1,6 +1,8 @@
 //! Connection configuration: every setting an application chooses, validated, and turned into
 //! the smaller configurations of the modules below (transport parameters, TLS, recovery).
 
+pub(crate) mod tuning;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -55,8 +57,8 @@ pub struct Config {
     pub(crate) stateless_reset_key: crate::cid::ResetTokenKey,
     /// Makes our connection IDs; random bytes without one.
     pub(crate) cid_generator: Option<Arc<dyn crate::cid::ConnectionIdGenerator>>,
-    /// What the setters of [`crate::config_tuning`] set.
-    pub(crate) tuning: crate::config_tuning::Tuning,
+    /// What the setters of [`tuning`] set.
+    pub(crate) tuning: crate::config::tuning::Tuning,
 }
 
 impl Config {
@@ -106,7 +108,7 @@ impl Config {
             grease: true,
             stateless_reset_key: crate::cid::ResetTokenKey::new(&reset_key),
             cid_generator: None,
-            tuning: crate::config_tuning::Tuning::default(),
+            tuning: crate::config::tuning::Tuning::default(),
         })
     }
 
