@@ -826,4 +826,5 @@ mod stream;
 mod stream_calls;
 #[cfg(test)]
 mod tests;
+mod tls;
 mod tuning;

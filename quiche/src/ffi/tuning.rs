@@ -1,6 +1,6 @@
 //! The C API's tuning calls beyond the examples' core: the configuration setters of
 //! `config/tuning.rs` (`quiche_config_set_max_amplification_factor` and its siblings),
-//! `quiche_conn_set_max_idle_timeout`, `quiche_conn_server_name`, and quiche's varint helpers
+//! `quiche_conn_set_max_idle_timeout`, and quiche's varint helpers
 //! (`quiche_put_varint`, `quiche_get_varint`, RFC 9000 §16). The rules of the parent module
 //! apply.
 #![allow(unsafe_code)]
@@ -11,7 +11,7 @@ use std::slice;
 use libc::{size_t, ssize_t};
 
 use super::conn::Conn;
-use super::{code, err_ssize, guard, invalid, invalid_ssize, len_ssize, lend};
+use super::{code, err_ssize, guard, invalid, invalid_ssize, len_ssize};
 use crate::config::Config;
 use crate::error::Error;
 
@@ -53,30 +53,6 @@ pub unsafe extern "C" fn quiche_conn_set_max_idle_timeout(conn: *mut Conn, v: u6
         match unsafe { conn.as_mut() } {
             Some(conn) => code(conn.conn.set_max_idle_timeout(v)),
             None => invalid(),
-        }
-    })
-}
-
-/// The server name the client asked for (SNI), not NUL-terminated; empty if none.
-///
-/// # Safety
-/// `conn` is NULL or live; `out` and `out_len` are NULL or writable. The bytes live as long
-/// as the connection.
-#[no_mangle]
-pub unsafe extern "C" fn quiche_conn_server_name(
-    conn: *const Conn,
-    out: *mut *const u8,
-    out_len: *mut size_t,
-) {
-    guard((), || {
-        // SAFETY: NULL is checked; the lent bytes live in `*conn`; `out`/`out_len` are
-        // checked by `lend`.
-        unsafe {
-            let name = conn
-                .as_ref()
-                .and_then(|c| c.conn.server_name())
-                .map(str::as_bytes);
-            lend(name.unwrap_or(&[]), out, out_len);
         }
     })
 }

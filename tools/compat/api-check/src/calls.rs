@@ -4,7 +4,7 @@
 //! must agree on: results, error variants, and booleans where counts legitimately differ.
 
 use crate::loopback::{pump, settle, CidGen, Client, Server};
-use crate::{quiche, Report};
+use crate::Report;
 
 /// Runs on the established connection, after the stream and datagram checks.
 pub fn run(client: &mut Client, server: &mut Server, r: &mut Report) {
