@@ -1,4 +1,5 @@
-//! Every frame of RFC 9000 §19 plus DATAGRAM (RFC 9221): decode, encode, wire length.
+//! Every frame of RFC 9000 §19 plus DATAGRAM (RFC 9221), ACK_FREQUENCY and IMMEDIATE_ACK
+//! (draft-ietf-quic-ack-frequency-12): decode, encode, wire length.
 //!
 //! Decoding borrows from the packet buffer and never allocates: data, tokens, reasons and even
 //! the ACK ranges ([`AckRanges::Wire`]) stay in the buffer and are read in place. Everything a
@@ -18,6 +19,11 @@ use octets::{Octets, OctetsMut};
 use crate::error::{Error, Result};
 use crate::packet::{Type, MAX_CONN_ID_LEN};
 use crate::ranges::RangeSet;
+
+mod ack_frequency;
+
+pub use self::ack_frequency::MAX_REQUESTED_MAX_ACK_DELAY;
+use self::ack_frequency::{ACK_FREQUENCY, IMMEDIATE_ACK};
 
 /// The largest value a variable-length integer can carry (RFC 9000 §16).
 pub const MAX_VARINT: u64 = (1 << 62) - 1;
@@ -231,6 +237,21 @@ pub enum Frame<'a> {
         /// The datagram payload.
         data: &'a [u8],
     },
+    /// ACK_FREQUENCY (0xaf, draft-ietf-quic-ack-frequency-12 §4).
+    AckFrequency {
+        /// Sequence Number: frames not above the largest processed one are obsolete.
+        seq_num: u64,
+        /// Ack-Eliciting Threshold: acknowledge once more than this many ack-eliciting
+        /// packets wait.
+        ack_eliciting_threshold: u64,
+        /// Requested Max Ack Delay, in microseconds; below 2^14 ms
+        /// ([`MAX_REQUESTED_MAX_ACK_DELAY`]).
+        request_max_ack_delay: u64,
+        /// Reordering Threshold: 0 ignores reordering, 1 is RFC 9000's rule.
+        reordering_threshold: u64,
+    },
+    /// IMMEDIATE_ACK (0x1f, draft-ietf-quic-ack-frequency-12 §5).
+    ImmediateAck,
 }
 
 /// The ranges of an ACK frame, in one of two forms that compare equal when they hold the same
@@ -417,7 +438,8 @@ impl<'a> Frame<'a> {
     ///
     /// Errors: [`Error::InvalidFrame`] (FRAME_ENCODING_ERROR) for a truncated or malformed frame
     /// or an unknown frame type; [`Error::ProtocolViolation`] for a frame not allowed in `pkt`,
-    /// or a frame type that is not minimally encoded. On error the position of `b` is
+    /// a frame type that is not minimally encoded, or an ACK_FREQUENCY frame whose Requested
+    /// Max Ack Delay is 2^14 ms or more (draft-ietf-quic-ack-frequency-12 §4). On error the position of `b` is
     /// unspecified.
     pub fn from_bytes(b: &mut Octets<'a>, pkt: Type) -> Result<Frame<'a>> {
         let start = b.off();
@@ -455,7 +477,7 @@ impl<'a> Frame<'a> {
     pub fn wire_len(&self) -> usize {
         let body = match self {
             Frame::Padding { len } => return *len,
-            Frame::Ping | Frame::HandshakeDone => 0,
+            Frame::Ping | Frame::HandshakeDone | Frame::ImmediateAck => 0,
             Frame::ACK {
                 ack_delay,
                 ranges,
@@ -505,6 +527,17 @@ impl<'a> Frame<'a> {
                 vlen(*error_code) + vlen_usize(reason.len()) + reason.len()
             }
             Frame::Datagram { data } => vlen_usize(data.len()) + data.len(),
+            Frame::AckFrequency {
+                seq_num,
+                ack_eliciting_threshold,
+                request_max_ack_delay,
+                reordering_threshold,
+            } => ack_frequency::body_len(
+                *seq_num,
+                *ack_eliciting_threshold,
+                *request_max_ack_delay,
+                *reordering_threshold,
+            ),
         };
         vlen(self.ty()) + body
     }
@@ -539,6 +572,8 @@ impl<'a> Frame<'a> {
             Frame::ApplicationClose { .. } => APPLICATION_CLOSE,
             Frame::HandshakeDone => HANDSHAKE_DONE,
             Frame::Datagram { .. } => DATAGRAM_LEN,
+            Frame::AckFrequency { .. } => ACK_FREQUENCY,
+            Frame::ImmediateAck => IMMEDIATE_ACK,
         }
     }
 
@@ -674,7 +709,20 @@ impl<'a> Frame<'a> {
                 put_bytes_with_len(b, reason)?;
             }
             Frame::Datagram { data } => put_bytes_with_len(b, data)?,
+            Frame::AckFrequency {
+                seq_num,
+                ack_eliciting_threshold,
+                request_max_ack_delay,
+                reordering_threshold,
+            } => ack_frequency::encode(
+                b,
+                *seq_num,
+                *ack_eliciting_threshold,
+                *request_max_ack_delay,
+                *reordering_threshold,
+            )?,
             Frame::Ping
+            | Frame::ImmediateAck
             | Frame::HandshakeDone
             | Frame::Padding { .. }
             | Frame::Crypto { .. }
@@ -771,6 +819,8 @@ fn decode_body<'a>(b: &mut Octets<'a>, ty: u64) -> Result<Frame<'a>> {
         DATAGRAM_LEN => Frame::Datagram {
             data: get_bytes_with_len(b)?,
         },
+        ACK_FREQUENCY => ack_frequency::decode(b)?,
+        IMMEDIATE_ACK => Frame::ImmediateAck,
         _ => return Err(Error::InvalidFrame),
     };
     Ok(frame)
@@ -873,7 +923,7 @@ fn check_end(offset: u64, len: usize) -> Result<()> {
 }
 
 fn is_known_type(ty: u64) -> bool {
-    ty <= HANDSHAKE_DONE || ty == DATAGRAM || ty == DATAGRAM_LEN
+    ty <= IMMEDIATE_ACK || ty == DATAGRAM || ty == DATAGRAM_LEN || ty == ACK_FREQUENCY
 }
 
 /// Table 3 of RFC 9000 §12.4 ("Pkts" column) plus RFC 9221 §4 for DATAGRAM, which is
@@ -886,6 +936,9 @@ fn type_allowed_in(ty: u64, pkt: Type) -> bool {
         // (RFC 9000 §17.2.3).
         ACK | ACK_ECN | CRYPTO => IN_INITIAL | IN_HANDSHAKE | IN_1RTT,
         NEW_TOKEN | PATH_RESPONSE | HANDSHAKE_DONE => IN_1RTT,
+        // Not in 0-RTT: the peer's min_ack_delay, which allows them, is not remembered across
+        // connections (draft-ietf-quic-ack-frequency-12 §3).
+        ACK_FREQUENCY | IMMEDIATE_ACK => IN_1RTT,
         _ if is_known_type(ty) => IN_0RTT | IN_1RTT,
         _ => 0,
     };

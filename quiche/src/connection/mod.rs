@@ -6,6 +6,7 @@
 //! `timeout`, `on_timeout`) are quiche-compatible wrappers and the only places that read the
 //! clock.
 
+mod ack_frequency;
 mod datagram;
 pub mod ecn;
 mod frames;
@@ -218,6 +219,8 @@ pub struct Connection<F: BufFactory = DefaultBufFactory> {
     last_now: Option<Instant>,
     /// Which 1-RTT packet numbers to skip, to catch optimistic ACKs.
     pn_skipper: crate::recovery::PnSkipper,
+    /// The ACK frequency policy towards the peer, when both sides offered the extension.
+    ack_freq: Option<crate::ack_frequency::AckFrequencySender>,
     stats: Stats,
     #[cfg(feature = "qlog")]
     qlog: Option<Box<crate::qlog::QlogLogger>>,
@@ -518,6 +521,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             peer_ack_delay_exponent: 3,
             last_now: None,
             pn_skipper: crate::recovery::PnSkipper::new(seed.rotate_left(17)),
+            ack_freq: None,
             stats: Stats {
                 paths_count: 1,
                 ..Stats::default()

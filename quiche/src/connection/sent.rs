@@ -41,8 +41,13 @@ pub enum SentFrame {
     HandshakeDone,
     /// NEW_CONNECTION_ID or RETIRE_CONNECTION_ID.
     Cid(crate::cid::CidFrame),
+    /// ACK_FREQUENCY with this Sequence Number.
+    AckFrequency {
+        /// The frame's Sequence Number.
+        seq: u64,
+    },
     /// PING, or another frame whose loss needs no repair (PADDING, DATAGRAM, PATH_RESPONSE,
-    /// CONNECTION_CLOSE).
+    /// CONNECTION_CLOSE, IMMEDIATE_ACK).
     Other,
 }
 

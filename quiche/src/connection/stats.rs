@@ -65,6 +65,12 @@ pub struct Stats {
     /// `stream_retrans_bytes` (the STREAM bytes of packets declared lost), anything above 1.0
     /// is data resent that was never declared lost.
     pub stream_resent_bytes: u64,
+    /// ACK frames sent, all packet number spaces (Rust only).
+    pub ack_frames_sent: usize,
+    /// ACK frames received, all packet number spaces (Rust only).
+    pub ack_frames_received: usize,
+    /// ACK_FREQUENCY frames sent (draft-ietf-quic-ack-frequency-12; Rust only).
+    pub ack_frequency_frames_sent: usize,
 }
 
 /// Statistics about the path of a connection.
