@@ -3,7 +3,7 @@
 the checks CI runs on it: no import loop, and no module below the public API reaching names
 through the crate root's re-exports.
 
-    tools/modgraph.py [--src DIR] [--dot] [--layers] [--why A B]
+    tools/modgraph.py [--src DIR] [--dot] [--layers] [--why A B] [--self-test]
 
 Exits 1, printing each loop with the lines that make it, when a check fails.
 
@@ -436,6 +436,71 @@ def name(parent, child):
     return "::".join(parent + (child,)) if parent else child
 
 
+def self_test():
+    """Runs the checks on small made-up crates: each loop and root path must be found, and a
+    crate without them must pass. Returns the number of failures."""
+    import tempfile
+
+    def check(files):
+        with tempfile.TemporaryDirectory() as d:
+            for rel, text in files.items():
+                os.makedirs(os.path.dirname(os.path.join(d, rel)), exist_ok=True)
+                with open(os.path.join(d, rel), "w", encoding="utf-8") as f:
+                    f.write(text)
+            crate = Crate(d)
+            graphs = project(crate.edges())
+            loops = []
+            for parent, g in graphs.items():
+                succ = defaultdict(set)
+                for (x, y) in g:
+                    succ[x].add(y)
+                loops += [sorted(c) for c in strongly_connected(set(succ), succ) if len(c) > 1]
+            return loops, [t for _, _, t in crate.root_uses()]
+
+    cases = [
+        # A loop that only re-exports show: y names x's item through the folder's mod.rs.
+        ("loop through a re-export", {
+            "lib.rs": "pub mod p;\n",
+            "p/mod.rs": "mod x;\nmod y;\npub use self::x::X;\n",
+            "p/x.rs": "pub struct X;\nuse super::y::Y;\n",
+            "p/y.rs": "pub struct Y;\nfn g(_: &super::X) {}\n",
+        }, [["x", "y"]], []),
+        # Across top-level modules, through a chain of re-exports.
+        ("loop between top-level modules", {
+            "lib.rs": "pub mod a;\npub mod b;\npub use crate::a::Rtt;\n",
+            "a/mod.rs": "mod rtt;\npub use self::rtt::Rtt;\nuse crate::b::Cc;\n",
+            "a/rtt.rs": "pub struct Rtt;\n",
+            "b.rs": "pub struct Cc;\nfn f(_: &crate::a::Rtt) {}\n",
+        }, [["a", "b"]], []),
+        # A loop among the files of a folder, written with super::.
+        ("loop in a folder", {
+            "lib.rs": "mod p;\n",
+            "p/mod.rs": "mod x;\nmod y;\n",
+            "p/x.rs": "use super::y::Y;\npub struct X;\n",
+            "p/y.rs": "pub struct Y;\nfn g() -> super::x::X { super::x::X }\n",
+        }, [["x", "y"]], []),
+        # A parent and its child, and test code, never count; a root name below the API does.
+        ("no loop", {
+            "lib.rs": "pub mod error;\npub mod p;\npub use crate::error::Error;\n",
+            "error.rs": "pub struct Error;\n#[cfg(test)]\nmod tests {\n    use crate::p::T;\n}\n",
+            "p/mod.rs": "mod c;\npub struct T;\nuse self::c::f;\n"
+                        "#[cfg(test)]\nmod tests;\n",
+            "p/c.rs": "use super::T;\nuse crate::Error;\npub fn f() {}\n",
+            "p/tests.rs": "use crate::p::T;\n",
+            "error/x.rs": "use crate::p::T;\n",
+        }, [], ["use crate::Error"]),
+    ]
+    failures = 0
+    for name, files, want_loops, want_root in cases:
+        loops, root = check(files)
+        if loops != want_loops or root != want_root:
+            failures += 1
+            print(f"self-test '{name}': loops {loops} (want {want_loops}), "
+                  f"root paths {root} (want {want_root})")
+    print(f"modgraph self-test: {len(cases) - failures} of {len(cases)} cases pass")
+    return failures
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -444,7 +509,11 @@ def main():
     ap.add_argument("--dot", action="store_true", help="print the top-level graph as Graphviz")
     ap.add_argument("--why", nargs=2, metavar=("FROM", "TO"),
                     help="print the lines behind an edge (module paths as a::b)")
+    ap.add_argument("--self-test", action="store_true",
+                    help="check the checker on made-up crates with and without loops")
     args = ap.parse_args()
+    if args.self_test:
+        return 1 if self_test() else 0
 
     crate = Crate(os.path.normpath(args.src))
     edges = crate.edges()

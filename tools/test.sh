@@ -35,6 +35,7 @@ fi
 tshark --version | head -n 1
 
 step "module graph: no import loop in quiche/src (tools/modgraph.py)"
+python3 tools/modgraph.py --self-test
 python3 tools/modgraph.py
 
 step "cargo fmt --check"

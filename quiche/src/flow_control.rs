@@ -18,7 +18,7 @@
 //!   trip moving only if credit comes back before it has used much of it; with updates at half
 //!   the window, a 10 MiB upload over 200 Mbit/s and 40 ms starting from a 64 KiB window reached
 //!   0.89–0.94 of the goodput of a 16 MiB fixed window, with quarter updates 0.91–0.97 (the
-//!   pipe test in `connection/tests_streams.rs`). Four small frames per window cost nothing.
+//!   pipe test in `connection/tests/streams.rs`). Four small frames per window cost nothing.
 //! * **Fresh credit.** The limit an update carries is computed when the frame is written
 //!   ([`FlowControl::refresh_max_data`]), so it includes what was consumed in the meantime.
 //! * **Auto-tuning.** A window smaller than the bandwidth-delay product throttles the sender to one

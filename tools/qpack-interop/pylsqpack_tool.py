@@ -3,7 +3,7 @@
 
 The same command line and file formats as `qpack-interop` (the Rust tool):
 
-    pylsqpack_tool.py encode --table-size N --max-blocked B [--immediate-ack] IN.qif OUT
+    pylsqpack_tool.py encode --table-size N --max-blocked B [--immediate-ack] [--no-set-capacity] IN.qif OUT
     pylsqpack_tool.py decode --table-size N --max-blocked B IN OUT.qif
     pylsqpack_tool.py bench [--table-size N] [--max-blocked B] [--repeat R] CORPUS.qif
 
@@ -156,15 +156,22 @@ def insert_count_increment(n):
 
 # --- Encode / decode --------------------------------------------------------------------------
 
-def encode(lists, table_size, max_blocked, immediate_ack, timing=None):
+def encode(lists, table_size, max_blocked, immediate_ack, timing=None, no_set_capacity=False):
     """Encodes the lists with ls-qpack; returns (file bytes, section bytes, encoder bytes).
 
     With immediate_ack, an ls-qpack decoder beside the encoder decodes each section as it is
     written and its decoder-stream bytes go back to the encoder. `timing`, if a list, gets the
-    seconds spent in Encoder.encode appended.
+    seconds spent in Encoder.encode appended. With no_set_capacity, the Set Dynamic Table
+    Capacity that apply_settings returns is left out, as in the files published for the
+    offline interop (ls-qpack's decoder starts with a table of the size it is given).
     """
     enc = pylsqpack.Encoder()
     pending = enc.apply_settings(table_size, max_blocked)
+    if no_set_capacity:
+        if pending and pending[0] & 0xE0 != 0x20:
+            raise ToolError("apply_settings returned %r, not Set Dynamic Table Capacity"
+                            % pending)
+        pending = b""
     dec = pylsqpack.Decoder(table_size, max_blocked) if immediate_ack else None
     out = bytearray()
     section_bytes = encoder_bytes = 0
@@ -270,7 +277,8 @@ def write(path, data):
 
 def cmd_encode(args):
     lists = parse_qif(read(args.input))
-    data, _, _ = encode(lists, args.table_size, args.max_blocked, args.immediate_ack)
+    data, _, _ = encode(lists, args.table_size, args.max_blocked, args.immediate_ack,
+                        no_set_capacity=args.no_set_capacity)
     write(args.output, data)
 
 
@@ -326,6 +334,8 @@ def main(argv=None):
     e.add_argument("--table-size", type=int, required=True)
     e.add_argument("--max-blocked", type=int, required=True)
     e.add_argument("--immediate-ack", action="store_true")
+    e.add_argument("--no-set-capacity", action="store_true",
+                   help="leave out the opening Set Dynamic Table Capacity (offline-interop style)")
     e.add_argument("input")
     e.add_argument("output")
     d = sub.add_parser("decode", help="decode a block file into QIF")

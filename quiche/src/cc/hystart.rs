@@ -1,7 +1,8 @@
 //! HyStart++ (RFC 9406): a slow-start strategy that leaves slow start when the RTT rises, before
 //! the queue overflows, instead of waiting for a loss.
 //!
-//! Two variants share the delay detection (DESIGN.md §7, "The two HyStart++ variants"):
+//! Two variants share the delay detection (ARCHITECTURE.md, "Congestion control", the two
+//! HyStart++ variants):
 //!
 //! - [`HystartVariant::Css`], RFC 9406: after the RTT rise, Conservative Slow Start grows at
 //!   1/[`CSS_GROWTH_DIVISOR`] of the slow-start rate for at most [`CSS_ROUNDS`] rounds; if the
@@ -304,8 +305,9 @@ impl SlowStart for HyStart {
             Phase::SlowStart => self.on_ack_slow_start(track, ack, win),
             Phase::Css { .. } => self.on_ack_css(round_ended, ack, win),
             Phase::Lss { frac } => {
-                // RFC 3742 §2 with the DESIGN.md §7 divisor: K = cwnd / (0.25 * ssthresh),
-                // cwnd += acked / K. Fractions of a byte carry over to the next ACK.
+                // RFC 3742 §2 with the LSS divisor of ARCHITECTURE.md ("Congestion control"):
+                // K = cwnd / (0.25 * ssthresh), cwnd += acked / K. Fractions of a byte carry
+                // over to the next ACK.
                 let cwnd = win.cwnd.max(1) as f64;
                 let grow = frac
                     + ack.acked_bytes as f64 * win.ssthresh as f64

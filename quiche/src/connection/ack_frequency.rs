@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use octets::OctetsMut;
 
 use super::qlog::qlog;
-use super::sent::{SentFrame, SentFrames};
+use super::sent_frames::{SentFrame, SentFrames};
 use super::Connection;
 use crate::ack_frequency::{AckFrequencySender, SenderView};
 use crate::ack_tracker::AckFrequencyRequest;
@@ -19,8 +19,9 @@ use crate::packet::Epoch;
 use crate::transport_params::TransportParams;
 
 impl<F: crate::buffers::BufFactory> Connection<F> {
-    /// The extension is used towards the peer only when both sides offered it (§3): we asked
-    /// for it in our parameters and the peer sent a min_ack_delay.
+    /// The extension is used towards the peer only when both sides offered it. §3 makes the
+    /// peer's min_ack_delay alone enough to allow our frames; we also require our own offer, so
+    /// that a `Config` with the extension off changes nothing on the wire, in either direction.
     pub(super) fn negotiate_ack_frequency(&mut self, peer: &TransportParams) {
         self.ack_freq = match (self.local_tp.min_ack_delay, peer.min_ack_delay) {
             (Some(_), Some(peer_min)) => Some(AckFrequencySender::new(

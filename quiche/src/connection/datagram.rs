@@ -8,7 +8,7 @@
 use octets::OctetsMut;
 
 use super::qlog::qlog;
-use super::sent::{SentFrame, SentFrames};
+use super::sent_frames::{SentFrame, SentFrames};
 use super::Connection;
 use crate::error::{Error, Result};
 use crate::frame::Frame;

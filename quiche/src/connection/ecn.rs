@@ -9,7 +9,7 @@ pub use crate::ecn::{EcnState, ECT0};
 
 use std::time::Instant;
 
-use super::sent::SentFrames;
+use super::sent_frames::SentFrames;
 use crate::ecn::AckedOnPath;
 use crate::frame::EcnCounts;
 use crate::packet::Epoch;

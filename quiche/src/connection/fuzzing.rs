@@ -11,7 +11,7 @@ use std::time::Instant;
 use octets::OctetsMut;
 use ring::hkdf::Prk;
 
-use super::sent::SentFrames;
+use super::sent_frames::SentFrames;
 use super::spaces::OneRttKeys;
 use super::Connection;
 use crate::config::Config;

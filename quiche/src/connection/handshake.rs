@@ -245,11 +245,12 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         if version != self.version {
             self.version = version;
             self.tls.set_version(version)?;
-            self.local_tp.version_information = Some(super::version::local_version_information(
-                version,
-                true,
-                &self.compatible_versions,
-            ));
+            self.local_tp.version_information =
+                Some(super::version_switch::local_version_information(
+                    version,
+                    true,
+                    &self.compatible_versions,
+                ));
         }
         self.dcid = ConnectionId::from_vec(scid.to_vec());
         self.dcid_from_peer = true;
@@ -312,7 +313,8 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
                 self.on_frames_lost(epoch, frames);
             }
         }
-        self.recovery = super::build_recovery(&self.recovery_config, self.cc_factory.as_deref());
+        self.recovery =
+            super::open::build_recovery(&self.recovery_config, self.cc_factory.as_deref());
         self.space(Epoch::Initial).crypto_send.resend_all_unacked();
         Ok(())
     }

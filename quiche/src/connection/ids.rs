@@ -7,7 +7,7 @@ use std::time::Instant;
 use octets::OctetsMut;
 
 use super::qlog::qlog;
-use super::sent::{SentFrame, SentFrames};
+use super::sent_frames::{SentFrame, SentFrames};
 use super::Connection;
 use crate::cid::{MIN_STATELESS_RESET_LEN, RESET_TOKEN_LEN};
 use crate::error::{Error, Result};

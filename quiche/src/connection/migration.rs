@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 use octets::OctetsMut;
 
 use super::qlog::qlog;
-use super::sent::{SentFrame, SentFrames};
+use super::sent_frames::{SentFrame, SentFrames};
 use super::{Connection, RecvInfo, SendInfo};
 use crate::config::MIN_UDP_PAYLOAD_SIZE;
 use crate::error::{Error, Result};

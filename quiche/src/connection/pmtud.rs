@@ -7,7 +7,7 @@ use std::time::Instant;
 use octets::OctetsMut;
 
 use super::qlog::qlog;
-use super::sent::{SentFrame, SentFrames};
+use super::sent_frames::{SentFrame, SentFrames};
 use super::Connection;
 use crate::error::Result;
 use crate::packet::Epoch;

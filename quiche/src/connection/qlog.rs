@@ -1,6 +1,6 @@
 //! The connection's qlog events. Every event goes through the `qlog!` macro: without the `qlog`
 //! feature it compiles to nothing, and without a writer it is one `Option` check, so the hot
-//! path builds, formats and allocates nothing when qlog is off (DESIGN.md §8).
+//! path builds, formats and allocates nothing when qlog is off (ARCHITECTURE.md, "qlog").
 
 use std::time::Instant;
 

@@ -6,7 +6,7 @@ use std::time::Instant;
 use octets::OctetsMut;
 
 use super::qlog::qlog;
-use super::sent::{SentFrame, SentFrames};
+use super::sent_frames::{SentFrame, SentFrames};
 use super::{Connection, SendInfo, HANDSHAKE_ACK_DELAY_EXPONENT};
 use crate::config::MIN_UDP_PAYLOAD_SIZE;
 use crate::error::{Error, Result};

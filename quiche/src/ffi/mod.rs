@@ -817,5 +817,7 @@ mod conn;
 mod dgram;
 mod h3;
 mod path;
+mod stats;
+mod stream;
 #[cfg(test)]
 mod tests;

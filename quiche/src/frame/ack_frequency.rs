@@ -3,7 +3,8 @@
 
 use octets::{Octets, OctetsMut};
 
-use super::{get_varint, put_varint, vlen, Frame};
+use super::wire::{get_varint, put_varint, vlen};
+use super::Frame;
 use crate::error::{Error, Result};
 
 /// ACK_FREQUENCY's frame type (§11.2, provisional): a two-byte varint.

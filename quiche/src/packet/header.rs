@@ -2,7 +2,7 @@
 //! (RFC 9000 §17, RFC 8999).
 
 use super::pkt_num::{encode_pkt_num, MAX_PKT_NUM_LEN};
-use super::version::{long_type_bits, long_type_from_bits, version_is_supported};
+use super::versions::{long_type_bits, long_type_from_bits, version_is_supported};
 use super::{ConnectionId, Type, MAX_CONN_ID_LEN};
 use crate::error::{Error, Result};
 

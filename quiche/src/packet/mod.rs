@@ -9,8 +9,8 @@ mod header;
 mod pkt_num;
 mod protection;
 mod retry;
-mod version;
 mod version_negotiation;
+mod versions;
 
 pub use self::coalesced::{coalesced, packet_len, Coalesced};
 pub use self::header::{Header, HeaderLayout, Span, LENGTH_FIELD_LEN};
@@ -19,11 +19,11 @@ pub use self::pkt_num::{
 };
 pub use self::protection::{decrypt_hdr, decrypt_pkt, encrypt_pkt, write_length};
 pub use self::retry::{retry, verify_retry_integrity};
-pub use self::version::{
+pub use self::version_negotiation::negotiate_version;
+pub use self::versions::{
     is_grease_version, long_type_bits, long_type_from_bits, version_is_supported, QUIC_V1, QUIC_V2,
     SUPPORTED_VERSIONS,
 };
-pub use self::version_negotiation::negotiate_version;
 
 /// The maximum length of a connection ID in QUIC v1 (RFC 9000 §17.2).
 pub const MAX_CONN_ID_LEN: usize = 20;

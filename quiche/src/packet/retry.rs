@@ -3,7 +3,7 @@
 use ring::aead;
 
 use super::header::{FIXED_BIT, FORM_BIT, RETRY_INTEGRITY_TAG_LEN};
-use super::version::{long_type_bits, version_is_supported, QUIC_V2};
+use super::versions::{long_type_bits, version_is_supported, QUIC_V2};
 use super::{ConnectionId, Type, MAX_CONN_ID_LEN};
 use crate::error::{Error, Result};
 

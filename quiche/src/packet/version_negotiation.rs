@@ -4,7 +4,7 @@
 use ring::rand::{SecureRandom, SystemRandom};
 
 use super::header::{FIXED_BIT, FORM_BIT};
-use super::version::SUPPORTED_VERSIONS;
+use super::versions::SUPPORTED_VERSIONS;
 use super::ConnectionId;
 use crate::error::{Error, Result};
 
@@ -55,7 +55,7 @@ pub fn negotiate_version(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::version::{is_grease_version, version_is_supported, QUIC_V1, QUIC_V2};
+    use crate::packet::versions::{is_grease_version, version_is_supported, QUIC_V1, QUIC_V2};
     use crate::packet::{Header, Type};
 
     #[test]

@@ -1,4 +1,4 @@
-//! qlog output: the only place that builds qlog events (DESIGN.md §8).
+//! qlog output: the only place that builds qlog events (ARCHITECTURE.md, "qlog").
 //!
 //! A [`QlogLogger`] streams one connection's trace as JSON text sequences (`.sqlog`, RFC 7464)
 //! in the qlog "0.3" schema (draft-ietf-quic-qlog-main-schema-05 and quic-events-04), the
@@ -17,7 +17,7 @@
 //! kept for [`QlogLogger::error`].
 
 mod app;
-mod frames;
+mod frame_log;
 
 #[cfg(test)]
 mod tests;
@@ -35,8 +35,8 @@ use ::qlog::events::{Event, EventData, RawInfo};
 use ::qlog::{CommonFields, Configuration, QlogSeq, TraceSeq, VantagePoint, VantagePointType};
 
 pub use self::app::AppQlog;
-use self::frames::{duration_ms, hex};
-pub use self::frames::{to_qlog_frame, FrameLog, DEFAULT_ACK_DELAY_EXPONENT, MAX_LOGGED_FRAMES};
+use self::frame_log::{duration_ms, hex};
+pub use self::frame_log::{to_qlog_frame, FrameLog, DEFAULT_ACK_DELAY_EXPONENT, MAX_LOGGED_FRAMES};
 use crate::frame::Frame;
 use crate::packet::{Epoch, Type};
 use crate::transport_params::TransportParams;

@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
-use super::sent::{SentPacket, SentPackets, SlotView, Verdict};
+use super::sent_packets::{SentPacket, SentPackets, SlotView, Verdict};
 use crate::rtt::{RttStats, GRANULARITY};
 
 /// Packets this many numbers below an acknowledged one are lost (kPacketThreshold, §6.1.1).

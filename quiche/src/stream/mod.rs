@@ -48,7 +48,7 @@
 
 mod app;
 mod control;
-mod frames;
+mod frame_effects;
 mod id_hash;
 pub mod priority;
 mod range_list;

@@ -128,6 +128,9 @@ impl fmt::Display for Cc {
             if o.skip_probe_rtt_without_queue {
                 f.write_str("+skiprtt")?;
             }
+            if !o.filter_random_loss {
+                f.write_str("+nofilter")?;
+            }
             return Ok(());
         }
         match self.strategy() {

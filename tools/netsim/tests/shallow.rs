@@ -95,8 +95,49 @@ fn default_strategy_cuts_first_slow_start_losses_with_pmtud_datagrams() {
     );
 }
 
+/// The one cell of the matrix accepted over 2 % (issue 31's decision): 100 Mbit/s, 20 ms,
+/// 0.5 BDP, Reno, +2.04 % (0.901 s against 0.883 s). Not a slow-start cost: HyStart++ leaves
+/// slow start 3 ms before the first loss is detected, so the window at that loss is lower, and
+/// Reno's second halving leaves it at 188.5 kB instead of 195.6 kB, below the path's 250 kB
+/// BDP; the rest of the 0.9-s transfer (44 RTTs) then runs about 4 % below the link rate, a
+/// one-RTT effect that the tunings tried moved between +1.0 and +2.3 % (netsim README, "Slow-
+/// start strategies over shallow buffers"). Its bound is 2.5 %: the exception is this cell's
+/// mechanism, not a licence for the cell to get worse.
+const ACCEPTED_EXCEPTION: (u64, u64, f64, CongestionControlAlgorithm, f64) = (
+    100_000_000,
+    20,
+    0.5,
+    CongestionControlAlgorithm::Reno,
+    1.025,
+);
+
+/// The time the default strategy may take in `cell`, as a multiple of standard slow start's:
+/// 2 % everywhere but in [`ACCEPTED_EXCEPTION`].
+fn allowed_ratio(cell: &Cell) -> f64 {
+    let (rate, rtt_ms, queue, algorithm, ratio) = ACCEPTED_EXCEPTION;
+    let exception = cell.rate_bps == rate
+        && cell.rtt == Duration::from_millis(rtt_ms)
+        && cell.queue_bdp == queue
+        && cell.algorithm == algorithm;
+    if exception {
+        ratio
+    } else {
+        1.02
+    }
+}
+
+#[test]
+fn the_accepted_exception_is_a_cell_of_the_matrix() {
+    let matched: Vec<Cell> = cells()
+        .into_iter()
+        .filter(|c| allowed_ratio(c) != 1.02)
+        .collect();
+    assert_eq!(matched.len(), 1, "{matched:?}");
+}
+
 /// In every cell of the matrix the default strategy's download is no more than 2 % longer than
-/// standard slow start's, and every transfer completes.
+/// standard slow start's (one cell excepted, see [`ACCEPTED_EXCEPTION`]), and every transfer
+/// completes.
 #[test]
 fn default_strategy_costs_at_most_two_percent_in_every_cell() {
     let full = std::env::var_os("NETSIM_FULL_MATRIX").is_some();
@@ -113,7 +154,7 @@ fn default_strategy_costs_at_most_two_percent_in_every_cell() {
         }
         let default = row.run(SlowStartStrategy::default());
         assert!(
-            default.time.as_secs_f64() <= standard.time.as_secs_f64() * 1.02,
+            default.time.as_secs_f64() <= standard.time.as_secs_f64() * allowed_ratio(c),
             "{c:?}: default {:?}, standard {:?}",
             default.time,
             standard.time

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context};
-use quiche::h3::qpack::{Decoded, Decoder, Encoder, FieldLine};
+use quiche::h3::qpack::{Decoded, Decoder, Encoder, FieldLine, LineCost};
 
 use crate::blocks::{self, Block, ENCODER_STREAM};
 use crate::qif::{self, HeaderList};
@@ -24,6 +24,11 @@ pub struct EncodeOptions {
     /// encoder and its decoder-stream bytes are fed back); otherwise nothing is ever
     /// acknowledged.
     pub immediate_ack: bool,
+    /// Leave out the encoder's opening Set Dynamic Table Capacity, as the files published for
+    /// the offline interop do (their decoders start with a table of `table_size`).
+    pub no_set_capacity: bool,
+    /// Attribute wire bytes to field names ([`Encoded::name_costs`]).
+    pub costs: bool,
 }
 
 /// The result of [`encode`].
@@ -39,6 +44,20 @@ pub struct Encoded {
     pub per_list: Vec<(usize, usize)>,
     /// Time spent inside `Encoder::encode` only.
     pub encode_time: Duration,
+    /// That time, list by list.
+    pub list_times: Vec<Duration>,
+    /// Per field name, with [`EncodeOptions::costs`]: its lines and the bytes they cost
+    /// (their representations plus the encoder instructions they caused).
+    pub name_costs: BTreeMap<Vec<u8>, NameCost>,
+}
+
+/// What the lines of one field name cost in a file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NameCost {
+    /// Lines with the name.
+    pub lines: usize,
+    /// Their bytes in field sections and on the encoder stream.
+    pub bytes: usize,
 }
 
 impl Encoded {
@@ -68,23 +87,44 @@ pub fn encode_with_limit(
     let mut enc = Encoder::new();
     enc.set_max_table_capacity(limit);
     enc.apply_peer_settings(opts.table_size, opts.max_blocked);
-    let mut peer = opts
-        .immediate_ack
-        .then(|| Decoder::new(opts.table_size, opts.max_blocked, u64::MAX));
+    if opts.no_set_capacity {
+        // Only the opening Set Dynamic Table Capacity is pending at this point.
+        let n = enc.encoder_stream_pending().len();
+        enc.encoder_stream_consumed(n);
+    }
+    let mut peer = match opts.immediate_ack {
+        true => Some(new_decoder(
+            opts.table_size,
+            opts.max_blocked,
+            opts.no_set_capacity,
+        )?),
+        false => None,
+    };
+    let mut costs: Vec<LineCost> = Vec::new();
 
     let mut out = Encoded::default();
     let mut section = Vec::new();
     for (i, list) in lists.iter().enumerate() {
         let stream_id = i as u64 + 1;
         section.clear();
+        let fields = list.iter().map(|(n, v)| (n.as_slice(), v.as_slice()));
         let start = Instant::now();
-        enc.encode(
-            stream_id,
-            list.iter().map(|(n, v)| (n.as_slice(), v.as_slice())),
-            &mut section,
-        )
-        .map_err(|e| anyhow!("stream {stream_id}: encoding failed: {e}"))?;
-        out.encode_time += start.elapsed();
+        let result = if opts.costs {
+            enc.encode_with_costs(stream_id, fields, &mut section, &mut costs)
+        } else {
+            enc.encode(stream_id, fields, &mut section)
+        };
+        let spent = start.elapsed();
+        out.encode_time += spent;
+        out.list_times.push(spent);
+        result.map_err(|e| anyhow!("stream {stream_id}: encoding failed: {e}"))?;
+        if opts.costs {
+            for ((name, _), cost) in list.iter().zip(&costs) {
+                let entry = out.name_costs.entry(name.clone()).or_default();
+                entry.lines += 1;
+                entry.bytes += cost.section + cost.encoder_stream;
+            }
+        }
 
         let instructions = enc.encoder_stream_pending().to_vec();
         enc.encoder_stream_consumed(instructions.len());
@@ -142,14 +182,37 @@ pub struct DecodedFile {
     pub blocked_sections: usize,
 }
 
-/// Decodes the blocks of an encoded file with a decoder advertising `table_size` and
-/// `max_blocked` (no limit on the field section size).
+/// A decoder advertising `table_size` and `max_blocked` (no limit on the field section size),
+/// its table starting at `table_size` (the offline-interop convention) unless `strict_start`.
+fn new_decoder(table_size: u64, max_blocked: u64, offline_start: bool) -> anyhow::Result<Decoder> {
+    let mut dec = Decoder::new(table_size, max_blocked, u64::MAX);
+    if offline_start {
+        dec.assume_initial_capacity(table_size)
+            .map_err(|e| anyhow!("initial capacity {table_size}: {e}"))?;
+    }
+    Ok(dec)
+}
+
+/// How a file is decoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DecodeOptions {
+    /// Our SETTINGS_QPACK_MAX_TABLE_CAPACITY.
+    pub table_size: u64,
+    /// Our SETTINGS_QPACK_BLOCKED_STREAMS.
+    pub max_blocked: u64,
+    /// RFC 9204 §3.2.3: the table has capacity 0 until the encoder stream sets it. Otherwise
+    /// (the offline-interop convention, which the published files assume) it starts at
+    /// `table_size`.
+    pub strict_start: bool,
+}
+
+/// Decodes the blocks of an encoded file.
 ///
 /// Blocks are processed in file order; a section that is blocked is held by the decoder until
 /// later encoder-stream blocks release it. Every section must have decoded by the end of the
 /// file, and no stream ID may appear twice.
-pub fn decode(blocks: &[Block], table_size: u64, max_blocked: u64) -> anyhow::Result<DecodedFile> {
-    let mut dec = Decoder::new(table_size, max_blocked, u64::MAX);
+pub fn decode(blocks: &[Block], opts: &DecodeOptions) -> anyhow::Result<DecodedFile> {
+    let mut dec = new_decoder(opts.table_size, opts.max_blocked, !opts.strict_start)?;
     let mut done: BTreeMap<u64, HeaderList> = BTreeMap::new();
     let mut pending: BTreeMap<u64, ()> = BTreeMap::new();
     let mut out = DecodedFile::default();

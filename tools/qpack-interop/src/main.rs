@@ -1,10 +1,10 @@
 //! `qpack-interop`: QPACK offline interop and compression benchmark.
 //!
 //! ```text
-//! qpack-interop encode --table-size N --max-blocked B [--immediate-ack] IN.qif OUT
-//! qpack-interop decode --table-size N --max-blocked B IN OUT.qif
-//! qpack-interop compare EXPECTED.qif GOT.qif
-//! qpack-interop bench [--table-size N] [--max-blocked B] [--lsqpack TOOL.py] CORPUS.qif...
+//! qpack-interop encode --table-size N --max-blocked B [--immediate-ack] [--no-set-capacity] IN.qif OUT
+//! qpack-interop decode --table-size N --max-blocked B [--strict-start] IN OUT.qif
+//! qpack-interop compare [--any-order] EXPECTED.qif GOT.qif
+//! qpack-interop bench [--setting N/B]... [--lsqpack TOOL.py] [--by-header] CORPUS.qif...
 //! ```
 #![forbid(unsafe_code)]
 
@@ -14,9 +14,9 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 
-use qpack_interop::bench::{self, BenchOptions};
+use qpack_interop::bench::{self, BenchOptions, Setting};
 use qpack_interop::blocks;
-use qpack_interop::codec::{self, EncodeOptions};
+use qpack_interop::codec::{self, DecodeOptions, EncodeOptions};
 use qpack_interop::qif;
 
 /// QPACK offline interop: QIF header lists to encoded block files and back.
@@ -40,6 +40,10 @@ enum Cmd {
         /// Every field section is acknowledged as soon as it is written.
         #[arg(long)]
         immediate_ack: bool,
+        /// Leave out the opening Set Dynamic Table Capacity, as the files published for the
+        /// offline interop do: their decoders start with a table of the size given.
+        #[arg(long)]
+        no_set_capacity: bool,
         /// The QIF input.
         input: PathBuf,
         /// The encoded output.
@@ -53,6 +57,11 @@ enum Cmd {
         /// Our SETTINGS_QPACK_BLOCKED_STREAMS.
         #[arg(long)]
         max_blocked: u64,
+        /// RFC 9204 §3.2.3: the table has capacity 0 until the encoder stream sets it. By
+        /// default it starts at --table-size, the offline-interop convention that the
+        /// published files assume (their encoders begin with insertions).
+        #[arg(long)]
+        strict_start: bool,
         /// The encoded input.
         input: PathBuf,
         /// The QIF output.
@@ -61,6 +70,9 @@ enum Cmd {
     /// Compare the header lists of two QIF files (comments and blank-line runs ignored);
     /// exits 1 at the first difference.
     Compare {
+        /// Compare the lists as multisets: decoders may write them in another order.
+        #[arg(long)]
+        any_order: bool,
         /// The expected lists.
         expected: PathBuf,
         /// The lists to check.
@@ -69,19 +81,17 @@ enum Cmd {
     /// Compression benchmark: wire bytes with the static table only, with our dynamic table
     /// and optionally with ls-qpack; encode and decode time per header list.
     Bench {
-        /// The dynamic table size of the compressed runs.
-        #[arg(long, default_value_t = 4096)]
-        table_size: u64,
-        /// The peer's blocked-streams limit.
-        #[arg(long, default_value_t = 100)]
-        max_blocked: u64,
+        /// A table size and blocked-streams limit to measure, TABLE/BLOCKED (repeatable); the
+        /// first one is checked and timed.
+        #[arg(long = "setting", default_values = ["4096/100", "256/0"])]
+        settings: Vec<Setting>,
         /// Timed repetitions of each encode and decode.
         #[arg(long, default_value_t = 50)]
         repeat: u32,
         /// Path of pylsqpack_tool.py: run it (python3) for ls-qpack's figures.
         #[arg(long)]
         lsqpack: Option<PathBuf>,
-        /// Also show the wire bytes attributable to each field name.
+        /// Also show what each field name's lines cost.
         #[arg(long)]
         by_header: bool,
         /// Corpus files; each is one direction of a connection with its own encoder.
@@ -101,6 +111,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             table_size,
             max_blocked,
             immediate_ack,
+            no_set_capacity,
             input,
             output,
         } => {
@@ -109,6 +120,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 table_size,
                 max_blocked,
                 immediate_ack,
+                no_set_capacity,
+                costs: false,
             };
             let encoded = codec::encode(&lists, &opts)?;
             std::fs::write(&output, &encoded.file)
@@ -117,21 +130,35 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Cmd::Decode {
             table_size,
             max_blocked,
+            strict_start,
             input,
             output,
         } => {
             let file =
                 std::fs::read(&input).with_context(|| format!("reading {}", input.display()))?;
             let blocks = blocks::parse(&file).with_context(|| format!("{}", input.display()))?;
-            let decoded = codec::decode(&blocks, table_size, max_blocked)
+            let opts = DecodeOptions {
+                table_size,
+                max_blocked,
+                strict_start,
+            };
+            let decoded = codec::decode(&blocks, &opts)
                 .with_context(|| format!("decoding {}", input.display()))?;
             let text = qif::write(&decoded.lists)?;
             std::fs::write(&output, text)
                 .with_context(|| format!("writing {}", output.display()))?;
         }
-        Cmd::Compare { expected, got } => {
-            let e = read_qif(&expected)?;
-            let g = read_qif(&got)?;
+        Cmd::Compare {
+            any_order,
+            expected,
+            got,
+        } => {
+            let mut e = read_qif(&expected)?;
+            let mut g = read_qif(&got)?;
+            if any_order {
+                e.sort();
+                g.sort();
+            }
             if let Some(diff) = qif::first_difference(&e, &g) {
                 eprintln!(
                     "qpack-interop: {} differs from {}: {diff}",
@@ -142,16 +169,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
         }
         Cmd::Bench {
-            table_size,
-            max_blocked,
+            settings,
             repeat,
             lsqpack,
             by_header,
             corpus,
         } => {
             let opts = BenchOptions {
-                table_size,
-                max_blocked,
+                settings,
                 repeat,
                 lsqpack_tool: lsqpack,
                 by_header,

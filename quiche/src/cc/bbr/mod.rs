@@ -15,8 +15,8 @@
 //! - The draft's "fast recovery" is RFC 9002's recovery period: it starts with a congestion
 //!   event for a packet sent after the current period began and ends when a packet sent after
 //!   that is acknowledged. Persistent congestion plays the RTO's part (`cwnd = inflight + 1 MSS`).
-//! - Loss is taken as congestion only when the RTT shows a queue (when [`FILTER_RANDOM_LOSS`]
-//!   is on, the default): the once-per-round lower bounds (`bw_shortterm`,
+//! - Loss is taken as congestion only when the RTT shows a queue (when
+//!   [`BbrOptions::filter_random_loss`] is on, the default; off gives the draft to the letter): the once-per-round lower bounds (`bw_shortterm`,
 //!   `inflight_shortterm`) only tighten after a round whose every RTT sample exceeded the
 //!   min RTT by an eighth (at least 2 ms), and the "inflight too high" and Startup high-loss
 //!   responses need the latest sample to. Losses without a queue are random (a lossy link,
@@ -40,8 +40,11 @@ use super::{
 use crate::cc::{LostPacketRate, RateSample};
 use crate::rtt::RttStats;
 
+mod control_params;
 mod filter;
 mod model;
+mod probe_bw;
+mod probe_rtt;
 #[cfg(test)]
 mod tests;
 
@@ -83,8 +86,8 @@ pub const LOSS_THRESH_PERMILLE: u64 = 20;
 const BETA: u64 = 700;
 /// Headroom left below `inflight_longterm` in CRUISE, 15 % (BBR.Headroom), in thousandths.
 const HEADROOM: u64 = 150;
-/// Whether losses only count as congestion when the RTT shows a queue (see the module
-/// documentation).
+/// The default of [`BbrOptions::filter_random_loss`]: losses only count as congestion when the
+/// RTT shows a queue (see the module documentation).
 pub const FILTER_RANDOM_LOSS: bool = true;
 /// A loss rate, in thousandths, that counts as congestion even without a queue in the RTT.
 pub const HIGH_LOSS_PERMILLE: u64 = 250;
@@ -115,6 +118,11 @@ pub struct BbrOptions {
     /// alone on its path then skips ProbeRTT, which has nothing to drain. The draft refreshes
     /// only on a strictly smaller sample (§5.3.4.3), so a bulk flow enters ProbeRTT every 5 s.
     pub skip_probe_rtt_without_queue: bool,
+    /// Whether a loss counts as congestion only when the RTT shows a queue (an eighth of the
+    /// min RTT, at least 2 ms) or the loss rate is high (the random-loss filter, on by default:
+    /// `FILTER_RANDOM_LOSS`). Off, every loss counts, as in the draft: at a few percent of
+    /// random loss the short-term bounds then ratchet the rate down round after round.
+    pub filter_random_loss: bool,
 }
 
 impl Default for BbrOptions {
@@ -124,6 +132,7 @@ impl Default for BbrOptions {
             probe_bw_cwnd_gain: DEFAULT_CWND_GAIN as u16,
             cruise_on_bounded_bw: false,
             skip_probe_rtt_without_queue: false,
+            filter_random_loss: FILTER_RANDOM_LOSS,
         }
     }
 }
@@ -240,6 +249,8 @@ pub struct Bbr {
     probe_bw_cwnd_gain: u64,
     cruise_on_bounded_bw: bool,
     skip_probe_rtt_without_queue: bool,
+    /// [`BbrOptions::filter_random_loss`].
+    filter_random_loss: bool,
 }
 
 /// What an undo of a spurious loss episode restores (§5.5.11).
@@ -297,6 +308,7 @@ impl Bbr {
             probe_bw_cwnd_gain: u64::from(cfg.bbr.probe_bw_cwnd_gain.max(500)),
             cruise_on_bounded_bw: cfg.bbr.cruise_on_bounded_bw,
             skip_probe_rtt_without_queue: cfg.bbr.skip_probe_rtt_without_queue,
+            filter_random_loss: cfg.bbr.filter_random_loss,
         };
         bbr.init_pacing_rate(None);
         bbr.enter_startup();
@@ -409,241 +421,6 @@ impl Bbr {
         self.drain_start_round = self.m.round_count;
     }
 
-    fn enter_probe_bw(&mut self, now: Instant) {
-        self.cwnd_gain = self.probe_bw_cwnd_gain;
-        self.start_probe_bw_down(now);
-    }
-
-    fn start_probe_bw_down(&mut self, now: Instant) {
-        self.m.reset_congestion_signals();
-        self.probe_up_acked_per_inc = u64::MAX;
-        self.pick_probe_wait();
-        self.cycle_stamp = Some(now);
-        self.ack_phase = AckPhase::ProbeStopping;
-        self.m.start_round();
-        self.state = BbrState::ProbeBwDown;
-        self.pacing_gain = PROBE_DOWN_PACING_GAIN;
-        self.cwnd_gain = self.probe_bw_cwnd_gain;
-    }
-
-    fn start_probe_bw_cruise(&mut self) {
-        self.state = BbrState::ProbeBwCruise;
-        self.pacing_gain = 1_000;
-        self.cwnd_gain = self.probe_bw_cwnd_gain;
-    }
-
-    fn start_probe_bw_refill(&mut self) {
-        self.m.reset_short_term_model();
-        self.bw_probe_up_rounds = 0;
-        self.bw_probe_up_acked = 0;
-        self.prev_probe_precautionary = false;
-        self.ack_phase = AckPhase::Refilling;
-        self.m.start_round();
-        self.state = BbrState::ProbeBwRefill;
-        self.pacing_gain = 1_000;
-        self.cwnd_gain = self.probe_bw_cwnd_gain;
-    }
-
-    fn start_probe_bw_up(&mut self, rs: &RateSample) {
-        self.ack_phase = AckPhase::ProbeStarting;
-        self.m.start_round();
-        self.m.reset_full_bw();
-        self.m.full_bw = rs.delivery_rate;
-        self.state = BbrState::ProbeBwUp;
-        self.pacing_gain = PROBE_UP_PACING_GAIN;
-        self.cwnd_gain = PROBE_UP_CWND_GAIN;
-        self.raise_inflight_longterm_slope();
-    }
-
-    fn pick_probe_wait(&mut self) {
-        self.rounds_since_probe_up = self.random() % 2;
-        // 2 s plus a uniform 0..1 s, in microseconds.
-        let jitter = self.random() % 1_000_000;
-        self.bw_probe_wait = Duration::from_secs(2) + Duration::from_micros(jitter);
-    }
-
-    fn target_inflight(&self) -> u64 {
-        self.bdp().min(self.cwnd as u64)
-    }
-
-    fn has_elapsed_in_phase(&self, now: Instant, interval: Duration) -> bool {
-        self.cycle_stamp.is_some_and(|s| now > s + interval)
-    }
-
-    fn is_reno_coexistence_probe_time(&self) -> bool {
-        let reno_rounds = self.target_inflight() / self.mss.max(1) as u64;
-        self.rounds_since_probe_up >= reno_rounds.min(63)
-    }
-
-    fn is_time_to_probe_bw(&mut self, now: Instant) -> bool {
-        if self.has_elapsed_in_phase(now, self.bw_probe_wait)
-            || self.is_reno_coexistence_probe_time()
-        {
-            self.start_probe_bw_refill();
-            return true;
-        }
-        false
-    }
-
-    fn inflight_with_headroom(&self) -> u64 {
-        let hi = self.m.inflight_longterm;
-        if hi == u64::MAX {
-            return u64::MAX;
-        }
-        let headroom = (self.mss as u64).max(HEADROOM * hi / 1_000);
-        hi.saturating_sub(headroom).max(self.min_pipe_cwnd())
-    }
-
-    /// IsTimeToCruise (§5.3.3.9): enough headroom below `inflight_longterm`, and in flight
-    /// no more than `Inflight(BBR.max_bw, 1.0)`, the BDP of the unbounded estimate.
-    fn is_time_to_cruise(&self, inflight: u64) -> bool {
-        let bw = if self.cruise_on_bounded_bw {
-            self.m.bw
-        } else {
-            self.m.max_bw()
-        };
-        let bdp = self.m.bdp_multiple_of(bw, 1_000, self.initial_cwnd as u64);
-        inflight <= self.inflight_with_headroom() && inflight <= self.quantization_budget(bdp)
-    }
-
-    fn is_cwnd_limited(&self) -> bool {
-        self.cwnd_limited || self.cwnd_limited_prev
-    }
-
-    fn is_time_to_go_down(&mut self, inflight: u64, rs: &RateSample) -> bool {
-        if self.prev_probe_too_high && inflight >= self.m.inflight_longterm {
-            self.prev_probe_precautionary = true;
-            return true;
-        }
-        if self.is_cwnd_limited() && self.cwnd as u64 >= self.m.inflight_longterm {
-            self.m.reset_full_bw();
-            self.m.full_bw = rs.delivery_rate;
-        } else if self.m.full_bw_now {
-            return true;
-        }
-        false
-    }
-
-    fn raise_inflight_longterm_slope(&mut self) {
-        let growth_this_round = 1u64 << self.bw_probe_up_rounds;
-        self.bw_probe_up_rounds = (self.bw_probe_up_rounds + 1).min(30);
-        self.probe_up_acked_per_inc = (self.cwnd as u64 / growth_this_round).max(self.mss as u64);
-    }
-
-    fn probe_inflight_longterm_upward(&mut self, rs: &RateSample) {
-        if !self.is_cwnd_limited() || (self.cwnd as u64) < self.m.inflight_longterm {
-            return;
-        }
-        self.bw_probe_up_acked += rs.newly_acked;
-        if self.bw_probe_up_acked >= self.probe_up_acked_per_inc {
-            let delta = self.bw_probe_up_acked / self.probe_up_acked_per_inc;
-            self.bw_probe_up_acked -= delta * self.probe_up_acked_per_inc;
-            self.m.inflight_longterm = self
-                .m
-                .inflight_longterm
-                .saturating_add(delta * self.mss as u64);
-        }
-        if self.m.round_start {
-            self.raise_inflight_longterm_slope();
-        }
-    }
-
-    /// Whether a loss now should count as congestion (see [`FILTER_RANDOM_LOSS`]).
-    /// `lost` bytes out of `of`: the loss rate that counts without a queue.
-    fn loss_is_congestion(&self, lost: u64, of: u64) -> bool {
-        !FILTER_RANDOM_LOSS
-            || self.m.latest_shows_queue()
-            || lost.saturating_mul(1_000) > of.saturating_mul(HIGH_LOSS_PERMILLE)
-    }
-
-    fn is_inflight_too_high(lost: u64, tx_in_flight: u64) -> bool {
-        lost.saturating_mul(1_000) > tx_in_flight.saturating_mul(LOSS_THRESH_PERMILLE)
-    }
-
-    fn handle_inflight_too_high(&mut self, now: Instant, tx_in_flight: u64, app_limited: bool) {
-        self.prev_probe_too_high = true;
-        self.is_bw_probe_sample = false;
-        if !app_limited {
-            let beta_target = self.target_inflight() * BETA / 1_000;
-            self.m.inflight_longterm = tx_in_flight.max(beta_target);
-        }
-        if self.state == BbrState::ProbeBwUp {
-            self.undo.state = Some(BbrState::ProbeBwUp);
-            self.start_probe_bw_down(now);
-        }
-    }
-
-    /// Returns true if it decided a state transition (AdaptLongTermModel).
-    fn adapt_long_term_model(&mut self, rs: &RateSample) -> bool {
-        if self.ack_phase == AckPhase::ProbeStarting && self.m.round_start {
-            self.ack_phase = AckPhase::ProbeFeedback;
-        }
-        if self.ack_phase == AckPhase::ProbeStopping && self.m.round_start {
-            self.is_bw_probe_sample = false;
-            self.ack_phase = AckPhase::Init;
-            if self.state.is_probe_bw() && !rs.is_app_limited {
-                self.m.advance_max_bw_filter();
-            }
-            if self.state.is_probe_bw()
-                && self.prev_probe_precautionary
-                && !self.prev_probe_too_high
-            {
-                self.start_probe_bw_refill();
-                return true;
-            }
-        }
-        // The response to too high a loss rate is per lost packet (HandleLostPacket); here
-        // an ACK only raises the upper bound, and only when the loss rate is safe.
-        if Self::is_inflight_too_high(rs.lost, rs.tx_in_flight)
-            && self.loss_is_congestion(rs.lost, rs.tx_in_flight)
-        {
-            return false;
-        }
-        if self.m.inflight_longterm == u64::MAX {
-            return false;
-        }
-        if rs.tx_in_flight > self.m.inflight_longterm {
-            self.m.inflight_longterm = rs.tx_in_flight;
-        }
-        if self.state == BbrState::ProbeBwUp {
-            self.probe_inflight_longterm_upward(rs);
-        }
-        false
-    }
-
-    fn update_probe_bw_cycle_phase(&mut self, now: Instant, inflight: u64, rs: &RateSample) {
-        if !self.m.full_bw_reached {
-            return;
-        }
-        if self.adapt_long_term_model(rs) {
-            return;
-        }
-        let state = self.state;
-        match state {
-            BbrState::ProbeBwDown => {
-                if self.is_time_to_probe_bw(now) {
-                    return;
-                }
-                if self.is_time_to_cruise(inflight) {
-                    self.start_probe_bw_cruise();
-                }
-            }
-            BbrState::ProbeBwCruise => {
-                self.is_time_to_probe_bw(now);
-            }
-            BbrState::ProbeBwRefill if self.m.round_start => {
-                // After one round of REFILL, probe.
-                self.is_bw_probe_sample = true;
-                self.start_probe_bw_up(rs);
-            }
-            BbrState::ProbeBwUp if self.is_time_to_go_down(inflight, rs) => {
-                self.prev_probe_too_high = false;
-                self.start_probe_bw_down(now);
-            }
-            _ => {}
-        }
-    }
-
     fn check_startup_done(&mut self) {
         self.check_startup_high_loss();
         if self.state == BbrState::Startup && self.m.full_bw_reached {
@@ -679,157 +456,6 @@ impl Bbr {
         }
     }
 
-    fn check_probe_rtt(&mut self, now: Instant, inflight: u64, rs: &RateSample) {
-        if self.state != BbrState::ProbeRtt && self.m.probe_rtt_expired && !self.idle_restart {
-            self.state = BbrState::ProbeRtt;
-            self.pacing_gain = 1_000;
-            self.cwnd_gain = PROBE_RTT_CWND_GAIN;
-            self.save_cwnd();
-            self.probe_rtt_done_stamp = None;
-            self.ack_phase = AckPhase::ProbeStopping;
-            self.m.start_round();
-        }
-        if self.state == BbrState::ProbeRtt {
-            self.handle_probe_rtt(now, inflight);
-        }
-        if rs.delivered > 0 {
-            self.idle_restart = false;
-        }
-    }
-
-    fn handle_probe_rtt(&mut self, now: Instant, inflight: u64) {
-        // Samples of what ProbeRTT sends say nothing of the path's bandwidth: mark the
-        // connection app-limited (MarkConnectionAppLimited; recovery's sampler applies it).
-        self.mark_app_limited = true;
-        if self.probe_rtt_done_stamp.is_none() && inflight <= self.probe_rtt_cwnd() {
-            self.probe_rtt_done_stamp = Some(now + PROBE_RTT_DURATION);
-            self.probe_rtt_round_done = false;
-            self.m.start_round();
-        } else if self.probe_rtt_done_stamp.is_some() {
-            if self.m.round_start {
-                self.probe_rtt_round_done = true;
-            }
-            if self.probe_rtt_round_done {
-                self.check_probe_rtt_done(now);
-            }
-        }
-    }
-
-    /// CheckProbeRTTDone: past the 200 ms, schedule the next ProbeRTT and leave.
-    fn check_probe_rtt_done(&mut self, now: Instant) {
-        if self.probe_rtt_done_stamp.is_some_and(|done| now > done) {
-            self.m.probe_rtt_min_stamp = Some(now);
-            self.restore_cwnd();
-            self.exit_probe_rtt(now);
-        }
-    }
-
-    fn exit_probe_rtt(&mut self, now: Instant) {
-        self.m.reset_short_term_model();
-        if self.m.full_bw_reached {
-            self.start_probe_bw_down(now);
-            self.start_probe_bw_cruise();
-        } else {
-            self.enter_startup();
-        }
-    }
-
-    fn probe_rtt_cwnd(&self) -> u64 {
-        let cwnd = self
-            .m
-            .bdp_multiple(PROBE_RTT_CWND_GAIN, self.initial_cwnd as u64);
-        cwnd.max(self.min_pipe_cwnd())
-    }
-
-    fn save_cwnd(&mut self) {
-        if !self.in_recovery && self.state != BbrState::ProbeRtt {
-            self.prior_cwnd = self.cwnd;
-        } else {
-            self.prior_cwnd = self.prior_cwnd.max(self.cwnd);
-        }
-    }
-
-    fn restore_cwnd(&mut self) {
-        self.cwnd = self.cwnd.max(self.prior_cwnd);
-    }
-
-    fn save_state_upon_loss(&mut self) {
-        self.save_cwnd();
-        self.undo = Undo {
-            state: None,
-            bw_shortterm: self.m.bw_shortterm,
-            inflight_shortterm: self.m.inflight_shortterm,
-            inflight_longterm: self.m.inflight_longterm,
-        };
-    }
-
-    /// Inflight(gain): the BDP times `gain`, with the quantization budget (§5.6.4.2).
-    fn inflight(&self, gain: u64) -> u64 {
-        let cap = self.m.bdp_multiple(gain, self.initial_cwnd as u64);
-        self.quantization_budget(cap)
-    }
-
-    fn quantization_budget(&self, cap: u64) -> u64 {
-        // QUIC's offload budget is one send quantum (§5.5.8.2; TCP's is three).
-        let offload_budget = self.send_quantum as u64;
-        let mut cap = cap.max(offload_budget).max(self.min_pipe_cwnd());
-        if self.state == BbrState::ProbeBwUp {
-            cap += 2 * self.mss as u64;
-        }
-        cap
-    }
-
-    fn set_pacing_rate(&mut self) {
-        self.set_pacing_rate_with_gain(self.pacing_gain);
-    }
-
-    fn set_pacing_rate_with_gain(&mut self, gain: u64) {
-        let rate =
-            (self.m.bw as u128) * gain as u128 * (100 - PACING_MARGIN_PERCENT) as u128 / 100_000;
-        let rate = u64::try_from(rate).unwrap_or(u64::MAX);
-        if self.m.full_bw_reached || rate > self.pacing_rate {
-            self.pacing_rate = rate;
-        }
-    }
-
-    fn set_send_quantum(&mut self) {
-        let quantum = (self.pacing_rate / 1_000).min(64 * 1024) as usize;
-        self.send_quantum = quantum.max(2 * self.mss);
-    }
-
-    fn set_cwnd(&mut self, rs: &RateSample) {
-        let max_inflight = {
-            let cap = self
-                .m
-                .bdp_multiple(self.cwnd_gain, self.initial_cwnd as u64);
-            self.quantization_budget(cap.saturating_add(self.m.extra_acked()))
-        };
-        let newly_acked = rs.newly_acked as usize;
-        let max_inflight = usize::try_from(max_inflight).unwrap_or(usize::MAX);
-        if self.m.full_bw_reached {
-            self.cwnd = self.cwnd.saturating_add(newly_acked).min(max_inflight);
-        } else if self.cwnd < max_inflight || rs.total_delivered < self.initial_cwnd as u64 {
-            self.cwnd = self.cwnd.saturating_add(newly_acked);
-        }
-        let min_pipe = self.min_pipe_cwnd() as usize;
-        self.cwnd = self.cwnd.max(min_pipe);
-        if self.state == BbrState::ProbeRtt {
-            self.cwnd = self.cwnd.min(self.probe_rtt_cwnd() as usize);
-        }
-        self.bound_cwnd_for_model();
-    }
-
-    fn bound_cwnd_for_model(&mut self) {
-        let mut cap = u64::MAX;
-        if self.state.is_probe_bw() && self.state != BbrState::ProbeBwCruise {
-            cap = self.m.inflight_longterm;
-        } else if matches!(self.state, BbrState::ProbeRtt | BbrState::ProbeBwCruise) {
-            cap = self.inflight_with_headroom();
-        }
-        cap = cap.min(self.m.inflight_shortterm).max(self.min_pipe_cwnd());
-        self.cwnd = self.cwnd.min(usize::try_from(cap).unwrap_or(usize::MAX));
-    }
-
     /// The per-ACK update (UpdateOnACK, §5.2.3), with the frame's rate sample.
     fn update_on_ack(&mut self, now: Instant, ack: &AckBatch, rtt: &RttStats, rs: &RateSample) {
         let inflight = ack.bytes_in_flight as u64;
@@ -849,7 +475,7 @@ impl Bbr {
         if !self.state.is_probing_bw()
             && self.m.loss_round_start
             && self.m.is_loss_in_round
-            && (!FILTER_RANDOM_LOSS
+            && (!self.filter_random_loss
                 || self.m.ecn_in_round
                 || self.m.round_shows_queue()
                 || self.m.round_lost_bytes.saturating_mul(1_000)

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use octets::OctetsMut;
 
 use super::{client_config, server_config};
-use crate::connection::sent::SentFrame;
+use crate::connection::sent_frames::SentFrame;
 use crate::connection::{Connection, RecvInfo};
 use crate::frame::Frame;
 use crate::packet::{ConnectionId, Epoch};

@@ -3,6 +3,7 @@
 #![allow(unsafe_code)]
 
 use super::conn::*;
+use super::stream::*;
 use super::*;
 
 fn roundtrip(addr: SocketAddr) -> SocketAddr {

@@ -94,6 +94,22 @@ impl Decoder {
         }
     }
 
+    /// For QPACK offline interop only, never on a connection: the peer's encoder is taken to
+    /// have started with a table of `capacity` bytes (at most what we advertise) without
+    /// sending Set Dynamic Table Capacity.
+    ///
+    /// On a connection the table starts at capacity 0 until the encoder sets it (RFC 9204
+    /// §3.2.3), and that is what [`Decoder::new`] does. The files of the offline interop
+    /// predate that rule: their encoders begin with insertions, into a table of the size both
+    /// sides were given. Call this before feeding any encoder-stream bytes.
+    pub fn assume_initial_capacity(&mut self, capacity: u64) -> Result<()> {
+        if capacity > self.max_table_capacity || self.table.insert_count() > 0 {
+            return Err(Error::EncoderStreamError);
+        }
+        self.table.set_capacity(capacity as usize);
+        Ok(())
+    }
+
     /// The longest string an entry can hold: anything longer cannot be inserted.
     fn max_string(&self) -> usize {
         usize::try_from(self.max_table_capacity).unwrap_or(usize::MAX)

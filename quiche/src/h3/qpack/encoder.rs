@@ -2,79 +2,49 @@
 //! dynamic table it fills through the encoder stream, and reads the peer decoder's
 //! acknowledgments from the decoder stream.
 //!
-//! Strategy: exact matches are referenced (static first); field lines that repeat (names known
-//! to repeat on every request, like `:authority`, `user-agent`, `accept*` and cookie crumbs,
-//! and any other line seen before) are inserted; entries about to be evicted are refreshed
-//! with Duplicate; secrets (`authorization`, `set-cookie`, short cookies) go out as
-//! never-indexed literals and are never inserted (§7.1). An entry is evicted only when no
+//! Strategy: exact matches are referenced (static first); what is inserted is up to the
+//! insertion policy (the `policy` module): lines likely to be referenced again before they are
+//! evicted, and names alone when only the name repeats. Entries about to be evicted that are
+//! still in use are refreshed with Duplicate. Secrets that could be guessed (short values of
+//! `authorization` or `cookie`, `set-cookie`, credentials beyond a per-connection cap: the
+//! `secrets` module) go out as never-indexed literals and are never inserted (§7.1). An entry is evicted only when no
 //! unacknowledged section or instruction references it (§2.1.1), and unacknowledged entries
 //! are referenced only on streams that may block (§2.1.2).
 
-use std::collections::hash_map::DefaultHasher;
-use std::collections::{HashMap, HashSet, VecDeque};
-use std::hash::{Hash, Hasher};
+use std::collections::{HashMap, VecDeque};
 
 use super::instructions as ins;
 use super::log::ParsedLog;
+use super::policy::{Policy, Room};
 use super::prefix::{get_int, Parse};
+use super::secrets::Secrets;
 use super::static_table::{self, StaticMatch};
-use super::table::{entry_size, DynamicTable};
+use super::table::{entry_size, DynamicTable, Entry};
 use super::{encode_insert_count, Error, Result};
 
 /// The dynamic table size this encoder uses unless told otherwise.
 pub const DEFAULT_MAX_TABLE_CAPACITY: u64 = 4096;
 
-/// Field lines remembered to recognise repeats: inserting a line pays off from its second use.
-const SEEN_MEMORY: usize = 512;
+/// An entry larger than a quarter of the table, referenced within this many field sections, is
+/// not evicted to make room for a smaller one: it is too large to refresh with Duplicate, and
+/// sending it again costs more than the smaller one saves (a long cookie line).
+const HOT_SECTIONS: u32 = 32;
 
-/// A name of at least this length, in no table yet, is inserted with its first value so that
-/// later lines can reference it, whatever their values.
-const MIN_NAME_TO_INDEX: usize = 8;
+/// Field sections after which insertions the decoder has not acknowledged are taken as never
+/// to be: a section that may not block then inserts nothing more (it could not reference it).
+const STALL_SECTIONS: u32 = 16;
 
-/// Cookie values shorter than this are guessable, so not indexed (RFC 9204 §7.1.3).
-const MIN_INDEXED_COOKIE: usize = 20;
+/// Names shorter than this are not inserted alone: a reference to them saves too little.
+const MIN_NAME_ALONE: usize = 4;
 
-/// Names whose values repeat from request to request: indexed at first sight.
-const REPEATING: &[&[u8]] = &[
-    b":authority",
-    b"user-agent",
-    b"cookie",
-    b"accept",
-    b"accept-encoding",
-    b"accept-language",
-    b"content-type",
-    b"origin",
-    b"referer",
-    b"cache-control",
-    b"server",
-    b"vary",
-    b"alt-svc",
-    b"strict-transport-security",
-    b"access-control-allow-origin",
-    b"sec-ch-ua",
-    b"sec-ch-ua-mobile",
-    b"sec-ch-ua-platform",
-    b"sec-fetch-site",
-    b"sec-fetch-mode",
-    b"sec-fetch-dest",
-    b"upgrade-insecure-requests",
-    b"x-content-type-options",
-];
-
-/// Names whose values rarely repeat: never inserted (a literal with a name reference is as
-/// short as an insertion, and the entry would only push useful ones out).
-const UNIQUE: &[&[u8]] = &[
-    b":path",
-    b"content-length",
-    b"etag",
-    b"last-modified",
-    b"if-modified-since",
-    b"if-none-match",
-    b"age",
-    b"expires",
-    b"content-range",
-    b"range",
-];
+/// What one field line cost, from [`Encoder::encode_with_costs`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LineCost {
+    /// Bytes of its representation in the field section.
+    pub section: usize,
+    /// Bytes of the encoder instructions it caused (an insertion or a Duplicate).
+    pub encoder_stream: usize,
+}
 
 /// An unacknowledged field section.
 struct Section {
@@ -84,6 +54,7 @@ struct Section {
 }
 
 /// How one field line is written.
+#[derive(Clone, Copy)]
 enum Line<'a> {
     Static(u64),
     Dynamic(u64),
@@ -123,8 +94,14 @@ pub struct Encoder {
     instruction_refs: VecDeque<(u64, u64)>,
     /// Decoder-stream bytes of an instruction not complete yet.
     partial: Vec<u8>,
-    seen: HashSet<u64>,
-    seen_order: VecDeque<u64>,
+    policy: Policy,
+    /// Which lines are secrets, and the credential values inserted.
+    secrets: Secrets,
+    /// Field sections encoded so far (wrapping): the clock of `Entry::last_use`.
+    sections_encoded: u32,
+    /// `sections_encoded` when the decoder last acknowledged an insertion, or when none was
+    /// waiting for it.
+    last_progress: u32,
     /// Decoder-stream instructions parsed, kept for tracing when switched on.
     parsed: ParsedLog,
 }
@@ -148,8 +125,10 @@ impl Encoder {
             sections: HashMap::new(),
             instruction_refs: VecDeque::new(),
             partial: Vec::new(),
-            seen: HashSet::new(),
-            seen_order: VecDeque::new(),
+            policy: Policy::new(0),
+            secrets: Secrets::default(),
+            sections_encoded: 0,
+            last_progress: 0,
             parsed: ParsedLog::default(),
         }
     }
@@ -169,8 +148,9 @@ impl Encoder {
         let capacity = max_table_capacity.min(self.limit);
         // Entries need at least 32 bytes each; a smaller table could hold nothing.
         if capacity >= 32 && self.table.capacity() == 0 {
-            self.table
-                .set_capacity(usize::try_from(capacity).unwrap_or(usize::MAX));
+            let size = usize::try_from(capacity).unwrap_or(usize::MAX);
+            self.table.set_capacity(size);
+            self.policy = Policy::new(size);
             ins::set_capacity(&mut self.out, capacity);
         }
     }
@@ -217,30 +197,90 @@ impl Encoder {
     where
         I: IntoIterator<Item = (&'a [u8], &'a [u8])>,
     {
+        self.encode_section(stream_id, fields, out, None)
+    }
+
+    /// [`Encoder::encode`], also telling what each field line cost (replacing the contents
+    /// of `costs`, one per line in order): for measuring which fields compress and which
+    /// do not. The section prefix is on no line.
+    pub fn encode_with_costs<'a, I>(
+        &mut self,
+        stream_id: u64,
+        fields: I,
+        out: &mut Vec<u8>,
+        costs: &mut Vec<LineCost>,
+    ) -> Result<()>
+    where
+        I: IntoIterator<Item = (&'a [u8], &'a [u8])>,
+    {
+        costs.clear();
+        self.encode_section(stream_id, fields, out, Some(costs))
+    }
+
+    fn encode_section<'a, I>(
+        &mut self,
+        stream_id: u64,
+        fields: I,
+        out: &mut Vec<u8>,
+        mut costs: Option<&mut Vec<LineCost>>,
+    ) -> Result<()>
+    where
+        I: IntoIterator<Item = (&'a [u8], &'a [u8])>,
+    {
         let already_blocking = self
             .sections
             .get(&stream_id)
             .is_some_and(|s| s.iter().any(|sec| sec.required > self.known_received));
         let may_block = already_blocking || (self.blocking_streams() as u64) < self.max_blocked;
-        let mut lines = Vec::new();
+        self.sections_encoded = self.sections_encoded.wrapping_add(1);
+        if self.table.insert_count() == self.known_received {
+            self.last_progress = self.sections_encoded;
+        }
+        let fields: Vec<(&[u8], &[u8])> = fields.into_iter().collect();
+        let mut lines: Vec<Option<Line>> = vec![None; fields.len()];
+        let mut stream_bytes = vec![0; if costs.is_some() { fields.len() } else { 0 }];
         let mut refs = Vec::new();
-        for (name, value) in fields {
+        // Lines whose entry would take an eighth of the table or more are decided first:
+        // their insertion may need the oldest entries evicted, which it cannot once the
+        // section's other lines reference them.
+        let large = self.table.capacity() / 8;
+        let first = fields
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.0.len() + f.1.len() >= large);
+        let rest = fields
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.0.len() + f.1.len() < large);
+        for (i, &(name, value)) in first.chain(rest) {
+            let queued = self.out.len();
             let line = self.choose(name, value, may_block);
             if let Line::Dynamic(abs) | Line::DynamicName { abs, .. } = line {
                 refs.push(abs);
                 if let Some(e) = self.table.get_mut(abs) {
                     e.refs += 1;
+                    e.last_use = self.sections_encoded;
                 }
             }
-            lines.push(line);
+            lines[i] = Some(line);
+            if let Some(bytes) = stream_bytes.get_mut(i) {
+                *bytes = self.out.len() - queued;
+            }
         }
         let required = refs.iter().map(|a| a + 1).max().unwrap_or(0);
         // Every insert precedes the section: Base is the insert count, all indices relative.
         let base = self.table.insert_count();
         let encoded = encode_insert_count(required, self.peer_max_capacity);
         ins::section_prefix(out, encoded, required, if required > 0 { base } else { 0 });
-        for line in &lines {
+        for (i, line) in lines.iter().flatten().enumerate() {
+            let written = out.len();
             write_line(out, line, base);
+            if let Some(costs) = costs.as_deref_mut() {
+                costs.push(LineCost {
+                    section: out.len() - written,
+                    encoder_stream: stream_bytes[i],
+                });
+            }
         }
         if required > 0 {
             self.sections
@@ -257,27 +297,10 @@ impl Encoder {
         if let Some(StaticMatch::Exact(index)) = static_match {
             return Line::Static(index);
         }
-        let never = is_sensitive(name, value);
-        let usable = |abs: u64, enc: &Encoder| abs < enc.known_received || may_block;
+        let never = self.secrets.never_indexed(name, value);
         if !never && self.table.capacity() > 0 {
-            let (exact, _) = self.table.find(name, value);
-            if let Some(abs) = exact {
-                if self.draining(abs) {
-                    if let Some(new) = self.duplicate(abs) {
-                        if may_block {
-                            return Line::Dynamic(new);
-                        }
-                    }
-                }
-                if usable(abs, self) {
-                    return Line::Dynamic(abs);
-                }
-            } else if self.worth_inserting(name, value, static_match.is_some()) {
-                if let Some(new) = self.insert(name, value, static_match, may_block) {
-                    if may_block {
-                        return Line::Dynamic(new);
-                    }
-                }
+            if let Some(line) = self.choose_dynamic(name, value, static_match, may_block) {
+                return line;
             }
         }
         if let Some(StaticMatch::Name(index)) = static_match {
@@ -288,45 +311,85 @@ impl Encoder {
             };
         }
         if let (_, Some(abs)) = self.table.find(name, value) {
-            if usable(abs, self) {
+            if self.usable(abs, may_block) {
                 return Line::DynamicName { abs, value, never };
             }
         }
         Line::Literal { name, value, never }
     }
 
-    /// Whether a line should go into the table: not too large, and likely to repeat, or the
-    /// first of a long name no table has (later lines then reference the name).
-    fn worth_inserting(&mut self, name: &[u8], value: &[u8], static_name: bool) -> bool {
-        if entry_size(name, value) * 4 > self.table.capacity() * 3 {
-            return false;
-        }
-        if !static_name
-            && name.len() >= MIN_NAME_TO_INDEX
-            && self.table.find(name, value).1.is_none()
-        {
-            return true;
-        }
-        if UNIQUE.contains(&name) {
-            return false;
-        }
-        if REPEATING.contains(&name) {
-            return true;
-        }
-        let mut h = DefaultHasher::new();
-        (name, value).hash(&mut h);
-        let key = h.finish();
-        if self.seen.contains(&key) {
-            return true;
-        }
-        if self.seen_order.len() >= SEEN_MEMORY {
-            if let Some(old) = self.seen_order.pop_front() {
-                self.seen.remove(&old);
+    /// The dynamic table's part: an exact match (refreshed if draining), or an insertion of
+    /// the line or of its name when the policy expects it to be referenced again.
+    fn choose_dynamic<'a>(
+        &mut self,
+        name: &'a [u8],
+        value: &'a [u8],
+        static_match: Option<StaticMatch>,
+        may_block: bool,
+    ) -> Option<Line<'a>> {
+        let sighting = self.policy.observe(name, value);
+        let capacity = self.table.capacity();
+        let room = Room {
+            capacity,
+            free: capacity - self.table.size(),
+            referenced_now: may_block,
+        };
+        let (exact, name_abs) = self.table.find(name, value);
+        if let Some(abs) = exact {
+            if self.draining(abs) {
+                if let Some(new) = self.duplicate(abs, may_block) {
+                    if may_block {
+                        return Some(Line::Dynamic(new));
+                    }
+                }
             }
+            return self.usable(abs, may_block).then_some(Line::Dynamic(abs));
         }
-        self.seen.insert(key);
-        self.seen_order.push_back(key);
-        false
+        let size = entry_size(name, value);
+        if size * 4 <= capacity * 3 && self.policy.insert_pair(&sighting, value, size, &room) {
+            let new = self.insert(name, value, static_match, may_block)?;
+            return may_block.then_some(Line::Dynamic(new));
+        }
+        if static_match.is_some() || name.len() < MIN_NAME_ALONE {
+            return None;
+        }
+        // A name reference costs a byte more from 15 entries back (its index has a 4-bit
+        // prefix, §4.5.4): an entry of the name alone is refreshed then, as when it drains.
+        let far = |abs: u64| self.table.insert_count() - abs > 15;
+        let abs = match name_abs {
+            Some(abs) if !self.draining(abs) && !far(abs) => abs,
+            // An entry of the name alone is refreshed; one with a value is replaced by the
+            // name alone.
+            Some(abs) if self.table.get(abs).is_some_and(|e| e.value.is_empty()) => {
+                match self.duplicate(abs, may_block) {
+                    Some(new) if may_block => new,
+                    _ => abs,
+                }
+            }
+            _ => {
+                let size = entry_size(name, b"");
+                if !self.policy.insert_name(&sighting, size, &room) {
+                    return name_abs
+                        .filter(|&abs| self.usable(abs, may_block))
+                        .map(|abs| Line::DynamicName {
+                            abs,
+                            value,
+                            never: false,
+                        });
+                }
+                self.insert(name, b"", None, may_block).or(name_abs)?
+            }
+        };
+        self.usable(abs, may_block).then_some(Line::DynamicName {
+            abs,
+            value,
+            never: false,
+        })
+    }
+
+    /// Whether a section may reference an entry: the decoder has it, or the section may block.
+    fn usable(&self, abs: u64, may_block: bool) -> bool {
+        abs < self.known_received || may_block
     }
 
     /// Whether an entry is among the oldest of a nearly full table, soon to be evicted.
@@ -338,8 +401,20 @@ impl Encoder {
         let mut before = 0;
         for a in self.table.oldest()..=abs {
             before += self.table.get(a).map_or(0, |e| e.size());
+            if before * 4 > capacity {
+                return false;
+            }
         }
-        before * 4 <= capacity
+        true
+    }
+
+    /// Whether the decoder has acknowledged none of the outstanding insertions for
+    /// [`STALL_SECTIONS`] sections, when this one may not block: a new entry would not be
+    /// usable either.
+    fn stalled(&self, may_block: bool) -> bool {
+        !may_block
+            && self.table.insert_count() > self.known_received
+            && self.sections_encoded.wrapping_sub(self.last_progress) > STALL_SECTIONS
     }
 
     /// Whether an entry may be evicted: nothing unacknowledged references it. When the
@@ -347,8 +422,28 @@ impl Encoder {
     /// evicting it to insert another would only repeat that, so it stays.
     fn room_for(&self, size: usize, may_block: bool) -> bool {
         let known = self.known_received;
-        self.table
-            .can_insert(size, |abs, e| e.refs == 0 && (may_block || abs < known))
+        self.table.can_insert(size, |abs, e| {
+            e.refs == 0 && (may_block || abs < known) && !self.protected(e, size)
+        })
+    }
+
+    /// Whether an entry stays rather than make room for one of `size` bytes: it is large (a
+    /// quarter of the table or more, so Duplicate cannot keep it), larger than the newcomer,
+    /// and in use.
+    fn protected(&self, e: &Entry, size: usize) -> bool {
+        let large = e.size() * 4 > self.table.capacity() && e.size() > size;
+        large && self.sections_encoded.wrapping_sub(e.last_use) <= HOT_SECTIONS
+    }
+
+    /// Adds an entry to the table and accounts for it.
+    fn add_entry(&mut self, name: Vec<u8>, value: Vec<u8>) {
+        let size = entry_size(&name, &value);
+        let abs = self.table.insert_count();
+        self.table.insert(name, value);
+        if let Some(e) = self.table.get_mut(abs) {
+            e.last_use = self.sections_encoded;
+        }
+        self.policy.inserted(size);
     }
 
     /// Inserts a line (with a name reference when there is one); returns its index.
@@ -359,7 +454,7 @@ impl Encoder {
         static_match: Option<StaticMatch>,
         may_block: bool,
     ) -> Option<u64> {
-        if !self.room_for(entry_size(name, value), may_block) {
+        if self.stalled(may_block) || !self.room_for(entry_size(name, value), may_block) {
             return None;
         }
         let new = self.table.insert_count();
@@ -370,9 +465,9 @@ impl Encoder {
             None => match self.table.find(name, value).1 {
                 // A dynamic name reference must not be evicted by this very insertion.
                 Some(abs)
-                    if self
-                        .table
-                        .can_insert(entry_size(name, value), |a, e| a != abs && e.refs == 0) =>
+                    if self.table.can_insert(entry_size(name, value), |a, e| {
+                        a != abs && e.refs == 0 && !self.protected(e, entry_size(name, value))
+                    }) =>
                 {
                     ins::insert_with_name_ref(&mut self.out, false, new - 1 - abs, value, true);
                     self.reference_in_instruction(new, abs);
@@ -380,24 +475,29 @@ impl Encoder {
                 _ => ins::insert_with_literal_name(&mut self.out, name, value, true),
             },
         }
-        self.table.insert(name.to_vec(), value.to_vec());
+        self.secrets.inserted(name, value);
+        self.add_entry(name.to_vec(), value.to_vec());
         Some(new)
     }
 
     /// Re-inserts a draining entry with Duplicate; returns the new index.
-    fn duplicate(&mut self, abs: u64) -> Option<u64> {
+    fn duplicate(&mut self, abs: u64, may_block: bool) -> Option<u64> {
+        if self.stalled(may_block) {
+            return None;
+        }
         let (name, value) = {
             let e = self.table.get(abs)?;
             (e.name.clone(), e.value.clone())
         };
         let size = entry_size(&name, &value);
-        if !self.table.can_insert(size, |a, e| a != abs && e.refs == 0) {
+        let evictable = |a: u64, e: &Entry| a != abs && e.refs == 0 && !self.protected(e, size);
+        if !self.table.can_insert(size, evictable) {
             return None;
         }
         let new = self.table.insert_count();
         ins::duplicate(&mut self.out, new - 1 - abs);
         self.reference_in_instruction(new, abs);
-        self.table.insert(name, value);
+        self.add_entry(name, value);
         Some(new)
     }
 
@@ -485,6 +585,9 @@ impl Encoder {
     }
 
     fn set_known_received(&mut self, known: u64) {
+        if known > self.known_received {
+            self.last_progress = self.sections_encoded;
+        }
         self.known_received = known;
         while let Some(&(new, referenced)) = self.instruction_refs.front() {
             if new >= known {
@@ -493,15 +596,6 @@ impl Encoder {
             self.instruction_refs.pop_front();
             self.release(&[referenced]);
         }
-    }
-}
-
-/// Whether a field line is a secret that compression could leak (RFC 9204 §7.1).
-fn is_sensitive(name: &[u8], value: &[u8]) -> bool {
-    match name {
-        b"authorization" | b"proxy-authorization" | b"set-cookie" => true,
-        b"cookie" => value.len() < MIN_INDEXED_COOKIE,
-        _ => false,
     }
 }
 

@@ -9,14 +9,18 @@
 //! - [`static_table`]: RFC 9204 Appendix A;
 //! - [`table`]: the dynamic table;
 //! - [`instructions`]: writers of every instruction and field line representation;
-//! - [`encoder`] and [`decoder`]: the two ends, with their instruction streams;
+//! - [`encoder`] and [`decoder`]: the two ends, with their instruction streams; the encoder's
+//!   insertion policy (what is worth a table entry) is in `policy`, and which lines are
+//!   secrets, never indexed, in `secrets`;
 //! - [`log`]: descriptions of the instructions, for tracing (qlog).
 
 pub mod decoder;
 pub mod encoder;
 pub mod instructions;
 pub mod log;
+mod policy;
 pub mod prefix;
+mod secrets;
 pub mod static_table;
 pub mod table;
 
@@ -24,7 +28,7 @@ pub mod table;
 mod tests;
 
 pub use decoder::{Decoded, Decoder};
-pub use encoder::Encoder;
+pub use encoder::{Encoder, LineCost};
 
 use std::fmt;
 

@@ -121,18 +121,97 @@ pub enum StaticMatch {
     Name(u64),
 }
 
+/// Slots of [`NAMES`]: a power of two, about four times the distinct names.
+const SLOTS: usize = 256;
+
+/// No entry (in [`NAMES`] and [`NEXT`]).
+const NONE: u8 = u8::MAX;
+
+/// Where a name hashes to in [`NAMES`].
+const fn slot(name: &[u8]) -> usize {
+    let n = name.len();
+    if n == 0 {
+        return 0;
+    }
+    (n * 31 + name[n / 2] as usize * 7 + name[n - 1] as usize) % SLOTS
+}
+
+const fn same(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// An open-addressing table (linear probing) of the first index of each distinct name, built
+/// at compile time, so that a lookup compares one or two names instead of scanning the table.
+const NAMES: [u8; SLOTS] = {
+    let mut names = [NONE; SLOTS];
+    let mut i = 0;
+    while i < STATIC_TABLE.len() {
+        let name = STATIC_TABLE[i].0;
+        let mut s = slot(name);
+        loop {
+            if names[s] == NONE {
+                names[s] = i as u8;
+                break;
+            }
+            if same(STATIC_TABLE[names[s] as usize].0, name) {
+                break;
+            }
+            s = (s + 1) % SLOTS;
+        }
+        i += 1;
+    }
+    names
+};
+
+/// For each index, the next index with the same name.
+const NEXT: [u8; 99] = {
+    let mut next = [NONE; 99];
+    let mut i = 0;
+    while i < STATIC_TABLE.len() {
+        let mut j = i + 1;
+        while j < STATIC_TABLE.len() {
+            if same(STATIC_TABLE[i].0, STATIC_TABLE[j].0) {
+                next[i] = j as u8;
+                break;
+            }
+            j += 1;
+        }
+        i += 1;
+    }
+    next
+};
+
 /// Looks `name` and `value` up: an exact match if there is one, else a name match.
 pub fn find(name: &[u8], value: &[u8]) -> Option<StaticMatch> {
-    let mut name_match = None;
-    for (i, &(n, v)) in STATIC_TABLE.iter().enumerate() {
-        if n == name {
-            if v == value {
-                return Some(StaticMatch::Exact(i as u64));
-            }
-            name_match.get_or_insert(i as u64);
+    let mut s = slot(name);
+    let first = loop {
+        let i = NAMES[s];
+        if i == NONE {
+            return None;
         }
+        if STATIC_TABLE[usize::from(i)].0 == name {
+            break i;
+        }
+        s = (s + 1) % SLOTS;
+    };
+    let mut i = first;
+    while i != NONE {
+        if STATIC_TABLE[usize::from(i)].1 == value {
+            return Some(StaticMatch::Exact(u64::from(i)));
+        }
+        i = NEXT[usize::from(i)];
     }
-    name_match.map(StaticMatch::Name)
+    Some(StaticMatch::Name(u64::from(first)))
 }
 
 /// The entry at `index`, if there is one.
@@ -159,5 +238,34 @@ mod tests {
             find(b"content-type", b"text/plain;charset=utf-8"),
             Some(StaticMatch::Exact(54))
         );
+        assert_eq!(find(b":status", b"500"), Some(StaticMatch::Exact(71)));
+        assert_eq!(find(b":status", b"503"), Some(StaticMatch::Exact(28)));
+        assert_eq!(find(b"", b""), None);
+    }
+
+    /// The lookup table gives what a scan of the static table gives, for every entry and for
+    /// names and values close to them.
+    #[test]
+    fn lookups_agree_with_a_scan() {
+        let scan = |name: &[u8], value: &[u8]| {
+            let exact = STATIC_TABLE
+                .iter()
+                .position(|&(n, v)| n == name && v == value);
+            let by_name = STATIC_TABLE.iter().position(|&(n, _)| n == name);
+            match (exact, by_name) {
+                (Some(i), _) => Some(StaticMatch::Exact(i as u64)),
+                (None, Some(i)) => Some(StaticMatch::Name(i as u64)),
+                (None, None) => None,
+            }
+        };
+        for &(name, value) in &STATIC_TABLE {
+            let mut other = value.to_vec();
+            other.push(b'x');
+            let mut longer = name.to_vec();
+            longer.push(b's');
+            for (n, v) in [(name, value), (name, &other[..]), (&longer[..], value)] {
+                assert_eq!(find(n, v), scan(n, v), "{n:?} {v:?}");
+            }
+        }
     }
 }

@@ -23,6 +23,9 @@ pub struct Entry {
     /// Unacknowledged references (encoder side only): field sections and encoder instructions
     /// that the decoder may not have processed yet.
     pub refs: u32,
+    /// When the entry was last inserted or referenced, in the encoder's count of field
+    /// sections (encoder side only; wrapping).
+    pub last_use: u32,
 }
 
 impl Entry {
@@ -129,6 +132,7 @@ impl DynamicTable {
             name,
             value,
             refs: 0,
+            last_use: 0,
         });
         true
     }

@@ -201,6 +201,17 @@ fn transport() -> Arc<TransportConfig> {
     if std::env::var_os("INTEROP_NO_GSO").is_some() {
         t.enable_segmentation_offload(false);
     }
+    // tools/cclab's several-flows runs choose the congestion controller (quinn's default is
+    // CUBIC).
+    match std::env::var("QUINN_CC").as_deref() {
+        Ok("bbr") => {
+            t.congestion_controller_factory(Arc::new(quinn::congestion::BbrConfig::default()));
+        }
+        Ok("reno") => {
+            t.congestion_controller_factory(Arc::new(quinn::congestion::NewRenoConfig::default()));
+        }
+        _ => {}
+    }
     Arc::new(t)
 }
 
@@ -709,6 +720,25 @@ async fn fetch_all(client: &Arc<Client>, conn: &Connection, paths: &[String]) ->
     let received = Arc::new(AtomicU64::new(0));
     let updated = Arc::new(AtomicBool::new(false));
     let mut tasks = tokio::task::JoinSet::new();
+    // tools/cclab's several-flows runs: the bytes received so far, every 100 ms, as
+    // `UNIX_MS BYTES` lines in the file CCLAB_RATE_LOG names.
+    if let Some(path) = std::env::var_os("CCLAB_RATE_LOG") {
+        let mut log = File::create(path)?;
+        let received = received.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_millis(100));
+            loop {
+                tick.tick().await;
+                let ms = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_millis());
+                let n = received.load(Ordering::Relaxed);
+                if writeln!(log, "{ms} {n}").is_err() {
+                    break;
+                }
+            }
+        });
+    }
     for path in paths {
         let (client, conn, path) = (client.clone(), conn.clone(), path.clone());
         let (received, updated) = (received.clone(), updated.clone());

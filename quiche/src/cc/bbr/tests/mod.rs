@@ -575,6 +575,30 @@ fn random_loss_costs_bbr_far_less_than_cubic() {
 }
 
 #[test]
+fn the_random_loss_filter_is_an_option() {
+    // 2 % random loss on 10 Mbit/s, 40 ms, a 2-BDP queue that never fills: with the filter
+    // (the default) the losses show no queue and leave the rate alone; without it (the draft)
+    // each round with losses cuts the short-term bounds and the flow runs slower.
+    let run = |filter: bool| {
+        let opts = BbrOptions {
+            filter_random_loss: filter,
+            ..BbrOptions::default()
+        };
+        let mut s = Sim::with_options(CongestionControlAlgorithm::Bbr, opts, 10, 40, 84, 20);
+        s.run(Duration::from_secs(10), |_| false);
+        (s.r.stats().acked_packets, s.dropped)
+    };
+    assert!(BbrOptions::default().filter_random_loss);
+    let (filtered, dropped) = run(true);
+    let (draft, _) = run(false);
+    assert!(dropped > 100, "{dropped}");
+    assert!(
+        filtered > draft * 11 / 10,
+        "filtered {filtered}, draft {draft}"
+    );
+}
+
+#[test]
 fn ecn_ce_sets_the_short_term_bounds_without_a_queue() {
     let mut s = Sim::new(10, 40, 84, 0);
     s.run(Duration::from_secs(3), |_| false);

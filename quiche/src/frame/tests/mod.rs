@@ -1,4 +1,5 @@
 use super::*;
+use crate::ranges::RangeSet;
 use crate::testing::Rng;
 
 const ALL_PKTS: [Type; 6] = [

@@ -136,7 +136,8 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             self.on_frames_lost(Epoch::Application, frames);
         }
         self.zero_rtt = None;
-        self.recovery = super::build_recovery(&self.recovery_config, self.cc_factory.as_deref());
+        self.recovery =
+            super::open::build_recovery(&self.recovery_config, self.cc_factory.as_deref());
 
         let next_pn = self.spaces[Epoch::Initial.index()].next_pn;
         let space = self.space(Epoch::Initial);

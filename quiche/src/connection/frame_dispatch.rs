@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use super::qlog::qlog;
-use super::sent::{SentFrame, SentFrames};
+use super::sent_frames::{SentFrame, SentFrames};
 use super::{Connection, ConnectionError, HANDSHAKE_ACK_DELAY_EXPONENT};
 use crate::error::{Error, Result};
 use crate::frame::{AckRanges, Frame};

@@ -1,0 +1,309 @@
+//! Opening a connection: [`connect`] and [`accept`] (and their buffer-factory and
+//! custom-DCID variants), and `Connection::new`, which both sides go through.
+
+use super::*;
+
+/// Builds recovery with the configured controller.
+pub(super) fn build_recovery(
+    cfg: &RecoveryConfig,
+    factory: Option<&dyn crate::cc::CcFactory>,
+) -> Recovery<SentFrames> {
+    match factory {
+        Some(factory) => {
+            Recovery::with_controller(cfg, crate::cc::Controller::from_factory(factory, &cfg.cc))
+        }
+        None => Recovery::new(cfg),
+    }
+}
+
+/// Creates a new client-side connection.
+pub fn connect(
+    server_name: Option<&str>,
+    scid: &ConnectionId,
+    local: SocketAddr,
+    peer: SocketAddr,
+    config: &mut Config,
+) -> Result<Connection> {
+    connect_with_buffer_factory(server_name, scid, local, peer, config)
+}
+
+/// Creates a new client-side connection whose buffers come from the factory `F`.
+pub fn connect_with_buffer_factory<F: BufFactory>(
+    server_name: Option<&str>,
+    scid: &ConnectionId,
+    local: SocketAddr,
+    peer: SocketAddr,
+    config: &mut Config,
+) -> Result<Connection<F>> {
+    let mut odcid = [0u8; 16];
+    ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut odcid)
+        .map_err(|_| Error::CryptoFail)?;
+    new_client(
+        server_name,
+        scid,
+        &ConnectionId::from_ref(&odcid),
+        local,
+        peer,
+        config,
+    )
+}
+
+/// Creates a new client-side connection that addresses its first packets to `dcid` instead of
+/// a random connection ID. RFC 9000 §7.2 asks for at least 8 unpredictable bytes: the caller
+/// is responsible for that.
+#[cfg(feature = "custom-client-dcid")]
+pub fn connect_with_dcid(
+    server_name: Option<&str>,
+    scid: &ConnectionId,
+    dcid: &ConnectionId,
+    local: SocketAddr,
+    peer: SocketAddr,
+    config: &mut Config,
+) -> Result<Connection> {
+    connect_with_dcid_and_buffer_factory(server_name, scid, dcid, local, peer, config)
+}
+
+/// [`connect_with_dcid`] with the buffers of the factory `F`.
+#[cfg(feature = "custom-client-dcid")]
+pub fn connect_with_dcid_and_buffer_factory<F: BufFactory>(
+    server_name: Option<&str>,
+    scid: &ConnectionId,
+    dcid: &ConnectionId,
+    local: SocketAddr,
+    peer: SocketAddr,
+    config: &mut Config,
+) -> Result<Connection<F>> {
+    new_client(server_name, scid, dcid, local, peer, config)
+}
+
+fn new_client<F: BufFactory>(
+    server_name: Option<&str>,
+    scid: &ConnectionId,
+    dcid: &ConnectionId,
+    local: SocketAddr,
+    peer: SocketAddr,
+    config: &mut Config,
+) -> Result<Connection<F>> {
+    let mut conn = Connection::new(false, server_name, scid, Some(dcid), local, peer, config)?;
+    // The ClientHello is built at the first `send`, so that `set_session` can still offer a
+    // session to resume; the Initial keys are ready now.
+    conn.install_initial_keys()?;
+    Ok(conn)
+}
+
+/// Creates a new server-side connection. `odcid` is the original Destination Connection ID
+/// when the client's Initial arrived after a Retry (its token validated the address).
+pub fn accept(
+    scid: &ConnectionId,
+    odcid: Option<&ConnectionId>,
+    local: SocketAddr,
+    peer: SocketAddr,
+    config: &mut Config,
+) -> Result<Connection> {
+    accept_with_buf_factory(scid, odcid, local, peer, config)
+}
+
+/// Creates a new server-side connection whose buffers come from the factory `F`.
+pub fn accept_with_buf_factory<F: BufFactory>(
+    scid: &ConnectionId,
+    odcid: Option<&ConnectionId>,
+    local: SocketAddr,
+    peer: SocketAddr,
+    config: &mut Config,
+) -> Result<Connection<F>> {
+    Connection::new(true, None, scid, odcid, local, peer, config)
+}
+
+impl<F: crate::buffers::BufFactory> Connection<F> {
+    pub(super) fn new(
+        is_server: bool,
+        server_name: Option<&str>,
+        scid: &ConnectionId,
+        odcid: Option<&ConnectionId>,
+        local: SocketAddr,
+        peer: SocketAddr,
+        config: &mut Config,
+    ) -> Result<Self> {
+        if scid.len() > crate::packet::MAX_CONN_ID_LEN {
+            return Err(Error::InvalidState);
+        }
+        if is_server && !crate::packet::version_is_supported(config.version) {
+            // A reserved version only serves a client testing Version Negotiation.
+            return Err(Error::UnknownVersion);
+        }
+        let mut local_tp = config.local_transport_params.clone();
+        local_tp.initial_source_connection_id = Some(scid.clone().into_owned());
+        local_tp.version_information = Some(version_switch::local_version_information(
+            config.version,
+            is_server,
+            &config.compatible_versions,
+        ));
+        let cids = ConnectionIds::new(
+            ResetTokenKey::new(&config.stateless_reset_key),
+            scid,
+            local_tp.active_conn_id_limit,
+        );
+        if is_server && !scid.is_empty() {
+            // Only servers send a token for the handshake ID (RFC 9000 §18.2).
+            local_tp.stateless_reset_token = Some(u128::from_be_bytes(cids.handshake_token()));
+        }
+        // A server that sent a Retry echoes both connection IDs (RFC 9000 §7.3); without a
+        // Retry it learns the original DCID from the client's first Initial.
+        if let (true, Some(odcid)) = (is_server, odcid) {
+            local_tp.original_destination_connection_id = Some(odcid.clone().into_owned());
+            local_tp.retry_source_connection_id = Some(scid.clone().into_owned());
+        }
+
+        let mut tls = if is_server {
+            // The transport parameters are set once the client's DCID is known.
+            Handshake::new_server(&mut config.tls, Vec::new())?
+        } else {
+            Handshake::new_client(&mut config.tls, server_name, local_tp.encode_to_vec(false)?)?
+        };
+        version_switch::prepare_tls(
+            &mut tls,
+            is_server,
+            config.version,
+            &config.compatible_versions,
+        )?;
+
+        let pmtud = crate::pmtud::Pmtud::new(crate::pmtud::PmtudConfig {
+            max: config.max_send_udp_payload_size,
+            ..config.pmtud
+        });
+        // With path MTU discovery, BASE_PLPMTU until probes prove more (RFC 8899 §5.1.2).
+        let max_datagram = if pmtud.is_enabled() {
+            pmtud.current()
+        } else {
+            config.max_send_udp_payload_size
+        };
+        let recovery_config = RecoveryConfig {
+            max_ack_delay: Duration::from_millis(25),
+            initial_rtt: crate::rtt::INITIAL_RTT,
+            is_server,
+            cc_algorithm: config.cc_algorithm,
+            cc: config.cc_config(max_datagram),
+        };
+        let mut recovery = build_recovery(&recovery_config, config.cc_factory.as_deref());
+        // The source connection ID is random per connection: it seeds BBR's probe timing, so
+        // that flows sharing a bottleneck do not probe in lockstep.
+        let seed = scid
+            .as_ref()
+            .iter()
+            .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+                (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+            });
+        recovery.controller_mut().seed(seed);
+
+        let streams = StreamMap::new(
+            is_server,
+            StreamConfig {
+                initial_max_streams_bidi: local_tp.initial_max_streams_bidi,
+                initial_max_streams_uni: local_tp.initial_max_streams_uni,
+                initial_max_stream_data_bidi_local: local_tp.initial_max_stream_data_bidi_local,
+                initial_max_stream_data_bidi_remote: local_tp.initial_max_stream_data_bidi_remote,
+                initial_max_stream_data_uni: local_tp.initial_max_stream_data_uni,
+                max_stream_window: config.max_stream_window,
+                ..StreamConfig::default()
+            },
+        );
+        let mut rx_fc = FlowControl::new(local_tp.initial_max_data, config.max_connection_window);
+        rx_fc.ensure_window_lower_bound(streams.largest_recv_window().saturating_mul(3) / 2);
+
+        let idle = (local_tp.max_idle_timeout > 0)
+            .then(|| Duration::from_millis(local_tp.max_idle_timeout));
+
+        let validated_by_retry = is_server && odcid.is_some();
+        let odcid = odcid.map(|c| c.clone().into_owned()).unwrap_or_default();
+        let mut conn = Connection {
+            is_server,
+            version: config.version,
+            scid: scid.clone().into_owned(),
+            dcid: odcid.clone(),
+            odcid,
+            dcid_from_peer: false,
+            token: None,
+            retry_scid: None,
+            vn_original_version: None,
+            compat_original: None,
+            compatible_versions: config.compatible_versions.clone(),
+            pending_switch: None,
+            paths: crate::path::PathSet::new({
+                // A server accepting after a Retry has validated the address with the token
+                // (RFC 9000 §8.1.2).
+                let mut path =
+                    crate::path::Path::new(local, peer, !is_server || validated_by_retry);
+                path.amplification_limited = is_server;
+                path.ecn = crate::ecn::EcnValidation::new(config.ecn);
+                path
+            }),
+            recv_path: None,
+            recv_path_new: false,
+            migrate_to: None,
+            recv_info: None,
+            send_path: 0,
+            probe_only: false,
+            pad_for_path_frames: false,
+            fallback_path: None,
+            tls,
+            local_tp,
+            peer_tp: None,
+            spaces: Default::default(),
+            one_rtt: None,
+            zero_rtt: None,
+            recovery,
+            pacer: crate::cc::pacer::Pacer::new(config.pacing, max_datagram),
+            recovery_config,
+            cc_factory: config.cc_factory.clone(),
+            cid_generator: config.cid_generator.clone(),
+            ack_outcome: AckOutcome::new(),
+            frames_pool: Vec::new(),
+            streams,
+            rx_fc,
+            rx_data: 0,
+            tx_data: 0,
+            tx_emitted: 0,
+            tls_fed: false,
+            max_unsent_stream_data: config.max_unsent_stream_data,
+            tx_max_data: 0,
+            max_data_pending: false,
+            data_blocked_sent_at: None,
+            lifecycle: Lifecycle::new(idle),
+            handshake_complete: false,
+            handshake_confirmed: false,
+            handshake_done_pending: false,
+            handshake_done_acked: false,
+            anti_deadlock_probe: false,
+            probe_requeue_cursor: None,
+            ecn: crate::ecn::EcnLedger::new(config.ecn),
+            recv_ecn: 0,
+            undecryptable: Vec::new(),
+            cids,
+            dgram_send: DatagramQueue::new(config.dgram_send_queue_len),
+            dgram_recv: DatagramQueue::new(config.dgram_recv_queue_len),
+            max_send_udp_payload_size: max_datagram,
+            pmtud,
+            pmtu_probe_building: false,
+            peer_ack_delay_exponent: 3,
+            last_now: None,
+            pn_skipper: crate::recovery::PnSkipper::new(seed.rotate_left(17)),
+            ack_freq: None,
+            stats: Stats {
+                paths_count: 1,
+                ..Stats::default()
+            },
+            #[cfg(feature = "qlog")]
+            qlog: None,
+            #[cfg(feature = "qlog")]
+            qlog_pending: None,
+            buf_factory: PhantomData,
+        };
+
+        // A client's Initial keys are installed by `connect`.
+        if is_server && conn.local_tp.original_destination_connection_id.is_some() {
+            // After a Retry the server knows everything its transport parameters need.
+            conn.set_server_transport_params()?;
+        }
+        Ok(conn)
+    }
+}
