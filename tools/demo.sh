@@ -8,7 +8,9 @@
 #
 # Extra client options (e.g. --cc-algorithm reno) can follow: ./tools/demo.sh --disable-pacing
 set -euo pipefail
-cd "$(dirname "$0")/.."
+# shellcheck source=SCRIPTDIR/lib.sh
+. "$(dirname "$0")/lib.sh"
+cd "$REPO"
 
 MIB="${DEMO_MIB:-50}"
 # Seconds the download may take before the demo gives up.
@@ -22,49 +24,22 @@ if ! command -v cargo >/dev/null 2>&1; then
 fi
 
 echo "== building quiche-server and quiche-client (release)"
-cargo build --release --quiet -p quiche-apps
-BIN=target/release
+build_apps
+BIN="$TARGET/release"
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/quiche-demo.XXXXXX")"
-SERVER_PID=""
-cleanup() {
-    if [ -n "$SERVER_PID" ]; then
-        kill "$SERVER_PID" 2>/dev/null || true
-        wait "$SERVER_PID" 2>/dev/null || true
-    fi
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+cleanup_dir "$WORK"
 
 mkdir -p "$WORK/root" "$WORK/out"
 echo "== generating $MIB MiB of random data"
 head -c "$((MIB * 1024 * 1024))" /dev/urandom >"$WORK/root/demo.bin"
 
 echo "== starting quiche-server on 127.0.0.1"
-"$BIN/quiche-server" --listen 127.0.0.1:0 \
+# Port 0: a free port, which the server prints as `listening on ADDR`.
+start_server "$WORK/server.log" "$BIN/quiche-server" --listen 127.0.0.1:0 \
     --cert quiche/tests/certs/cert.crt --key quiche/tests/certs/cert.key \
-    --root "$WORK/root" "${SERVER_ARGS[@]}" >"$WORK/server.out" 2>"$WORK/server.err" &
-SERVER_PID=$!
-
-# The server prints `listening on ADDR` once its socket is bound (port 0: a free port).
-ADDR=""
-for _ in $(seq 100); do
-    ADDR="$(sed -n 's/^listening on //p' "$WORK/server.out")"
-    [ -n "$ADDR" ] && break
-    if ! kill -0 "$SERVER_PID" 2>/dev/null; then
-        echo "quiche-server failed to start:" >&2
-        cat "$WORK/server.err" >&2
-        exit 1
-    fi
-    sleep 0.1
-done
-if [ -z "$ADDR" ]; then
-    echo "quiche-server did not report its address" >&2
-    exit 1
-fi
-PORT="${ADDR##*:}"
-URL="https://localhost:$PORT/demo.bin"
+    --root "$WORK/root" ${SERVER_ARGS[@]+"${SERVER_ARGS[@]}"} || exit 1
+URL="https://localhost:$SERVER_PORT/demo.bin"
 
 echo "== downloading $URL with quiche-client"
 status=0

@@ -10,16 +10,21 @@
 # QUICHE_PC_PREFIX sets the pc file's prefix for an installed copy: libdir and includedir then
 # become PREFIX/lib and PREFIX/include (copy the libraries and the header there yourself).
 set -euo pipefail
-cd "$(dirname "$0")/.."
-ROOT="$PWD"
+# shellcheck source=SCRIPTDIR/lib.sh
+. "$(dirname "$0")/lib.sh"
+cd "$REPO"
+ROOT="$REPO"
 
 cargo rustc --release --quiet -p quiche --lib --features ffi \
     --crate-type staticlib --crate-type cdylib
 
-OUT="$ROOT/target/release"
+OUT="$TARGET/release"
 if [ -n "${QUICHE_PC_PREFIX:-}" ]; then
     prefix="$QUICHE_PC_PREFIX"
+    # pkg-config expands ${prefix} itself: the .pc file holds it as written.
+    # shellcheck disable=SC2016
     libdir='${prefix}/lib'
+    # shellcheck disable=SC2016
     includedir='${prefix}/include'
 else
     prefix="$ROOT"

@@ -24,8 +24,10 @@
 # non-zero at the first failure. Installs valgrind, a C/C++ toolchain and pkg-config with
 # apt-get when missing.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-ROOT="$PWD"
+# shellcheck source=SCRIPTDIR/lib.sh
+. "$(dirname "$0")/lib.sh"
+cd "$REPO"
+ROOT="$REPO"
 
 step() { printf '\n== %s\n' "$*"; }
 fail() {
@@ -34,20 +36,7 @@ fail() {
 }
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/quiche-ffi.XXXXXX")"
-SERVER_PID=""
-stop_server() {
-    if [ -n "$SERVER_PID" ]; then
-        kill "$SERVER_PID" 2>/dev/null || true
-        wait "$SERVER_PID" 2>/dev/null || true
-        SERVER_PID=""
-    fi
-}
-cleanup() {
-    stop_server
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+cleanup_dir "$WORK"
 
 step "tools"
 missing=()
@@ -73,7 +62,7 @@ cargo test --quiet -p quiche --features ffi --lib ffi::
 
 step "libquiche.a, libquiche.so, quiche.pc"
 tools/ffi-build.sh
-LIBDIR="$ROOT/target/release"
+LIBDIR="$TARGET/release"
 HEADER="$ROOT/include/quiche.h"
 
 step "the header compiles alone as C and C++"
@@ -134,8 +123,8 @@ timeout 60 "$BUILD/cpp_smoke"
 LD_LIBRARY_PATH="$LIBDIR" timeout 60 "$BUILD/cpp_smoke_pc"
 
 step "interop with the Rust apps (5 MiB, SHA-256 checked)"
-cargo build --release --quiet -p quiche-apps
-BIN="$ROOT/target/release"
+build_apps
+BIN="$TARGET/release"
 CERT=quiche/tests/certs/cert.crt
 KEY=quiche/tests/certs/cert.key
 CA=quiche/tests/certs/rootca.crt
@@ -151,36 +140,28 @@ check_sha() { # FILE WANT
     [ "$got" = "$2" ] || fail "SHA-256 mismatch for $1: want $2, got $got"
 }
 
-# Starts a server in the background; its stdout must say `listening on ADDR`. Sets PORT.
-start_server() { # NAME COMMAND...
-    local name="$1" addr=""
+# Starts a server in the background (its output in WORK/NAME.log); it must say
+# `listening on ADDR`. Sets PORT.
+start_named_server() { # NAME COMMAND...
+    local name="$1"
     shift
-    "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" &
-    SERVER_PID=$!
-    for _ in $(seq 300); do
-        # The background job may not have created its output file yet.
-        addr="$(sed -n 's/^listening on //p' "$WORK/$name.out" 2>/dev/null || true)"
-        [ -n "$addr" ] && break
-        kill -0 "$SERVER_PID" 2>/dev/null || { cat "$WORK/$name.err" >&2; fail "$name did not start"; }
-        sleep 0.1
-    done
-    [ -n "$addr" ] || fail "$name did not report its address"
-    PORT="${addr##*:}"
+    start_server "$WORK/$name.log" "$@" || fail "$name did not start"
+    PORT="$SERVER_PORT"
 }
 
 for retry in "" "--no-retry"; do
     echo "-- C client <- quiche-server ${retry:-(Retry)}"
-    start_server quiche-server timeout 120 "$BIN/quiche-server" --listen 127.0.0.1:0 \
+    start_named_server quiche-server timeout 120 "$BIN/quiche-server" --listen 127.0.0.1:0 \
         --cert "$CERT" --key "$KEY" --root "$WORK/root" $retry
     rm -f "$WORK/out/c.bin"
     timeout 60 "$BUILD/client" -c "$CA" -o "$WORK/out/c.bin" 127.0.0.1 "$PORT" /file.bin ||
         fail "the C client failed against quiche-server ${retry}"
-    stop_server
+    stop_pid "$SERVER_PID"
     check_sha "$WORK/out/c.bin" "$want"
 done
 
 echo "-- quiche-client <- C server: two streams on one connection, then three connections"
-start_server c-server timeout 120 "$BUILD/server" -c "$CERT" -k "$KEY" -r "$WORK/root" -p 0
+start_named_server c-server timeout 120 "$BUILD/server" -c "$CERT" -k "$KEY" -r "$WORK/root" -p 0
 rm -rf "$WORK/out"/*
 timeout 60 "$BIN/quiche-client" --http09 --ca "$CA" --dump-responses "$WORK/out" \
     "https://127.0.0.1:$PORT/file.bin" "https://127.0.0.1:$PORT/second.bin" ||
@@ -217,11 +198,11 @@ versions = [vn[i:i + 4] for i in range(23, len(vn), 4)]
 assert bytes.fromhex("00000001") in versions, versions
 print("Version Negotiation offers", ", ".join(v.hex() for v in versions))
 PY
-stop_server
+stop_pid "$SERVER_PID"
 
 step "HTTP/3 over the C API (5 MiB, SHA-256 checked)"
 echo "-- C HTTP/3 client <- quiche-server"
-start_server quiche-server-h3 timeout 120 "$BIN/quiche-server" --listen 127.0.0.1:0 \
+start_named_server quiche-server-h3 timeout 120 "$BIN/quiche-server" --listen 127.0.0.1:0 \
     --cert "$CERT" --key "$KEY" --root "$WORK/root" --no-retry
 rm -f "$WORK/out/h3.bin"
 timeout 60 "$BUILD/http3-client" -c "$CA" -o "$WORK/out/h3.bin" 127.0.0.1 "$PORT" /file.bin ||
@@ -230,10 +211,10 @@ check_sha "$WORK/out/h3.bin" "$want"
 if timeout 60 "$BUILD/http3-client" -c "$CA" -o "$WORK/out/missing" 127.0.0.1 "$PORT" /missing; then
     fail "the C HTTP/3 client reported success for a missing file"
 fi
-stop_server
+stop_pid "$SERVER_PID"
 
 echo "-- quiche-client (HTTP/3) and the C HTTP/3 client <- C HTTP/3 server"
-start_server c-h3-server timeout 120 "$BUILD/http3-server" -c "$CERT" -k "$KEY" -r "$WORK/root" -p 0
+start_named_server c-h3-server timeout 120 "$BUILD/http3-server" -c "$CERT" -k "$KEY" -r "$WORK/root" -p 0
 rm -rf "$WORK/out"/*
 timeout 60 "$BIN/quiche-client" --ca "$CA" --dump-responses "$WORK/out" \
     "https://127.0.0.1:$PORT/file.bin" "https://127.0.0.1:$PORT/second.bin" ||
@@ -243,7 +224,7 @@ check_sha "$WORK/out/second.bin" "$(sha256sum <"$WORK/root/second.bin" | cut -d'
 timeout 60 "$BUILD/http3-client" -c "$CA" -o "$WORK/out/c-h3.bin" 127.0.0.1 "$PORT" /file.bin ||
     fail "the C HTTP/3 client failed against the C HTTP/3 server"
 check_sha "$WORK/out/c-h3.bin" "$want"
-stop_server
+stop_pid "$SERVER_PID"
 
 step "valgrind: no leak, no invalid access"
 VALGRIND=(valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite)
@@ -258,53 +239,41 @@ timeout 300 "${VALGRIND[@]}" --undef-value-errors=no "$BUILD/api_test" "$WORK/ap
     fail "valgrind reports errors in api_test"
 
 echo "-- C server under valgrind, one connection (quiche-client, 5 MiB)"
-start_server c-server-vg timeout 300 "${VALGRIND[@]}" --suppressions="$EX/valgrind.supp" "$BUILD/server" -c "$CERT" -k "$KEY" \
+start_named_server c-server-vg timeout 300 "${VALGRIND[@]}" --suppressions="$EX/valgrind.supp" "$BUILD/server" -c "$CERT" -k "$KEY" \
     -r "$WORK/root" -p 0 -n 1
 rm -rf "$WORK/out"/*
 timeout 120 "$BIN/quiche-client" --http09 --ca "$CA" --dump-responses "$WORK/out" \
     "https://127.0.0.1:$PORT/file.bin" || fail "quiche-client failed against the C server under valgrind"
 check_sha "$WORK/out/file.bin" "$want"
 # -n 1: the server exits once the connection has closed (after its draining period).
-status=0
-wait "$SERVER_PID" || status=$?
-SERVER_PID=""
-if [ "$status" -ne 0 ]; then
-    cat "$WORK/c-server-vg.err" >&2
-    fail "the C server under valgrind exited with $status"
-fi
+wait_server || fail "the C server under valgrind failed"
 
 echo "-- C client under valgrind, one connection (quiche-server, 5 MiB)"
-start_server quiche-server-vg timeout 300 "$BIN/quiche-server" --listen 127.0.0.1:0 \
+start_named_server quiche-server-vg timeout 300 "$BIN/quiche-server" --listen 127.0.0.1:0 \
     --cert "$CERT" --key "$KEY" --root "$WORK/root"
 rm -f "$WORK/out/c.bin"
 timeout 300 "${VALGRIND[@]}" --suppressions="$EX/valgrind.supp" "$BUILD/client" -c "$CA" \
     -o "$WORK/out/c.bin" 127.0.0.1 "$PORT" /file.bin || fail "valgrind reports errors in the C client"
-stop_server
+stop_pid "$SERVER_PID"
 check_sha "$WORK/out/c.bin" "$want"
 
 echo "-- C HTTP/3 server under valgrind, one connection (quiche-client, 5 MiB)"
-start_server c-h3-server-vg timeout 300 "${VALGRIND[@]}" --suppressions="$EX/valgrind.supp" "$BUILD/http3-server" -c "$CERT" \
+start_named_server c-h3-server-vg timeout 300 "${VALGRIND[@]}" --suppressions="$EX/valgrind.supp" "$BUILD/http3-server" -c "$CERT" \
     -k "$KEY" -r "$WORK/root" -p 0 -n 1
 rm -rf "$WORK/out"/*
 timeout 120 "$BIN/quiche-client" --ca "$CA" --dump-responses "$WORK/out" \
     "https://127.0.0.1:$PORT/file.bin" || fail "quiche-client failed against the C HTTP/3 server under valgrind"
 check_sha "$WORK/out/file.bin" "$want"
-status=0
-wait "$SERVER_PID" || status=$?
-SERVER_PID=""
-if [ "$status" -ne 0 ]; then
-    cat "$WORK/c-h3-server-vg.err" >&2
-    fail "the C HTTP/3 server under valgrind exited with $status"
-fi
+wait_server || fail "the C HTTP/3 server under valgrind failed"
 
 echo "-- C HTTP/3 client under valgrind, one connection (quiche-server, 5 MiB)"
-start_server quiche-server-h3-vg timeout 300 "$BIN/quiche-server" --listen 127.0.0.1:0 \
+start_named_server quiche-server-h3-vg timeout 300 "$BIN/quiche-server" --listen 127.0.0.1:0 \
     --cert "$CERT" --key "$KEY" --root "$WORK/root"
 rm -f "$WORK/out/c-h3.bin"
 timeout 300 "${VALGRIND[@]}" --suppressions="$EX/valgrind.supp" "$BUILD/http3-client" -c "$CA" \
     -o "$WORK/out/c-h3.bin" 127.0.0.1 "$PORT" /file.bin ||
     fail "valgrind reports errors in the C HTTP/3 client"
-stop_server
+stop_pid "$SERVER_PID"
 check_sha "$WORK/out/c-h3.bin" "$want"
 
 echo

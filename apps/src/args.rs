@@ -719,7 +719,7 @@ mod tests {
         args.extend(["--slow-start", "search"]);
         let a = parse_server(strings(&args)).unwrap();
         assert_eq!(a.transport.slow_start.as_deref(), Some("search"));
-        assert!(crate::common::config(&a.transport, &[b"h3"]).is_ok());
+        assert!(crate::setup::config(&a.transport, &[b"h3"]).is_ok());
         let mut args: Vec<&str> = base.to_vec();
         args.extend(["--slow-start", "fastest"]);
         assert!(parse_server(strings(&args)).is_err());
@@ -737,7 +737,7 @@ mod tests {
             args.extend(["--cc-algorithm", name]);
             let a = parse_server(strings(&args)).unwrap();
             assert_eq!(a.transport.cc_algorithm.as_deref(), Some(name));
-            assert!(crate::common::config(&a.transport, &[b"h3"]).is_ok());
+            assert!(crate::setup::config(&a.transport, &[b"h3"]).is_ok());
         }
     }
 

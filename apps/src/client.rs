@@ -8,11 +8,11 @@ use mio::{Events, Interest, Poll, Token};
 use quiche::{Config, Connection, Error, RecvInfo};
 
 use crate::args::ClientArgs;
-use crate::common::{self, KeyLog};
 use crate::downloads::{Downloads, Failure, H3Request, Protocol};
 use crate::http09::Url;
 use crate::progress::Progress;
 use crate::send_queue::{flush, Flush, SendBuffers, SendQueue};
+use crate::setup::{self, KeyLog};
 use crate::udp::{RecvBatch, UdpIo};
 
 /// Exit status: every request completed.
@@ -228,7 +228,7 @@ impl<'a> Client<'a> {
         } else {
             crate::http3::ALPN
         };
-        let mut config = common::config(&args.transport, &[alpn]).map_err(fatal)?;
+        let mut config = setup::config(&args.transport, &[alpn]).map_err(fatal)?;
         if args.no_verify {
             config.verify_peer(false);
         } else {
@@ -287,7 +287,7 @@ impl<'a> Client<'a> {
         session: Option<&[u8]>,
         server_name: &str,
     ) -> Result<ConnReport, ClientError> {
-        let scid = common::new_cid();
+        let scid = setup::new_cid();
         let mut conn = quiche::connect(
             Some(server_name),
             &scid,
@@ -299,7 +299,7 @@ impl<'a> Client<'a> {
         if let Some(keylog) = &self.keylog {
             keylog.attach(&mut conn);
         }
-        common::setup_qlog(&mut conn, "client");
+        setup::setup_qlog(&mut conn, "client");
         if let Some(session) = session {
             conn.set_session(session)
                 .map_err(|e| fatal(format!("set_session: {e:?}")))?;
@@ -326,7 +326,7 @@ impl<'a> Client<'a> {
         config
             .set_application_protos(&[crate::http09::ALPN])
             .map_err(|e| fatal(format!("ALPN: {e:?}")))?;
-        let scid = common::new_cid();
+        let scid = setup::new_cid();
         let mut conn =
             quiche::connect(Some(server_name), &scid, self.local, self.peer, &mut config)
                 .map_err(|e| fatal(format!("connect: {e:?}")))?;

@@ -7,7 +7,7 @@
 //!
 //! Modules, one job each:
 //! - [`args`]: command-line parsing (clap) and the `--help` texts;
-//! - [`common`]: the `Config` both programs build, key logs, the qlog hook, connection IDs;
+//! - [`setup`]: the `Config` both programs build, key logs, the qlog hook, connection IDs;
 //! - [`socket`]: binding UDP sockets with large buffers;
 //! - [`udp`]: batched UDP I/O: GSO/GRO, `sendmmsg`/`recvmmsg` (with [`socket`], the crate's
 //!   only `unsafe` code);
@@ -26,13 +26,13 @@
 
 pub mod args;
 pub mod client;
-pub mod common;
 pub mod downloads;
 pub mod http09;
 pub mod http3;
 pub mod progress;
 pub mod send_queue;
 pub mod server;
+pub mod setup;
 pub mod socket;
 pub mod token;
 pub mod udp;

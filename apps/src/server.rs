@@ -32,10 +32,10 @@ use mio::{Events, Interest, Poll, Token};
 use quiche::{Config, Connection, ConnectionId, Header, RecvInfo, Type};
 
 use crate::args::{RetryMode, ServerArgs};
-use crate::common::{self, KeyLog, LOCAL_CID_LEN, MAX_DATAGRAM_SIZE};
 use crate::http09::{self, ServerStreams};
 use crate::http3::{self, H3Server};
 use crate::send_queue::{flush, send_stateless, Flush, SendBuffers, SendQueue};
+use crate::setup::{self, KeyLog, LOCAL_CID_LEN, MAX_DATAGRAM_SIZE};
 use crate::token::TokenKey;
 use crate::udp::{RecvBatch, UdpIo, GSO_MAX_SEGMENTS};
 
@@ -228,7 +228,7 @@ impl Server {
     /// its own, whose connection IDs name their worker.
     pub fn workers(args: &ServerArgs, n: usize) -> Result<Vec<Server>, String> {
         let mut key = [0u8; 16];
-        common::fill_random(&mut key);
+        setup::fill_random(&mut key);
         // 16-byte IDs: first octet, the worker's index, a 14-byte nonce.
         let lb = quiche::quic_lb::LbConfig::new(0, 1, LOCAL_CID_LEN - 2, Some(&key))
             .map_err(|e| format!("--threads: {e:?}"))?;
@@ -263,7 +263,7 @@ impl Server {
 
     fn bind(args: &ServerArgs, listen: SocketAddr, reuseport: bool) -> Result<Server, String> {
         // HTTP/3 and HTTP/0.9 on the same port: the client's ALPN picks.
-        let mut config = common::config(&args.transport, &[http3::ALPN, http09::ALPN])?;
+        let mut config = setup::config(&args.transport, &[http3::ALPN, http09::ALPN])?;
         config
             .load_cert_chain_from_pem_file(&args.cert)
             .map_err(|e| format!("--cert {}: {e:?}", args.cert))?;
@@ -539,7 +539,7 @@ impl Server {
         if let Some(keylog) = &self.keylog {
             keylog.attach(&mut conn);
         }
-        common::setup_qlog(&mut conn, "server");
+        setup::setup_qlog(&mut conn, "server");
         let info = RecvInfo {
             from,
             to: self.local,

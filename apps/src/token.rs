@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use quiche::ConnectionId;
 use ring::aead;
 
-use crate::common::fill_random;
+use crate::setup::fill_random;
 
 /// How long a Retry token is accepted: long enough for a slow client's second Initial, short
 /// enough that a captured token is of little use.

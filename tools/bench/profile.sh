@@ -36,7 +36,8 @@
 # Needs perf and, for part 3, valgrind (installed with apt-get when missing: Debian's
 # linux-perf and valgrind); perf needs kernel.perf_event_paranoid <= 1 or root.
 set -euo pipefail
-REPO="$(cd "$(dirname "$0")/../.." && pwd)"
+# shellcheck source=SCRIPTDIR/../lib.sh
+. "$(dirname "$0")/../lib.sh"
 cd "$REPO"
 
 SIZE_ARG=1G
@@ -63,18 +64,7 @@ done
 die() { echo "profile.sh: $*" >&2; exit 1; }
 step() { printf '\n== %s\n' "$*"; }
 
-size_bytes() {
-    local v="$1" n mult=1
-    case "$v" in
-        *[kK]) n="${v%?}"; mult=1024 ;;
-        *[mM]) n="${v%?}"; mult=$((1024 * 1024)) ;;
-        *[gG]) n="${v%?}"; mult=$((1024 * 1024 * 1024)) ;;
-        *) n="$v" ;;
-    esac
-    [[ "$n" =~ ^[0-9]+$ ]] || die "bad size $v"
-    echo $((n * mult))
-}
-SIZE="$(size_bytes "$SIZE_ARG")"
+SIZE="$(size_bytes "$SIZE_ARG")" || die "bad size $SIZE_ARG"
 [ "$SIZE" -gt 0 ] || die "the size must be positive"
 [[ "$FREQ" =~ ^[1-9][0-9]*$ ]] || die "bad frequency $FREQ"
 [[ "$CG_MIB" =~ ^[0-9]+$ ]] || die "bad callgrind size $CG_MIB"
@@ -96,8 +86,8 @@ done
 perf stat -e task-clock true >/dev/null 2>&1 \
     || die "perf cannot count here (kernel.perf_event_paranoid is $(cat /proc/sys/kernel/perf_event_paranoid))"
 
-SERVER_BIN="$REPO/target/release/quiche-server"
-CLIENT_BIN="$REPO/target/release/quiche-client"
+SERVER_BIN="$TARGET/release/quiche-server"
+CLIENT_BIN="$TARGET/release/quiche-client"
 CERTS="$REPO/quiche/tests/certs"
 CATEGORIES="$REPO/tools/bench/perf_categories.py"
 
@@ -105,7 +95,7 @@ if [ "$BUILD" = 1 ]; then
     # The release profile keeps line tables (debug = 1): perf unwinds with DWARF and names
     # inlined functions.
     step "building quiche-server and quiche-client (release)"
-    cargo build --release --quiet -p quiche-apps
+    build_apps
 fi
 for bin in "$SERVER_BIN" "$CLIENT_BIN"; do
     [ -x "$bin" ] || die "$bin is missing: run without --no-build"
@@ -119,37 +109,24 @@ mkdir -p "$WORK/root" "$WORK/out"
 
 SERVER_PID=""
 PERF_PID=""
-cleanup() {
-    # Only the processes this script started, by PID.
-    if [ -n "$PERF_PID" ]; then
-        kill -INT "$PERF_PID" 2>/dev/null || true
-        wait "$PERF_PID" 2>/dev/null || true
-    fi
-    if [ -n "$SERVER_PID" ]; then
-        kill "$SERVER_PID" 2>/dev/null || true
-        wait "$SERVER_PID" 2>/dev/null || true
-    fi
-    rm -f "$WORK/root/bench.bin" "$WORK/out/bench.bin"
-    echo "results in $OUT"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+# shellcheck disable=SC2016 # expanded at exit
+at_exit 'rm -f "$WORK/root/bench.bin" "$WORK/out/bench.bin"; echo "results in $OUT"'
 
-# Starts quiche-server (logging its connection summary: packets sent); sets SERVER_PID, PORT.
-start_server() {
-    local log="$1" port=""
-    : >"$log.out"
-    RUST_LOG=quiche_apps::server=info "$SERVER_BIN" --listen 127.0.0.1:0 --cert "$CERTS/cert.crt" \
-        --key "$CERTS/cert.key" --root "$WORK/root" --no-retry >"$log.out" 2>"$log.err" &
-    SERVER_PID=$!
-    for _ in $(seq 100); do
-        port="$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$log.out" | head -n 1)"
-        [ -n "$port" ] && break
-        kill -0 "$SERVER_PID" 2>/dev/null || { cat "$log.err" >&2; die "the server failed to start"; }
-        sleep 0.1
-    done
-    [ -n "$port" ] || die "the server reported no address"
-    PORT="$port"
+# Starts quiche-server (logging its connection summary, packets sent, into $1.log); sets
+# SERVER_PID and PORT.
+start_quiche_server() {
+    RUST_LOG=quiche_apps::server=info start_server "$1.log" "$SERVER_BIN" --listen 127.0.0.1:0 \
+        --cert "$CERTS/cert.crt" --key "$CERTS/cert.key" --root "$WORK/root" --no-retry \
+        || die "the server failed to start"
+    PORT="$SERVER_PORT"
+}
+
+# Ends perf (attached to the server) with SIGINT, which makes it write its output; reaps it.
+stop_perf() {
+    kill -INT "$PERF_PID" 2>/dev/null || true
+    wait "$PERF_PID" 2>/dev/null || true
+    forget_pid "$PERF_PID"
+    PERF_PID=""
 }
 
 # Ends the attached perf of the server, then the server; checks the download.
@@ -158,11 +135,8 @@ finish() {
     # The client closed the connection; the server drains it for three PTOs (milliseconds
     # here) and logs its summary.
     sleep 0.5
-    kill -INT "$PERF_PID" 2>/dev/null || true
-    wait "$PERF_PID" 2>/dev/null || true
-    PERF_PID=""
-    kill "$SERVER_PID" 2>/dev/null || true
-    wait "$SERVER_PID" 2>/dev/null || true
+    stop_perf
+    stop_pid "$SERVER_PID"
     SERVER_PID=""
     [ "$status" = 0 ] || { cat "$OUT/$name-client.err" >&2; die "$name: the client failed (status $status)"; }
     local got
@@ -183,14 +157,12 @@ WANT_SHA="$(sha256sum "$WORK/root/bench.bin" | awk '{ print $1 }')"
 
 # Warm-up: the first transfer after writing the file pays for the page cache's reclaim.
 step "warm-up transfer (not measured)"
-start_server "$OUT/warmup-server"
+start_quiche_server "$OUT/warmup-server"
 status=0
 # shellcheck disable=SC2046 # the command line is words
 timeout -k 5 "$TIMEOUT" $(client_cmd) >"$OUT/warmup-client.out" 2>"$OUT/warmup-client.err" || status=$?
-PERF_PID=""
 sleep 0.2
-kill "$SERVER_PID" 2>/dev/null || true
-wait "$SERVER_PID" 2>/dev/null || true
+stop_pid "$SERVER_PID"
 SERVER_PID=""
 [ "$status" = 0 ] || { cat "$OUT/warmup-client.err" >&2; die "warm-up: the client failed"; }
 rm -f "$WORK/out/bench.bin"
@@ -207,17 +179,18 @@ done
 EVENTS="$EVENTS,instructions,cycles"
 
 step "1. perf stat of both sides, one transfer (load $(cut -d' ' -f1-3 /proc/loadavg))"
-start_server "$OUT/stat-server"
+start_quiche_server "$OUT/stat-server"
 perf stat -x '	' -e "$EVENTS" -p "$SERVER_PID" -o "$OUT/server.stat" &
 PERF_PID=$!
+cleanup_pid "$PERF_PID"
 sleep 0.3
 status=0
 # shellcheck disable=SC2046 # the command line is words
 timeout -k 5 "$TIMEOUT" perf stat -x '	' -e "$EVENTS" -o "$OUT/client.stat" -- $(client_cmd) \
     >"$OUT/stat-client.out" 2>"$OUT/stat-client.err" || status=$?
 finish stat "$status"
-PACKETS="$(sed -n 's/.* \([0-9][0-9]*\) packets sent, .*/\1/p' "$OUT/stat-server.err" | tail -n 1)"
-[ -n "$PACKETS" ] || die "no 'packets sent' in the server's log ($OUT/stat-server.err)"
+PACKETS="$(sed -n 's/.* \([0-9][0-9]*\) packets sent, .*/\1/p' "$OUT/stat-server.log" | tail -n 1)"
+[ -n "$PACKETS" ] || die "no 'packets sent' in the server's log ($OUT/stat-server.log)"
 grep '^bytes=' "$OUT/stat-client.out" | tail -n 1 | sed 's/^/client: /'
 echo "server: $PACKETS packets sent"
 
@@ -244,10 +217,11 @@ done
 # ---------------------------------------------------------------- 2. perf record
 
 step "2. perf record --call-graph dwarf of both sides at $FREQ Hz, one transfer (load $(cut -d' ' -f1-3 /proc/loadavg))"
-start_server "$OUT/record-server"
+start_quiche_server "$OUT/record-server"
 perf record -q -F "$FREQ" -e cpu-clock --call-graph dwarf,16384 -p "$SERVER_PID" \
     -o "$OUT/server.data" 2>"$OUT/server.record.err" &
 PERF_PID=$!
+cleanup_pid "$PERF_PID"
 sleep 0.3
 status=0
 # shellcheck disable=SC2046 # the command line is words

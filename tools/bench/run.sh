@@ -15,8 +15,9 @@
 #  3. heap bytes held by one idle established connection, per side (same program);
 #  4. HTTP/3 requests per second for 1 KiB responses on one connection, 100 in flight:
 #     quiche-server next to quic-go's http3 server (tools/interop/quic-go-peer), both driven
-#     by the same client (bench-rps, our quiche::h3 client), alternating; every response's
-#     status and length checked. Medians of req/s, latency percentiles, server CPU per request.
+#     by the same client (bench-rps, tools/load's client on our quiche::h3), alternating;
+#     every response's status and length checked. Medians of req/s, latency percentiles,
+#     server CPU per request.
 # Each run appends one line of medians and ratios to tools/bench/history.tsv.
 #
 #   tools/bench/run.sh                      # 1 GiB, 3 runs each
@@ -56,7 +57,8 @@
 # See tools/bench/README.md for what is measured and how.
 set -euo pipefail
 START_DIR="$PWD"
-REPO="$(cd "$(dirname "$0")/../.." && pwd)"
+# shellcheck source=SCRIPTDIR/../lib.sh
+. "$(dirname "$0")/../lib.sh"
 cd "$REPO"
 
 SIZE_ARG="${BENCH_SIZE:-1G}"
@@ -119,18 +121,7 @@ if [ -n "$COMPARE" ]; then
     RPS_N=0
 fi
 
-size_bytes() {
-    local v="$1" n mult=1
-    case "$v" in
-        *[kK]) n="${v%?}"; mult=1024 ;;
-        *[mM]) n="${v%?}"; mult=$((1024 * 1024)) ;;
-        *[gG]) n="${v%?}"; mult=$((1024 * 1024 * 1024)) ;;
-        *) n="$v" ;;
-    esac
-    [[ "$n" =~ ^[0-9]+$ ]] || die "bad size $v"
-    echo $((n * mult))
-}
-SIZE="$(size_bytes "$SIZE_ARG")"
+SIZE="$(size_bytes "$SIZE_ARG")" || die "bad size $SIZE_ARG"
 [ "$SIZE" -gt 0 ] || die "the size must be positive"
 [[ "$RUNS" =~ ^[1-9][0-9]*$ ]] || die "bad run count $RUNS"
 [[ "$HS_N" =~ ^[0-9]+$ ]] || die "bad handshake count $HS_N"
@@ -145,18 +136,15 @@ for tool in /usr/bin/time sha256sum timeout awk df taskset git; do
 done
 CLK_TCK="$(getconf CLK_TCK)"
 
-OURS_DIR="${OURS_BIN:-$REPO/target/release}"
+OURS_DIR="${OURS_BIN:-$TARGET/release}"
 OURS_SERVER="$OURS_DIR/quiche-server"
 OURS_CLIENT="$OURS_DIR/quiche-client"
-QUINN_DIR="$REPO/tools/interop/quinn-peer"
-QUINN_BUILD="$REPO/tools/interop/.build"
-QUINN="$QUINN_BUILD/bin/quinn-peer"
+QUINN="$INTEROP_BUILD/bin/quinn-peer"
 HS_MANIFEST="$REPO/tools/bench/handshakes/Cargo.toml"
 HS_TARGET="$REPO/tools/bench/.build/target"
 HS="$HS_TARGET/release/bench-handshakes"
-RPS="$HS_TARGET/release/bench-rps"
-QUICGO_DIR="$REPO/tools/interop/quic-go-peer"
-QUICGO="$QUINN_BUILD/bin/quic-go-peer"
+RPS="$TARGET/release/bench-rps"
+QUICGO="$INTEROP_BUILD/bin/quic-go-peer"
 # Part 4 without quic-go (no Go toolchain) still measures ours; this says why quic-go is missing.
 QUICGO_SKIPPED=""
 CERTS="$REPO/quiche/tests/certs"
@@ -164,29 +152,26 @@ CERTS="$REPO/quiche/tests/certs"
 if [ "$BUILD" = 1 ]; then
     if [ -z "$OURS_BIN" ] && { [ "$TRANSFERS" = 1 ] || [ "$RPS_N" -gt 0 ]; }; then
         step "building quiche-server and quiche-client (release)"
-        cargo build --release --quiet -p quiche-apps
+        build_apps
+    fi
+    if [ "$RPS_N" -gt 0 ]; then
+        # bench-rps (tools/load) is the client of part 4 whichever server build is measured.
+        step "building bench-rps (release)"
+        build_packages release quiche-load
     fi
     if [ "$TRANSFERS" = 1 ] && [ -z "$COMPARE" ]; then
-        # The same build as tools/interop/setup.sh's quinn step (crates.io, versions pinned with =).
         step "building quinn-peer (release)"
-        cargo build --release --quiet --manifest-path "$QUINN_DIR/Cargo.toml" \
-            --target-dir "$QUINN_BUILD/quinn-target"
-        mkdir -p "$QUINN_BUILD/bin"
-        install -m 0755 "$QUINN_BUILD/quinn-target/release/quinn-peer" "$QUINN"
+        build_peer quinn
     fi
-    if [ "$HS_N" -gt 0 ] || [ "$RPS_N" -gt 0 ]; then
-        # Outside the workspace (it depends on quinn-proto), with its own target dir; it holds
-        # bench-handshakes and bench-rps.
+    if [ "$HS_N" -gt 0 ]; then
+        # Outside the workspace (it depends on quinn-proto), with its own target dir.
         step "building tools/bench/handshakes (release)"
         cargo build --release --quiet --manifest-path "$HS_MANIFEST" --target-dir "$HS_TARGET"
     fi
     if [ "$RPS_N" -gt 0 ]; then
         if command -v go >/dev/null; then
-            # The build command of tools/interop/setup.sh (go.mod and go.sum pin quic-go; the
-            # Go module proxy only; never a toolchain download).
             step "building quic-go-peer"
-            mkdir -p "$QUINN_BUILD/bin"
-            (cd "$QUICGO_DIR" && GOTOOLCHAIN=local go build -mod=readonly -trimpath -o "$QUICGO" .)
+            build_peer quic-go
         elif [ ! -x "$QUICGO" ]; then
             QUICGO_SKIPPED="no Go toolchain to build tools/interop/quic-go-peer"
         fi
@@ -230,21 +215,12 @@ if [ -z "$DIR" ]; then
     DIR="$(mktemp -d "${TMPDIR:-/tmp}/quiche-bench.XXXXXX")"
 fi
 mkdir -p "$DIR/root" "$DIR/out" "$DIR/logs"
-SERVER_PID=""
-cleanup() {
-    if [ -n "$SERVER_PID" ]; then
-        kill "$SERVER_PID" 2>/dev/null || true
-        wait "$SERVER_PID" 2>/dev/null || true
-    fi
-    if [ "$KEEP" = 1 ]; then
-        rm -f "$DIR/root/bench.bin" "$DIR/out/bench.bin"
-        echo "logs and results in $DIR"
-    else
-        rm -rf "$DIR"
-    fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+if [ "$KEEP" = 1 ]; then
+    # shellcheck disable=SC2016 # expanded at exit
+    at_exit 'rm -f "$DIR/root/bench.bin" "$DIR/out/bench.bin"; echo "logs and results in $DIR"'
+else
+    cleanup_dir "$DIR"
+fi
 
 # Median of the numbers on stdin, one per line.
 median() {
@@ -290,47 +266,22 @@ ours_dir() {
     esac
 }
 
-# Starts the server of variant $1; sets SERVER_PID and PORT.
-start_server() {
-    local variant="$1" log="$2" port=""
-    # Created here, so that the address is never looked for in files the server has not opened yet.
-    : >"$log.out"
-    : >"$log.err"
+# Starts the server of variant $1 with its output in $2; sets SERVER_PID and PORT. All print
+# the bound address (port 0: a free port).
+start_variant_server() {
+    local variant="$1" log="$2" cmd=()
     case "$variant" in
         ours-h3|ours-hq|ours-nogso|ours-bbr|ours|ref-hq)
             # --no-retry: quinn-peer's server does not send Retry either (one round trip less).
-            # shellcheck disable=SC2046 # the flags are words
-            "$(ours_dir "$variant")/quiche-server" --listen 127.0.0.1:0 --cert "$CERTS/cert.crt" --key "$CERTS/cert.key" \
-                --root "$DIR/root" --no-retry $(ours_flags "$variant") >"$log.out" 2>"$log.err" &
-            ;;
-        quinn)
-            "$QUINN" server --listen 127.0.0.1:0 --cert "$CERTS/cert.crt" --key "$CERTS/cert.key" \
-                --root "$DIR/root" >"$log.out" 2>"$log.err" &
-            ;;
-        quic-go)
-            # No --retry: no Retry round trip, as ours with --no-retry.
-            "$QUICGO" server --listen 127.0.0.1:0 --cert "$CERTS/cert.crt" --key "$CERTS/cert.key" \
-                --root "$DIR/root" >"$log.out" 2>"$log.err" &
-            ;;
+            # shellcheck disable=SC2207 # the flags are words
+            cmd=("$(ours_dir "$variant")/quiche-server" --no-retry $(ours_flags "$variant")) ;;
+        quinn) cmd=("$QUINN" server) ;;
+        # No --retry: no Retry round trip, as ours with --no-retry.
+        quic-go) cmd=("$QUICGO" server) ;;
     esac
-    SERVER_PID=$!
-    # All print the bound address (port 0: a free port): ours on stdout, the peers on stderr
-    # after their name.
-    for _ in $(seq 100); do
-        port="$(sed -n 's/^\([a-z-]*: \)\{0,1\}listening on 127\.0\.0\.1:\([0-9]*\).*/\2/p' \
-            "$log.out" "$log.err" | head -n 1)"
-        [ -n "$port" ] && break
-        kill -0 "$SERVER_PID" 2>/dev/null || { cat "$log.err" >&2; die "$variant server failed to start"; }
-        sleep 0.1
-    done
-    [ -n "$port" ] || die "$variant server reported no address"
-    PORT="$port"
-}
-
-stop_server() {
-    kill "$SERVER_PID" 2>/dev/null || true
-    wait "$SERVER_PID" 2>/dev/null || true
-    SERVER_PID=""
+    start_server "$log" "${cmd[@]}" --listen 127.0.0.1:0 --cert "$CERTS/cert.crt" \
+        --key "$CERTS/cert.key" --root "$DIR/root" || die "$variant server failed to start"
+    PORT="$SERVER_PORT"
 }
 
 # One transfer with variant $1, run $2: appends a row to results.tsv.
@@ -339,7 +290,7 @@ transfer() {
     case "$variant" in
         ceiling|ceiling-udp) ceiling_transfer "$variant" "$run"; return ;;
     esac
-    start_server "$variant" "$log-server"
+    start_variant_server "$variant" "$log-server.log"
     url="https://127.0.0.1:$PORT/bench.bin"
     local client=()
     case "$variant" in
@@ -358,7 +309,7 @@ transfer() {
     local server_cpu server_hwm
     server_cpu="$(cpu_secs "$SERVER_PID")"
     server_hwm="$(hwm_kib "$SERVER_PID")"
-    stop_server
+    stop_pid "$SERVER_PID"
     if [ "$status" != 0 ]; then
         cat "$log-client.err" >&2
         die "$variant run $run: the client failed (status $status; 124 = over ${TIMEOUT}s)"
@@ -557,7 +508,7 @@ RPS_BODY=1024
 # One requests/s measurement against server $1 (ours or quic-go), run $2: appends to rps.tsv.
 rps_run() {
     local server="$1" run="$2" log="$DIR/logs/rps-$1-$2" status line
-    start_server "$server" "$log-server"
+    start_variant_server "$server" "$log-server.log"
     status=0
     timeout -k 5 "$TIMEOUT" /usr/bin/time -o "$log-client.time" -f '%e %U %S' \
         "$RPS" "https://127.0.0.1:$PORT/rps.bin" -n "$RPS_N" -c "$RPS_C" --warmup "$RPS_WARMUP" \
@@ -566,7 +517,7 @@ rps_run() {
     sleep 0.3
     local server_cpu
     server_cpu="$(cpu_secs "$SERVER_PID")"
-    stop_server
+    stop_pid "$SERVER_PID"
     if [ "$status" != 0 ]; then
         cat "$log-client.err" >&2
         die "requests/s against $server, run $run: the client failed (status $status; 124 = over ${TIMEOUT}s)"

@@ -18,9 +18,10 @@
 # for the page itself). Exit status 0 only if nothing failed. Installs Debian's chromium when it
 # is missing (as root).
 set -uo pipefail
+# shellcheck source=SCRIPTDIR/../lib.sh
+. "$(dirname "$0")/../lib.sh"
 
-HERE="$(cd "$(dirname "$0")" && pwd)"
-REPO="$(cd "$HERE/../.." && pwd)"
+HERE="$REPO/tools/browser"
 CERTS="$REPO/quiche/tests/certs"
 INTEROP="$REPO/tools/interop"
 
@@ -48,7 +49,9 @@ die() { say "$*" >&2; echo "chromium-h3: 0 passed, 1 failed"; exit 1; }
 # ---- the browser (Debian's package; never a browser download of a test tool)
 if ! command -v chromium >/dev/null; then
     say "installing Debian's chromium"
-    [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null || die "chromium is missing (apt-get install chromium, as root)"
+    if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
+        die "chromium is missing (apt-get install chromium, as root)"
+    fi
     export DEBIAN_FRONTEND=noninteractive
     { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; } || die "apt-get install chromium failed"
 fi
@@ -62,44 +65,18 @@ if [ -z "$server_cmd" ]; then
     server_cmd="$INTEROP/.build/venv/bin/python $INTEROP/aioquic_peer.py"
 fi
 
-udp_port_bound() {
-    local hex
-    hex="$(printf ':%04X ' "$1")"
-    cat /proc/net/udp /proc/net/udp6 2>/dev/null | awk '{ print $2 " " }' | grep -q -- "$hex"
-}
-tcp_port_listening() {
-    local hex
-    hex="$(printf ':%04X ' "$1")"
-    # state 0A = LISTEN
-    cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk '$4 == "0A" { print $2 " " }' | grep -q -- "$hex"
-}
+# A port with nothing on it over UDP or TCP (the browser must have no TCP to fall back to).
 if [ -z "$port" ]; then
-    for _ in $(seq 1 50); do
-        port=$((20000 + RANDOM % 40000))
-        udp_port_bound "$port" || tcp_port_listening "$port" || break
-    done
+    port="$(free_port)" || die "no free port"
 fi
 
 WORK="$(mktemp -d /tmp/chromium-h3.XXXXXX)"
 SERVER_PID=""
-BROWSER_PID=""
-stop_pid() {
-    local pid="$1"
-    kill -TERM "$pid" 2>/dev/null || true
-    for _ in $(seq 1 30); do
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.1
-    done
-    kill -KILL "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-}
-cleanup() {
-    [ -n "$BROWSER_PID" ] && stop_pid "$BROWSER_PID"
-    [ -n "$SERVER_PID" ] && stop_pid "$SERVER_PID"
+# shellcheck disable=SC2317 # run by the exit trap
+remove_work() {
     if [ "$keep" = 1 ]; then say "kept $WORK"; else rm -rf "$WORK"; fi
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+at_exit remove_work
 
 # ---- the page
 python3 "$HERE/h3page.py" make "$WORK/www" "$WORK/expected.json" --resources "$resources" \
@@ -120,17 +97,16 @@ fi
 say "server: ${scmd[*]}"
 TESTCASE=http3 timeout -k 2 $((limit + 30)) "${scmd[@]}" >"$WORK/server.log" 2>&1 &
 SERVER_PID=$!
-for _ in $(seq 1 100); do
-    udp_port_bound "$port" && break
-    if ! kill -0 "$SERVER_PID" 2>/dev/null; then
-        cat "$WORK/server.log" >&2
-        grep -qx unsupported "$WORK/server.log" && die "the server does not support HTTP/3 (it answered unsupported)"
-        die "the server exited"
-    fi
-    sleep 0.1
-done
-udp_port_bound "$port" || die "the server is not listening on UDP port $port"
-if tcp_port_listening "$port"; then
+cleanup_pid "$SERVER_PID"
+wait_port udp "$port" 10 "$SERVER_PID"
+case $? in
+    0) ;;
+    2) cat "$WORK/server.log" >&2
+       grep -qx unsupported "$WORK/server.log" && die "the server does not support HTTP/3 (it answered unsupported)"
+       die "the server exited" ;;
+    *) die "the server is not listening on UDP port $port" ;;
+esac
+if port_bound tcp "$port"; then
     die "something listens on TCP port $port: the browser could fall back to TCP"
 fi
 
@@ -154,8 +130,9 @@ say "chromium $(chromium --version 2>/dev/null | awk '{ print $2 }') loads $url"
 t0=$(date +%s.%N)
 timeout -k 5 "$limit" chromium "${flags[@]}" "$url" >"$WORK/dom.html" 2>"$WORK/chromium.log" &
 BROWSER_PID=$!
+cleanup_pid "$BROWSER_PID"
 wait "$BROWSER_PID"; rc=$?
-BROWSER_PID=""
+forget_pid "$BROWSER_PID"
 t1=$(date +%s.%N)
 secs="$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')"
 say "browser run: ${secs}s (exit status $rc)"

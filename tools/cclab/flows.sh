@@ -21,8 +21,11 @@
 # Results append to OUT/results.jsonl, so invocations with the same --out build one table.
 # Needs root. Namespaces cclabf-c/cclabf-s (CCLAB_NS=x: x-c/x-s).
 set -euo pipefail
-HERE="$(cd "$(dirname "$0")" && pwd)"
-REPO="$(cd "$HERE/../.." && pwd)"
+# shellcheck source=SCRIPTDIR/../lib.sh
+. "$(dirname "$0")/../lib.sh"
+HERE="$REPO/tools/cclab"
+# shellcheck source=SCRIPTDIR/lab.sh
+. "$HERE/lab.sh"
 NETLAB="${NETLAB:-$(cd "$REPO/../../shared/netlab" 2>/dev/null && pwd || echo /work/shared/netlab)}"
 
 flows="" queues=1 runs=5 seed=1 rate=20mbit rtt=40ms stagger=5 duration=60 loss=0 name=""
@@ -52,11 +55,11 @@ name="${name:-$flows}"
 out="${out:-/tmp/cclab-flows-$(date -u +%Y%m%dT%H%M%S)-$$}"
 mkdir -p "$out/png" "$out/logs"
 NS_C="${CCLAB_NS:-cclabf}-c" NS_S="${CCLAB_NS:-cclabf}-s" ADDR_S=10.77.0.2
-BUILD="$REPO/target/cclab"
+BUILD="$TARGET/cclab"
 FP_OURS="${FP_OURS:-$BUILD/flowpeer-ours/release/cclab-flowpeer}"
 FP_QUICHE="${FP_QUICHE:-$BUILD/flowpeer-upstream/release/cclab-flowpeer}"
 QUINN="$REPO/tools/interop/.build/bin/quinn-peer"
-FLOWS_BIN="$REPO/target/release/cclab-flows"
+FLOWS_BIN="$TARGET/release/cclab-flows"
 LINKEM_SRC="$BUILD/linkem-portdelay"
 LINKEM="$LINKEM_SRC/target/release/linkem"
 
@@ -79,7 +82,7 @@ open(p, "w").write(s)
 EOF
     (cd "$LINKEM_SRC" && cargo build --release --quiet)
 fi
-[ -x "$FLOWS_BIN" ] || (cd "$REPO" && cargo build --release -p cclab-flows --quiet)
+build_packages release cclab-flows
 need() { case ",$flows," in *",$1"*) return 0 ;; esac; return 1; }
 if need ours && [ ! -x "$FP_OURS" ]; then
     cargo build --release --quiet --manifest-path "$HERE/flowpeer/Cargo.toml" --features ours \
@@ -109,14 +112,7 @@ mkdir -p "$out/root" "$out/sink"
 ln -sf /dev/null "$out/sink/file"
 
 # --- the lab
-linkem_pid=""
 pids=()
-cleanup() {
-    for p in ${pids[@]+"${pids[@]}"}; do kill "$p" 2>/dev/null || true; done
-    if [ -n "$linkem_pid" ]; then kill "$linkem_pid" 2>/dev/null; wait "$linkem_pid" 2>/dev/null || true; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
 NICE=()
 [ "$nice_level" = 0 ] || NICE=(nice -n "$nice_level")
 
@@ -135,26 +131,12 @@ for i in "${!F[@]}"; do
 done
 
 lab_up() { # queue(BDPs) seed
-    rm -f "$out/ready" "$out/stats.json"
-    LINKEM_PORT_DELAY="${port_delay#,}" "$LINKEM" --ns-c "$NS_C" --ns-s "$NS_S" --replace \
-        --ready-file "$out/ready" --stats "$out/stats.json" --rate "$rate" --rtt "$rtt" \
-        --queue "${1}xbdp" --loss "$loss" --loss-dir down --seed "$2" \
-        >"$out/linkem.log" 2>&1 </dev/null &
-    linkem_pid=$!
-    for _ in $(seq 200); do [ -f "$out/ready" ] && return 0; sleep 0.1; done
-    echo "flows.sh: linkem did not come up; see $out/linkem.log" >&2; exit 1
-}
-lab_down() {
-    kill "$linkem_pid" 2>/dev/null || true
-    wait "$linkem_pid" 2>/dev/null || true
-    linkem_pid=""
+    LINKEM_PORT_DELAY="${port_delay#,}" linkem_up "$out" "$LINKEM" --ns-c "$NS_C" --ns-s "$NS_S" \
+        --rate "$rate" --rtt "$rtt" --queue "${1}xbdp" --loss "$loss" --loss-dir down --seed "$2"
 }
 bg_s() { exec ip netns exec "$NS_S" ${NICE[@]+"${NICE[@]}"} "$@"; }
-wait_port() { # udp|tcp port
-    for _ in $(seq 100); do
-        ip netns exec "$NS_S" ss -lnH "--$1" "sport = :$2" 2>/dev/null | grep -q . && return 0
-        sleep 0.05
-    done
+wait_server_port() { # udp|tcp port: bound in the server's namespace within 5 s
+    NETNS="$NS_S" wait_port "$1" "$2" 5 && return 0
     echo "flows.sh: nothing listens on $1 port $2" >&2
     return 1
 }
@@ -169,16 +151,16 @@ start_server() { # peer index log
         bg_s timeout "$((srv_dur + 30))" "$bin" server --listen "$ADDR_S:$port" \
             --cert "$out/cert.pem" --key "$out/key.pem" --cc "$cc" --duration "$srv_dur" \
             >"$log" 2>&1 &
-        pids+=($!); wait_port udp "$port" ;;
+        pids+=($!); cleanup_pid "$!"; wait_server_port udp "$port" ;;
     quinn-*)
         QUINN_CC="${p#quinn-}" bg_s timeout "$((srv_dur + 30))" "$QUINN" server \
             --listen "$ADDR_S:$port" --cert "$out/cert.pem" --key "$out/key.pem" \
             --root "$out/root" >"$log" 2>&1 &
-        pids+=($!); wait_port udp "$port" ;;
+        pids+=($!); cleanup_pid "$!"; wait_server_port udp "$port" ;;
     tcp-*)
         bg_s timeout "$((srv_dur + 30))" python3 "$NETLAB/tcpbench.py" server --bind "$ADDR_S" \
             --port "$tport" --cc "${p#tcp-}" --max-conns 1 --max-time "$srv_dur" >"$log" 2>&1 &
-        pids+=($!); wait_port tcp "$tport" ;;
+        pids+=($!); cleanup_pid "$!"; wait_server_port tcp "$tport" ;;
     *) echo "flows.sh: unknown flow $p" >&2; exit 2 ;;
     esac
 }
@@ -224,9 +206,9 @@ for q in "${Q[@]}"; do
         for p in "${clients[@]}"; do wait "$p" || true; done
         # Servers end on their own once their client closed; give them a moment, then stop them.
         sleep 1
-        for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+        for p in "${pids[@]}"; do stop_pid "$p"; done
         pids=()
-        lab_down
+        linkem_down
         args=()
         for i in "${!peers[@]}"; do args+=("${F[$i]}@$((stagger * i))=$out/logs/$tag-$i.rate"); done
         title="$name, ${rate} ${rtt} queue ${q} BDP, seed $sd"

@@ -16,7 +16,9 @@
 # priority. --nice is the endpoints' nice level (flows.sh). Each lane writes OUT/laneL/; the
 # table merges them.
 set -euo pipefail
-HERE="$(cd "$(dirname "$0")" && pwd)"
+# shellcheck source=SCRIPTDIR/../lib.sh
+. "$(dirname "$0")/../lib.sh"
+HERE="$REPO/tools/cclab"
 lanes=2 only="" exclude="" include="" runs=5 out="" ns=cclab31 nice_level=-10
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -92,8 +94,8 @@ pids=()
 for l in $(seq 0 $((lanes - 1))); do
     run_lane "$l" >"$out/lane$l.log" 2>&1 &
     pids+=($!)
+    cleanup_pid "$!"
 done
-trap 'kill ${pids[*]} 2>/dev/null; exit 130' INT TERM
-for p in "${pids[@]}"; do wait "$p" || true; done
+for p in "${pids[@]}"; do wait "$p" || true; forget_pid "$p"; done
 names="$(awk -F'|' 'NF > 2 {print $2}' <<<"$CELLS" | paste -sd, -)"
 "$HERE/flows-table.py" --scenarios "$names" "$out"/lane*/results.jsonl | tee "$out/table.md"

@@ -9,8 +9,11 @@
 #
 # Columns as in run.sh: "random drops" is the relay's s2c `dropped`; there is no queue.
 set -euo pipefail
-HERE="$(cd "$(dirname "$0")" && pwd)"
-REPO="$(cd "$HERE/../.." && pwd)"
+# shellcheck source=SCRIPTDIR/../lib.sh
+. "$(dirname "$0")/../lib.sh"
+HERE="$REPO/tools/cclab"
+# shellcheck source=SCRIPTDIR/lab.sh
+. "$HERE/lab.sh"
 drop=0.05 size=20MiB runs=10 seed=101 senders=ours,ours-reno,quinn timeout=120 out="" ours_bin=""
 extra=""
 while [ $# -gt 0 ]; do
@@ -29,12 +32,12 @@ while [ $# -gt 0 ]; do
     esac
 done
 out="${out:-/tmp/cclab-relay-$(date -u +%Y%m%dT%H%M%S)-$$}"
-OURS="${ours_bin:-$REPO/target/release}"
+OURS="${ours_bin:-$TARGET/release}"
 QUINN="$REPO/tools/interop/.build/bin/quinn-peer"
 RELAY="$OURS/relay"
-[ -x "$RELAY" ] || RELAY="$REPO/target/release/relay"
-[ -x "$OURS/quiche-server" ] && [ -x "$RELAY" ] || \
-    (cd "$REPO" && cargo build --release -p quiche-apps -p relay --quiet)
+[ -x "$RELAY" ] || RELAY="$TARGET/release/relay"
+# --ours-bin: that build as it is; the relay from this tree if that folder has none.
+if [ -z "$ours_bin" ]; then build_apps relay; elif [ ! -x "$RELAY" ]; then build_packages release relay; fi
 case ",$senders," in *,quinn,*) [ -x "$QUINN" ] || "$REPO/tools/interop/setup.sh" ;; esac
 mkdir -p "$out/root" "$out/dl" "$out/logs"
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
@@ -46,23 +49,10 @@ head -c "$bytes" /dev/urandom >"$out/root/file"
 SPORT=24433 RPORT=24434
 
 server_pid="" relay_pid=""
-cleanup() {
-    [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true
-    [ -n "$relay_pid" ] && kill "$relay_pid" 2>/dev/null || true
-}
-trap cleanup EXIT INT TERM
 
-field() { # file key -> the last value of key=VALUE in the file, or nothing
-    grep -oE "(^|[ (])$2=[0-9.]+" "$1" 2>/dev/null | tail -1 | cut -d= -f2 || true
-}
-wait_port() {
-    for _ in $(seq 100); do ss -lnHu "sport = :$1" 2>/dev/null | grep -q . && return 0; sleep 0.05; done
-    return 1
-}
-stop() { # pid log pattern: wait for the pattern, then stop the process
-    for _ in $(seq 60); do grep -q "$3" "$2" 2>/dev/null && break; sleep 0.1; done
-    kill "$1" 2>/dev/null || true
-    wait "$1" 2>/dev/null || true
+stop() { # pid log pattern (ERE): wait (6 s at most) for the pattern, then stop the process
+    wait_line "$2" "$3" 6 >/dev/null || true
+    stop_pid "$1"
 }
 
 run_one() { # sender seed run
@@ -71,7 +61,8 @@ run_one() { # sender seed run
     "$RELAY" --listen "127.0.0.1:$RPORT" --server "127.0.0.1:$SPORT" --drop-s2c "$drop" \
         --seed "$sd" >"$log.relay" 2>&1 &
     relay_pid=$!
-    wait_port "$RPORT" || ok=0
+    cleanup_pid "$relay_pid"
+    wait_port udp "$RPORT" 5 || ok=0
     case "$s" in
     ours*)
         case "$s" in *-reno) cc=reno ;; esac
@@ -80,26 +71,21 @@ run_one() { # sender seed run
             --key "$out/key.pem" --root "$out/root" --no-retry --cc-algorithm "$cc" $extra \
             >"$log.server" 2>&1 &
         server_pid=$!
-        wait_port "$SPORT" || ok=0
+        cleanup_pid "$server_pid"
+        wait_port udp "$SPORT" 5 || ok=0
         # shellcheck disable=SC2086
         timeout "$timeout" "$OURS/quiche-client" --http09 --no-verify $extra \
             "https://127.0.0.1:$RPORT/file" >"$log.client" 2>&1 || ok=0
-        stop "$server_pid" "$log.server" "closed ("
+        stop "$server_pid" "$log.server" "closed \("
         secs="$(field "$log.client" secs)"
-        retrans="$(field "$log.server" retrans)"
-        lost="$(grep -o '[0-9]* lost,' "$log.server" | tail -1 | cut -d' ' -f1 || true)"
-        extra_f="$(grep -o 'spurious_lost=[0-9]* pto_count=[0-9]*' "$log.server" | tail -1 | tr ' ' , || true)"
-        local rb lb
-        rb="$(field "$log.server" stream_resent_bytes)" lb="$(field "$log.server" stream_lost_bytes)"
-        if [ -n "$rb" ] && [ -n "$lb" ] && [ "$lb" != 0 ]; then
-            extra_f="$extra_f,resent_per_lost_byte=$(python3 -c "print(f'{$rb/$lb:.3f}')")"
-        fi
+        ours_server_fields "$log.server"
         ;;
     quinn)
         "$QUINN" server --listen "127.0.0.1:$SPORT" --cert "$out/cert.pem" --key "$out/key.pem" \
             --root "$out/root" >"$log.server" 2>&1 &
         server_pid=$!
-        wait_port "$SPORT" || ok=0
+        cleanup_pid "$server_pid"
+        wait_port udp "$SPORT" 5 || ok=0
         rm -f "$out/dl/file"
         timeout "$timeout" "$QUINN" client --no-verify --out "$out/dl" \
             "https://127.0.0.1:$RPORT/file" >"$log.client" 2>&1 || ok=0
@@ -111,8 +97,7 @@ run_one() { # sender seed run
     *) echo "relay.sh: unknown sender $s" >&2; exit 2 ;;
     esac
     server_pid=""
-    kill -TERM "$relay_pid" 2>/dev/null || true
-    wait "$relay_pid" 2>/dev/null || true
+    stop_pid "$relay_pid"
     relay_pid=""
     local rd
     rd="$(grep '^s2c:' "$log.relay" | grep -oE 'dropped=[0-9]+' | head -1 | cut -d= -f2 || true)"

@@ -29,8 +29,11 @@
 # never touches netlab's default lab-c/lab-s, so another lab can run beside it. Not in CI: each 8 MiB run at 5 % loss
 # takes 1.5 minutes.
 set -euo pipefail
-HERE="$(cd "$(dirname "$0")" && pwd)"
-REPO="$(cd "$HERE/../.." && pwd)"
+# shellcheck source=SCRIPTDIR/../lib.sh
+. "$(dirname "$0")/../lib.sh"
+HERE="$REPO/tools/cclab"
+# shellcheck source=SCRIPTDIR/lab.sh
+. "$HERE/lab.sh"
 NETLAB="${NETLAB:-$(cd "$REPO/../../shared/netlab" 2>/dev/null && pwd || echo /work/shared/netlab)}"
 
 rate=5mbit rtt=60ms queue=1bdp losses=0,0.01,0.02,0.05 loss_dir=down size=8MiB runs=5 seed=1
@@ -65,7 +68,7 @@ case ",$senders," in *,base*) [ -x "$base_bin/quiche-server" ] || \
 out="${out:-/tmp/cclab-$(date -u +%Y%m%dT%H%M%S)-$$}"
 mkdir -p "$out"
 NS_C="${CCLAB_NS:-cclab}-c" NS_S="${CCLAB_NS:-cclab}-s" ADDR_S=10.77.0.2
-OURS="${ours_bin:-$REPO/target/release}"
+OURS="${ours_bin:-$TARGET/release}"
 QUINN="$REPO/tools/interop/.build/bin/quinn-peer"
 LINKEM_SRC="$out/../cclab-linkem"
 LINKEM="$LINKEM_SRC/target/release/linkem"
@@ -75,8 +78,7 @@ if [ ! -x "$LINKEM" ]; then
     rm -rf "$LINKEM_SRC" && cp -r "$NETLAB/linkem" "$LINKEM_SRC" && chmod -R u+w "$LINKEM_SRC"
     (cd "$LINKEM_SRC" && cargo build --release --quiet)
 fi
-case ",$senders," in *,ours*|*,base*) [ -x "$OURS/quiche-server" ] || \
-    (cd "$REPO" && cargo build --release -p quiche-apps --quiet) ;; esac
+case ",$senders," in *,ours*|*,base*) [ -n "$ours_bin" ] || build_apps ;; esac
 case ",$senders," in *,quinn,*) [ -x "$QUINN" ] || "$REPO/tools/interop/setup.sh" ;; esac
 
 # Files: a certificate for the QUIC servers, the file they serve.
@@ -88,27 +90,11 @@ import re,sys; m=re.fullmatch(r'(\d+)([KMG]i?B?)?', sys.argv[1]); n=int(m.group(
 u=(m.group(2) or '')[:1]; print(n*{'':1,'K':1024,'M':1024**2,'G':1024**3}[u])" "$size")"
 head -c "$bytes" /dev/urandom >"$out/root/file"
 
-linkem_pid=""
 server_pid=""
-cleanup() {
-    [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true
-    [ -n "$linkem_pid" ] && kill "$linkem_pid" 2>/dev/null && wait "$linkem_pid" 2>/dev/null || true
-}
-trap cleanup EXIT INT TERM
 
 lab_up() { # loss seed
-    rm -f "$out/ready" "$out/stats.json"
-    "$LINKEM" --ns-c "$NS_C" --ns-s "$NS_S" --replace --ready-file "$out/ready" \
-        --stats "$out/stats.json" --rate "$rate" --rtt "$rtt" --queue "$queue" \
-        --loss "$1" --loss-dir "$loss_dir" --seed "$2" >"$out/linkem.log" 2>&1 </dev/null &
-    linkem_pid=$!
-    for _ in $(seq 200); do [ -f "$out/ready" ] && return 0; sleep 0.1; done
-    echo "cclab: linkem did not come up; see $out/linkem.log" >&2; exit 1
-}
-lab_down() {
-    kill "$linkem_pid" 2>/dev/null || true
-    wait "$linkem_pid" 2>/dev/null || true
-    linkem_pid=""
+    linkem_up "$out" "$LINKEM" --ns-c "$NS_C" --ns-s "$NS_S" --rate "$rate" --rtt "$rtt" \
+        --queue "$queue" --loss "$1" --loss-dir "$loss_dir" --seed "$2"
 }
 in_s() { ip netns exec "$NS_S" "$@"; }
 # The endpoints run at --nice's level (nice execs the command in turn).
@@ -118,21 +104,13 @@ NICE=()
 # env exec in turn) and stop_server's kill reaches it, not a subshell that would leave it running.
 bg_s() { exec ip netns exec "$NS_S" ${NICE[@]+"${NICE[@]}"} "$@"; }
 in_c() { ip netns exec "$NS_C" ${NICE[@]+"${NICE[@]}"} "$@"; }
-wait_port() { # udp|tcp port
-    for _ in $(seq 100); do
-        in_s ss -lnH "--$1" "sport = :$2" 2>/dev/null | grep -q . && return 0; sleep 0.05
-    done
-    return 1
+wait_server_port() { # udp|tcp port: bound in the server's namespace within 5 s
+    NETNS="$NS_S" wait_port "$1" "$2" 5 "$server_pid"
 }
-stop_server() { # the server's log, a pattern its per-connection line matches
-    for _ in $(seq 60); do grep -q "$2" "$1" 2>/dev/null && break; sleep 0.1; done
-    kill "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
+stop_server() { # the server's log, a pattern (ERE) its per-connection line matches
+    wait_line "$1" "$2" 6 >/dev/null || true
+    stop_pid "$server_pid"
     server_pid=""
-}
-
-field() { # file key -> the last value of key=VALUE in the file, or nothing
-    grep -oE "(^|[ (])$2=[0-9.]+" "$1" 2>/dev/null | tail -1 | cut -d= -f2 || true
 }
 
 run_one() { # sender loss seed run -> one result line appended to results.tsv
@@ -157,29 +135,23 @@ run_one() { # sender loss seed run -> one result line appended to results.tsv
             --cc-algorithm "$cc" --slow-start "$ss" ${mtu[@]+"${mtu[@]}"} $extra \
             >"$log.server" 2>&1 &
         server_pid=$!
-        wait_port udp 4433 || ok=0
+        cleanup_pid "$server_pid"
+        wait_server_port udp 4433 || ok=0
         # shellcheck disable=SC2086
         in_c timeout "$timeout" "$bin/quiche-client" --http09 --no-verify \
             ${mtu[@]+"${mtu[@]}"} $extra \
             "https://$ADDR_S:4433/file" >"$log.client" 2>&1 || ok=0
-        stop_server "$log.server" "closed ("
+        stop_server "$log.server" "closed \("
         secs="$(field "$log.client" secs)"
-        retrans="$(field "$log.server" retrans)"
-        lost="$(grep -o '[0-9]* lost,' "$log.server" | tail -1 | cut -d' ' -f1 || true)"
-        extra_f="$(grep -o 'spurious_lost=[0-9]* pto_count=[0-9]*' "$log.server" | tail -1 | tr ' ' , || true)"
-        # Bytes: STREAM bytes sent again per STREAM byte declared lost (1.0: only losses resent).
-        local rb lb
-        rb="$(field "$log.server" stream_resent_bytes)" lb="$(field "$log.server" stream_lost_bytes)"
-        if [ -n "$rb" ] && [ -n "$lb" ] && [ "$lb" != 0 ]; then
-            extra_f="$extra_f,resent_per_lost_byte=$(python3 -c "print(f'{$rb/$lb:.3f}')")"
-        fi
+        ours_server_fields "$log.server"
         ;;
     tcp|tcp-reno)
         case "$s" in tcp-reno) cc=reno ;; esac
         bg_s python3 "$NETLAB/tcpbench.py" server --bind "$ADDR_S" --cc "$cc" --max-conns 1 \
             >"$log.server" 2>&1 &
         server_pid=$!
-        wait_port tcp 5201 || ok=0
+        cleanup_pid "$server_pid"
+        wait_server_port tcp 5201 || ok=0
         in_c timeout "$timeout" python3 "$NETLAB/tcpbench.py" client --connect "$ADDR_S:5201" \
             --bytes "$bytes" --timeout "$timeout" >"$log.client" 2>&1 || ok=0
         stop_server "$log.server" "peer="
@@ -191,7 +163,8 @@ run_one() { # sender loss seed run -> one result line appended to results.tsv
         bg_s "$QUINN" server --listen "$ADDR_S:4433" --cert "$out/cert.pem" \
             --key "$out/key.pem" --root "$out/root" >"$log.server" 2>&1 &
         server_pid=$!
-        wait_port udp 4433 || ok=0
+        cleanup_pid "$server_pid"
+        wait_server_port udp 4433 || ok=0
         rm -f "$out/dl/file"
         in_c timeout "$timeout" "$QUINN" client --no-verify --out "$out/dl" \
             "https://$ADDR_S:4433/file" >"$log.client" 2>&1 || ok=0
@@ -202,7 +175,7 @@ run_one() { # sender loss seed run -> one result line appended to results.tsv
         ;;
     *) echo "cclab: unknown sender $s" >&2; exit 2 ;;
     esac
-    lab_down
+    linkem_down
     [ "$ok" = 1 ] || secs="fail"
     python3 - "$out/stats.json" "$s" "$loss" "$r" "${secs:-nan}" "${retrans:-n/a}" \
         "${lost:-n/a}" "${extra_f:-}" >>"$out/results.tsv" <<'EOF'

@@ -10,12 +10,13 @@
 # Build outputs go to target/api-check/{ours,upstream} (the upstream one is the slow build:
 # keep it cached between runs). Exit status 0 when both diffs are empty.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-REPO="$PWD"
+# shellcheck source=SCRIPTDIR/../lib.sh
+. "$(dirname "$0")/../lib.sh"
+cd "$REPO"
 CRATE="$REPO/tools/compat/api-check"
 CERTS="$REPO/quiche/tests/certs"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/quiche-api-check.XXXXXX")"
-trap 'rm -rf "$WORK"' EXIT
+cleanup_dir "$WORK"
 say() { echo "api-check: $*"; }
 start=$SECONDS
 
@@ -64,7 +65,7 @@ for hdr in ours upstream; do
     inc="$REPO/include"
     [ "$hdr" = upstream ] && inc="$QUICHE_SRC/include"
     cc -std=gnu99 -Wall -Werror -I"$inc" -o "$WORK/c-$hdr" tools/compat/api_check.c \
-        "$REPO/target/release/libquiche.a" -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
+        "$TARGET/release/libquiche.a" -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
     timeout 60 "$WORK/c-$hdr" "$CERTS" >"$WORK/c-$hdr.txt" || {
         say "api_check.c built with the $hdr header failed"
         status=1

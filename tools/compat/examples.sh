@@ -11,18 +11,13 @@
 # http3-client.c, http3-server.c) are compiled against quiche's own header and linked with our
 # libquiche.a. Exit status 0 when all pass.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-REPO="$PWD"
+# shellcheck source=SCRIPTDIR/../lib.sh
+. "$(dirname "$0")/../lib.sh"
+cd "$REPO"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/quiche-compat.XXXXXX")"
+cleanup_dir "$WORK"
+# The servers of the pair running now (quiche's examples all use port 4433).
 PIDS=()
-cleanup() {
-    for pid in "${PIDS[@]}"; do
-        kill "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
-    done
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
 say() { echo "compat: $*"; }
 npass=0 nfail=0
 pass() { say "pass: $*"; npass=$((npass + 1)); }
@@ -74,8 +69,8 @@ ln -s "$QUICHE_SRC/examples/cert.key" "$EX/examples/cert.key"
 say "building client.rs, server.rs, http3-client.rs, http3-server.rs against this repository's quiche"
 cargo build --quiet --release --manifest-path "$EX/Cargo.toml" --target-dir "$REPO/target/compat" --examples
 BIN="$REPO/target/compat/release/examples"
-cargo build --quiet --release -p quiche-apps
-APPS="$REPO/target/release"
+build_apps
+APPS="$TARGET/release"
 head -c 300000 /dev/urandom >"$EX/examples/root/index.html"
 want="$(sha256sum <"$EX/examples/root/index.html" | cut -d' ' -f1)"
 
@@ -83,17 +78,12 @@ want="$(sha256sum <"$EX/examples/root/index.html" | cut -d' ' -f1)"
 start_example_server() {
     (cd "$EX" && exec timeout 60 "$BIN/$1") >"$WORK/$1.log" 2>&1 &
     PIDS+=($!)
-    for _ in $(seq 50); do
-        grep -q ':1151 ' /proc/net/udp 2>/dev/null && return 0
-        sleep 0.1
-    done
-    return 1
+    cleanup_pid "$!"
+    wait_port udp 4433 5 "$!"
 }
 stop_servers() {
-    for pid in "${PIDS[@]}"; do
-        kill "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
-    done
+    local pid
+    for pid in ${PIDS[@]+"${PIDS[@]}"}; do stop_pid "$pid"; done
     PIDS=()
 }
 check() { # NAME FILE
@@ -115,10 +105,10 @@ timeout 30 "$APPS/quiche-client" --no-verify --dump-responses "$WORK/out" "$URL"
 check "our quiche-client -> http3-server.rs" "$WORK/out/index.html"
 stop_servers
 
-"$APPS/quiche-server" --listen 127.0.0.1:4433 --cert quiche/tests/certs/cert.crt \
-    --key quiche/tests/certs/cert.key --root "$EX/examples/root" --no-retry >"$WORK/ours.out" 2>&1 &
-PIDS+=($!)
-sleep 0.5
+start_server "$WORK/ours.out" "$APPS/quiche-server" --listen 127.0.0.1:4433 \
+    --cert quiche/tests/certs/cert.crt --key quiche/tests/certs/cert.key \
+    --root "$EX/examples/root" --no-retry || fail "our quiche-server did not start"
+PIDS+=("$SERVER_PID")
 timeout 30 "$BIN/http3-client" "$URL" >"$WORK/h3-ours.body" 2>/dev/null || true
 check "http3-client.rs -> our quiche-server" "$WORK/h3-ours.body"
 stop_servers
@@ -133,7 +123,7 @@ fi
 tools/ffi-build.sh >/dev/null
 for f in client server http3-client http3-server; do
     if cc -std=gnu99 -I"$QUICHE_SRC/include" -o "$WORK/c-$f" "$QUICHE_SRC/examples/$f.c" \
-        "$REPO/target/release/libquiche.a" -lev -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc \
+        "$TARGET/release/libquiche.a" -lev -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc \
         >"$WORK/c-$f.log" 2>&1; then
         pass "quiche's $f.c builds against quiche's quiche.h and links with our library"
     else
@@ -152,11 +142,8 @@ ctext="$(sha256sum <"$CROOT/index.html" | cut -d' ' -f1)"
 start_c_server() { # PROGRAM: started from the folder with quiche's example certificate
     (cd "$EX/examples" && exec timeout 60 "$WORK/c-$1" 127.0.0.1 4433) >"$WORK/c-$1.out" 2>&1 &
     PIDS+=($!)
-    for _ in $(seq 50); do
-        grep -q ':1151 ' /proc/net/udp 2>/dev/null && return 0
-        sleep 0.1
-    done
-    return 1
+    cleanup_pid "$!"
+    wait_port udp 4433 5 "$!"
 }
 c_pair() { # SERVER CLIENT
     if ! [ -x "$WORK/c-$1" ] || ! [ -x "$WORK/c-$2" ]; then
@@ -173,11 +160,12 @@ c_pair http3-server http3-client
 
 # Our quiche-client against the C servers (ALPN hq-interop with --http09, h3 otherwise).
 for pair in "server --http09" "http3-server"; do
+    # shellcheck disable=SC2086 # the pair is the server's name and the client's option
     set -- $pair
     [ -x "$WORK/c-$1" ] || { fail "our quiche-client -> $1.c (not built)"; continue; }
     start_c_server "$1" || fail "$1.c did not start"
     rm -rf "$WORK/c-out" && mkdir -p "$WORK/c-out"
-    timeout 30 "$APPS/quiche-client" --no-verify ${2:-} --dump-responses "$WORK/c-out" \
+    timeout 30 "$APPS/quiche-client" --no-verify ${2:+"$2"} --dump-responses "$WORK/c-out" \
         "$URL" >/dev/null 2>"$WORK/ours-to-c-$1.log" || true
     stop_servers
     if [ "$(cat "$WORK/c-out/index.html" 2>/dev/null)" = "byez" ]; then
@@ -188,10 +176,10 @@ for pair in "server --http09" "http3-server"; do
 done
 
 # The C clients against our quiche-server (it serves HTTP/0.9 and HTTP/3 on one port).
-"$APPS/quiche-server" --listen 127.0.0.1:4433 --cert quiche/tests/certs/cert.crt \
-    --key quiche/tests/certs/cert.key --root "$CROOT" --no-retry >"$WORK/ours-c.out" 2>&1 &
-PIDS+=($!)
-sleep 0.5
+start_server "$WORK/ours-c.out" "$APPS/quiche-server" --listen 127.0.0.1:4433 \
+    --cert quiche/tests/certs/cert.crt --key quiche/tests/certs/cert.key --root "$CROOT" \
+    --no-retry || fail "our quiche-server did not start"
+PIDS+=("$SERVER_PID")
 for prog in client http3-client; do
     [ -x "$WORK/c-$prog" ] || { fail "quiche's $prog.c -> our quiche-server (not built)"; continue; }
     timeout 30 "$WORK/c-$prog" 127.0.0.1 4433 >"$WORK/c-$prog-ours.body" 2>/dev/null || true

@@ -57,6 +57,11 @@ CASES = {
 GREASE_VERSION = 0x1A2A3A4A
 # A request line is tiny; anything longer is a broken or hostile client.
 MAX_REQUEST = 64 * 1024
+# Every peer in tools/interop gives up on a silent connection after 30 s, the handshake
+# included: our apps' idle timeout, so that no end gives up on a connection the other end is
+# still working on (issue 26: the loss cases test recovery, not which side's timer runs out
+# first). aioquic's default is 60 s.
+IDLE_TIMEOUT = 30.0
 # The largest test file is a few MiB; refuse to buffer unbounded responses.
 MAX_RESPONSE = 256 * 1024 * 1024
 UNSUPPORTED = 127
@@ -139,7 +144,9 @@ def h3_response(root, headers):
 async def run_server(args):
     host, _, port = args.listen.rpartition(":")
     # Both protocols on one port: each connection is served with the ALPN it negotiated.
-    config = QuicConfiguration(is_client=False, alpn_protocols=H3_ALPN + ALPN)
+    config = QuicConfiguration(
+        is_client=False, alpn_protocols=H3_ALPN + ALPN, idle_timeout=IDLE_TIMEOUT
+    )
     config.load_cert_chain(args.cert, args.key)
     if args.keylog:
         config.secrets_log_file = open(args.keylog, "a", buffering=1)
@@ -312,7 +319,9 @@ class H3ClientProtocol(ClientProtocol):
 
 def client_config(args, host, ticket=None):
     alpn = H3_ALPN if args.case == "http3" else ALPN
-    config = QuicConfiguration(is_client=True, alpn_protocols=alpn, server_name=host)
+    config = QuicConfiguration(
+        is_client=True, alpn_protocols=alpn, server_name=host, idle_timeout=IDLE_TIMEOUT
+    )
     if args.no_verify:
         config.verify_mode = ssl.CERT_NONE
     else:

@@ -48,7 +48,7 @@ server)
         esac
     done
     [ -n "${TESTCASE:-}" ] && [ "$TESTCASE" != http3 ] && unsupported
-    [ -n "$listen" ] && [ -n "$cert" ] && [ -n "$key" ] && [ -n "$root" ] \
+    { [ -n "$listen" ] && [ -n "$cert" ] && [ -n "$key" ] && [ -n "$root" ]; } \
         || die "server: --listen, --cert, --key and --root are required"
     [ -n "$GTLSSERVER" ] || die "gtlsserver not found (Debian package ngtcp2-server; run setup.sh)"
     host="${listen%:*}"; port="${listen##*:}"
@@ -96,13 +96,13 @@ client)
         esac
     done
     [ "$kase" = http3 ] || unsupported
-    [ -n "$out" ] && [ "${#urls[@]}" -gt 0 ] || die "client: need --out and URLs"
+    { [ -n "$out" ] && [ "${#urls[@]}" -gt 0 ]; } || die "client: need --out and URLs"
     [ -n "$GTLSCLIENT" ] || die "gtlsclient not found (Debian package ngtcp2-client; run setup.sh)"
     # https://HOST:PORT/path, every URL on the same server.
     authority="${urls[0]#https://}"; authority="${authority%%/*}"
     for u in "${urls[@]}"; do
         a="${u#https://}"; a="${a%%/*}"
-        [ "$u" != "${u#https://}" ] && [ "$a" = "$authority" ] || die "client: bad URL $u (all on https://$authority)"
+        { [ "$u" != "${u#https://}" ] && [ "$a" = "$authority" ]; } || die "client: bad URL $u (all on https://$authority)"
     done
     host="${authority%:*}"; port="${authority##*:}"
     host="${host#[}"; host="${host%]}"

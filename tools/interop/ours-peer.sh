@@ -3,8 +3,9 @@
 #   ours-peer.sh server --listen ADDR --cert F --key F --root DIR [--retry] [--keylog F]
 #   ours-peer.sh client --ca F --out DIR --case NAME [--keylog F] URL...
 set -euo pipefail
-REPO="$(cd "$(dirname "$0")/../.." && pwd)"
-BIN="${OURS_BIN:-$REPO/target/release}"
+# shellcheck source=SCRIPTDIR/../lib.sh
+. "$(dirname "$0")/../lib.sh"
+BIN="${OURS_BIN:-$TARGET/release}"
 role="${1:-}"; shift || true
 # run.sh sets INTEROP_NO_GSO when it captures the test: on loopback a GSO batch is captured as
 # one oversized datagram, which tshark cannot split into its QUIC packets.
@@ -25,7 +26,7 @@ server)
     # The runner asks for Retry only in the retry case; our server sends it by default.
     [ "$retry" = 1 ] || args+=(--no-retry)
     # v2: move clients that offer QUIC v2 to it (compatible version negotiation, RFC 9368).
-    [ "${TESTCASE:-}" = v2 ] && args+=(--compatible-versions 0x6b3343cf,1)
+    [ "${TESTCASE:-}" = v2 ] && args+=(--compatible-versions "0x6b3343cf,1")
     exec "$BIN/quiche-server" ${gso[@]+"${gso[@]}"} "${args[@]}"
     ;;
 client)
@@ -56,7 +57,7 @@ client)
         keyupdate) args+=(--key-update) ;;
         versionnegotiation) args+=(--version-negotiation) ;;
         # Start in v1, offer v2 in version_information, follow the server to it.
-        v2) args+=(--compatible-versions 0x6b3343cf,1) ;;
+        v2) args+=(--compatible-versions "0x6b3343cf,1") ;;
         *) echo unsupported; exit 127 ;;
     esac
     exec "$BIN/quiche-client" ${gso[@]+"${gso[@]}"} "${args[@]}" "${urls[@]}"

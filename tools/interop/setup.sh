@@ -6,8 +6,10 @@
 #   ngtcp2    Debian packages  -> gtlsclient, gtlsserver   (ngtcp2-client, ngtcp2-server; when root)
 # Idempotent: a second run only checks and rebuilds what changed.
 set -euo pipefail
-HERE="$(cd "$(dirname "$0")" && pwd)"
-BUILD="$HERE/.build"
+# shellcheck source=SCRIPTDIR/../lib.sh
+. "$(dirname "$0")/../lib.sh"
+HERE="$REPO/tools/interop"
+BUILD="$INTEROP_BUILD"
 AIOQUIC_VERSION="1.7.2"
 mkdir -p "$BUILD/bin"
 
@@ -39,18 +41,11 @@ fi
 
 # ---- quic-go
 step "quic-go peer (Go module proxy)"
-(
-    cd "$HERE/quic-go-peer"
-    # -mod=readonly: go.sum must already hold every hash; a build never edits it.
-    go build -mod=readonly -trimpath -o "$BUILD/bin/quic-go-peer" .
-)
+build_peer quic-go
 
 # ---- quinn
 step "quinn peer (Cargo registry)"
-cargo build --quiet --release \
-    --manifest-path "$HERE/quinn-peer/Cargo.toml" \
-    --target-dir "$BUILD/quinn-target"
-install -m 0755 "$BUILD/quinn-target/release/quinn-peer" "$BUILD/bin/quinn-peer"
+build_peer quinn
 
 # ---- Debian packages (only when missing; apt-get update at most once per run).
 apt_updated=0

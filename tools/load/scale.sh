@@ -18,7 +18,9 @@
 # cores, two workers can only beat one by what the generator leaves them (see the "bound"
 # column: what the measured CPU per handshake allows on two cores).
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+# shellcheck source=SCRIPTDIR/../lib.sh
+. "$(dirname "$0")/../lib.sh"
+cd "$REPO"
 rounds=${ROUNDS:-3}
 hs_n=${HS_N:-3000}
 max_pending=${MAX_PENDING:-512}
@@ -32,8 +34,8 @@ if [[ " $certs " == *" rsa "* ]] && ! command -v openssl > /dev/null; then
     certs=${certs//rsa/}
 fi
 
-cargo build -q --release -p quiche-apps -p quiche-load
-bin=target/release
+build_apps quiche-load
+bin="$TARGET/release"
 tck=$(getconf CLK_TCK)
 # Server and generator each run in a session of their own: where the kernel groups CPU time
 # by session (autogroup), they then compete with other work as separate services would,
@@ -43,11 +45,7 @@ if command -v setsid > /dev/null; then detach=(setsid); fi
 
 dir=$(mktemp -d)
 server_pid=
-cleanup() {
-    if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; fi
-    rm -rf "$dir"
-}
-trap cleanup EXIT
+cleanup_dir "$dir"
 mkdir "$dir/root"
 printf 'hello from the scale run\n' > "$dir/root/index.html"
 head -c $((tp_mb * 1000000)) /dev/zero > "$dir/root/big"
@@ -67,19 +65,14 @@ cert_files() {
 }
 
 # Starts the server with $1 workers and certificate type $2; sets server_pid and addr.
-start_server() {
+start_workers() {
     local c k
     read -r c k <<< "$(cert_files "$2")"
-    RUST_LOG=warn "${detach[@]}" "$bin/quiche-server" --listen 127.0.0.1:0 --cert "$c" --key "$k" --root "$dir/root" \
-        --idle-timeout 300000 --no-retry --threads "$1" > "$dir/server.out" 2> "$dir/server.err" &
-    server_pid=$!
-    addr=
-    for _ in $(seq 200); do
-        addr=$(sed -n 's/^listening on //p' "$dir/server.out")
-        [ -n "$addr" ] && break
-        sleep 0.05
-    done
-    [ -n "$addr" ] || { echo "the server did not start" >&2; cat "$dir/server.err" >&2; exit 1; }
+    RUST_LOG=warn start_server "$dir/server.log" ${detach[@]+"${detach[@]}"} "$bin/quiche-server" \
+        --listen 127.0.0.1:0 --cert "$c" --key "$k" --root "$dir/root" \
+        --idle-timeout 300000 --no-retry --threads "$1"
+    server_pid=$SERVER_PID
+    addr=$SERVER_ADDR
 }
 
 # CPU seconds (user+system) of the server's worker threads, as "total t1 t2 ...".
@@ -95,18 +88,13 @@ server_cpu() {
     awk -v x="$total" -v h="$tck" -v p="$per" 'BEGIN{printf "%.2f%s", x / h, p}'
 }
 
-stop_server() {
-    kill "$server_pid" 2> /dev/null || true
-    wait "$server_pid" 2> /dev/null || true
-    server_pid=
-}
 
 field() { tr ' ' '\n' <<< "$1" | sed -n "s/^$2=//p"; }
 
 # One run; sets `line` to "kind cert workers value server_cpu load_cpu loadavg per_thread...".
 run() {
     local kind=$1 cert=$2 workers=$3 out load_cpu cpu la value total per
-    start_server "$workers" "$cert"
+    start_workers "$workers" "$cert"
     la=$(cut -d' ' -f1 /proc/loadavg)
     local args=(--server "$addr" -q --no-hold --max-pending "$max_pending" -k 1 --timeout 120)
     if [ "$kind" = hs ]; then
@@ -120,12 +108,12 @@ run() {
         2> "$dir/load.time"; then
         echo "the load run failed: $(cat "$dir/load.out" "$dir/load.err")" >&2
         echo "server ($workers workers, $cert) at $addr: CPU $(server_cpu) s" >&2
-        tail -20 "$dir/server.err" >&2
+        tail -20 "$dir/server.log" >&2
         exit 1
     fi
     out=$(cat "$dir/load.out")
     cpu=$(server_cpu)
-    stop_server
+    stop_pid "$server_pid"
     load_cpu=$(awk '{printf "%.2f", $1 + $2}' "$dir/load.time")
     if [ "$kind" = hs ]; then value=$(field "$out" handshakes_per_s); else value=$(field "$out" goodput_mbit_s); fi
     read -r total per <<< "$cpu"
@@ -136,23 +124,20 @@ results=$dir/results
 : > "$results"
 printf '%-4s %-6s %-7s %10s %10s %9s %8s %s\n' run cert workers value srv_cpu_s load_cpu_s loadavg \
     srv_threads_s
+# run_and_show KIND CERT WORKERS LABEL: one run, its line kept for the table and printed.
+run_and_show() {
+    run "$1" "$2" "$3"
+    echo "$line" >> "$results"
+    read -r _ c wk v sc lc la per <<< "$line"
+    printf '%-4s %-6s %-7s %10s %10s %9s %8s %s\n' "$4" "$c" "$wk" "$v" "$sc" "$lc" "$la" "$per"
+}
 for cert in $certs; do
     for r in $(seq "$rounds"); do
-        for w in 1 2; do
-            run hs "$cert" "$w"
-            echo "$line" >> "$results"
-            read -r _ c wk v sc lc la per <<< "$line"
-            printf '%-4s %-6s %-7s %10s %10s %9s %8s %s\n' "hs$r" "$c" "$wk" "$v" "$sc" "$lc" "$la" "$per"
-        done
+        for w in 1 2; do run_and_show hs "$cert" "$w" "hs$r"; done
     done
 done
 for r in $(seq "$tp_rounds"); do
-    for w in 1 2; do
-        run tp ecdsa "$w"
-        echo "$line" >> "$results"
-        read -r _ c wk v sc lc la per <<< "$line"
-        printf '%-4s %-6s %-7s %10s %10s %9s %8s %s\n' "tp$r" "$c" "$wk" "$v" "$sc" "$lc" "$la" "$per"
-    done
+    for w in 1 2; do run_and_show tp ecdsa "$w" "tp$r"; done
 done
 
 echo

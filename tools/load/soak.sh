@@ -11,36 +11,27 @@
 # MAX_PENDING (default 256) handshakes in progress at once; SERVER_LOG=FILE keeps the server's
 # stderr (RUST_LOG=info prints its counters).
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+# shellcheck source=SCRIPTDIR/../lib.sh
+. "$(dirname "$0")/../lib.sh"
+cd "$REPO"
 total=${1:-1000000}
 round=${2:-20000}
 retry=${RETRY:-1}
 max_pending=${MAX_PENDING:-256}
-cargo build -q --release -p quiche-apps -p quiche-load
+build_apps quiche-load
+bin="$TARGET/release"
 
 dir=$(mktemp -d)
-server_pid=
-cleanup() {
-    [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true
-    rm -rf "$dir"
-}
-trap cleanup EXIT
+cleanup_dir "$dir"
 mkdir "$dir/root"
 printf 'hello from the soak\n' > "$dir/root/index.html"
 certs=quiche/tests/certs
 flags=()
 [ "$retry" = 0 ] && flags+=(--no-retry)
-target/release/quiche-server --listen 127.0.0.1:0 --cert "$certs/cert.crt" \
-    --key "$certs/cert.key" --root "$dir/root" "${flags[@]}" \
-    > "$dir/server.out" 2> "${SERVER_LOG:-$dir/server.err}" &
-server_pid=$!
-addr=
-for _ in $(seq 100); do
-    addr=$(sed -n 's/^listening on //p' "$dir/server.out")
-    [ -n "$addr" ] && break
-    sleep 0.1
-done
-[ -n "$addr" ] || { echo "the server did not start" >&2; exit 1; }
+start_server "${SERVER_LOG:-$dir/server.log}" "$bin/quiche-server" --listen 127.0.0.1:0 \
+    --cert "$certs/cert.crt" --key "$certs/cert.key" --root "$dir/root" ${flags[@]+"${flags[@]}"}
+server_pid=$SERVER_PID
+addr=$SERVER_ADDR
 
 status() { sed -n "s/^$1:[[:space:]]*\([0-9]*\) kB/\1/p" "/proc/$server_pid/status"; }
 cpu_s() {
@@ -57,7 +48,7 @@ failed_total=0
 start=$(date +%s)
 while [ "$done_hs" -lt "$total" ]; do
     n=$((total - done_hs < round ? total - done_hs : round))
-    line=$(timeout 900 target/release/quiche-load --server "$addr" -n "$n" -k 1 --no-hold \
+    line=$(timeout 900 "$bin/quiche-load" --server "$addr" -n "$n" -k 1 --no-hold \
         --max-pending "$max_pending" -q --timeout 600 || true)
     kv() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<< " $line"; }
     est=$(kv established)

@@ -13,11 +13,12 @@
 # Installs pylsqpack 1.0.0 itself when missing (in a venv under target/ if pip refuses to
 # install into the system Python).
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-root="$(cd "$here/../.." && pwd)"
-cd "$root"
+# shellcheck source=SCRIPTDIR/../lib.sh
+. "$(dirname "$0")/../lib.sh"
+here="$REPO/tools/qpack-interop"
+cd "$REPO"
 
-build="${CARGO_TARGET_DIR:-$root/target}/qpack-interop"
+build="$TARGET/qpack-interop"
 mkdir -p "$build"
 export PYTHONDONTWRITEBYTECODE=1
 
@@ -43,8 +44,8 @@ if ! has_pylsqpack "$py"; then
 fi
 
 # --- our tool --------------------------------------------------------------------------------
-cargo build --release --quiet -p qpack-interop
-ours="${CARGO_TARGET_DIR:-$root/target}/release/qpack-interop"
+build_packages release qpack-interop
+ours="$TARGET/release/qpack-interop"
 ls_tool="$here/pylsqpack_tool.py"
 
 # --- corpora: every profile generated; the committed one checked against it ------------------

@@ -31,7 +31,7 @@ else
         fi
     fi
 fi
-[ -d "$qifs/qifs" ] && [ -d "$qifs/encoded" ] || {
+{ [ -d "$qifs/qifs" ] && [ -d "$qifs/encoded" ]; } || {
     echo "qifs: $qifs has no qifs/ and encoded/ directories" >&2
     exit 2
 }

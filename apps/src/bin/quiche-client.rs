@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use quiche_apps::args;
 use quiche_apps::client::{self, EXIT_FAILED, EXIT_OK};
-use quiche_apps::common;
+use quiche_apps::setup;
 
 fn exit(code: i32) -> ExitCode {
     ExitCode::from(u8::try_from(code).unwrap_or(1))
@@ -13,7 +13,7 @@ fn exit(code: i32) -> ExitCode {
 fn main() -> ExitCode {
     // Usage errors exit with status 2 (clap's), --help and --version with 0.
     let args = args::parse_client(std::env::args().skip(1)).unwrap_or_else(|e| e.exit());
-    common::init_logging();
+    setup::init_logging();
     match client::run(&args) {
         Ok(summary) => {
             println!("{}", summary.line());

@@ -4,13 +4,13 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use quiche_apps::args;
-use quiche_apps::common;
 use quiche_apps::server::Server;
+use quiche_apps::setup;
 
 fn main() -> ExitCode {
     // Usage errors exit with status 2 (clap's), --help and --version with 0.
     let args = args::parse_server(std::env::args().skip(1)).unwrap_or_else(|e| e.exit());
-    common::init_logging();
+    setup::init_logging();
     if args.threads > 1 {
         return run_workers(&args);
     }

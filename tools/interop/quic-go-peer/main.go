@@ -40,6 +40,7 @@ import (
 
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
+	"github.com/quic-go/quic-go/qlog"
 )
 
 const (
@@ -50,6 +51,13 @@ const (
 	// The largest test file is a few MiB; refuse to buffer unbounded responses.
 	maxResponse     = 256 << 20
 	exitUnsupported = 127
+	// Every peer in tools/interop gives up on a silent connection after 30 s, the handshake
+	// included: our apps' idle timeout, so that no end gives up on a connection the other end
+	// is still working on. quic-go's defaults are 5 s of silence during the handshake and
+	// 10 s for all of it; in the loss cases a quic-go server that waited, amplification-
+	// limited, for our client's next probe gave up while our client was still probing
+	// (issue 26). The whole handshake may take twice this (quic-go's rule).
+	idleTimeout = 30 * time.Second
 )
 
 var cases = map[string]bool{
@@ -205,8 +213,11 @@ func runServer(argv []string) error {
 		tr.VerifySourceAddress = func(net.Addr) bool { return true }
 	}
 	ln, err := tr.ListenEarly(tlsConf, &quic.Config{
-		Allow0RTT:      true,
-		MaxIdleTimeout: 30 * time.Second,
+		Allow0RTT:            true,
+		HandshakeIdleTimeout: idleTimeout,
+		MaxIdleTimeout:       idleTimeout,
+		// A qlog per connection in $QLOGDIR when it is set (run.sh --qlog), none otherwise.
+		Tracer: qlog.DefaultConnectionTracer,
 	})
 	if err != nil {
 		return err
@@ -444,7 +455,11 @@ func runClient(argv []string) error {
 	}
 	// keyupdate needs nothing: quic-go initiates its first key update after
 	// about 100 packets on every connection, early enough for the test.
-	quicConf := &quic.Config{MaxIdleTimeout: 30 * time.Second}
+	quicConf := &quic.Config{
+		HandshakeIdleTimeout: idleTimeout,
+		MaxIdleTimeout:       idleTimeout,
+		Tracer:               qlog.DefaultConnectionTracer,
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 

@@ -45,10 +45,10 @@ struct Cli {
     /// Drop and corrupt only datagrams that start with a long-header (handshake) packet.
     #[arg(long)]
     long_header_only: bool,
-    /// At most this many drops in a row per direction (0: no cap; the interop runner's loss
-    /// cases use 3).
+    /// At most this many datagrams in a row dropped or corrupted per direction (0: no cap;
+    /// the interop runner's loss and corruption cases use 3).
     #[arg(long, default_value_t = 0)]
-    max_drop_burst: u32,
+    max_burst: u32,
     /// Seed of the random choices.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -58,6 +58,10 @@ struct Cli {
     /// Give the upstream sockets a new source port every this many seconds.
     #[arg(long, value_name = "SECS")]
     rebind_port_every: Option<f64>,
+    /// Give the upstream sockets a new source port when the bytes received from the server
+    /// reach each of these counts.
+    #[arg(long, value_name = "BYTES", value_delimiter = ',')]
+    rebind_port_at_bytes: Vec<u64>,
     /// Move the upstream sockets to --rebind-addr (and a new port) at this time (seconds).
     #[arg(long, value_name = "SECS")]
     rebind_addr_at: Option<f64>,
@@ -116,7 +120,7 @@ fn options(cli: &Cli) -> Result<Options, String> {
         corrupt_rate: rate("corrupt-s2c", cli.corrupt_s2c.unwrap_or(cli.corrupt))?,
     };
     o.long_header_only = cli.long_header_only;
-    o.max_drop_burst = cli.max_drop_burst;
+    o.max_burst = cli.max_burst;
     o.seed = cli.seed;
     o.delay = Duration::from_millis(cli.delay_ms);
     o.rebind_port_every = cli
@@ -128,6 +132,7 @@ fn options(cli: &Cli) -> Result<Options, String> {
     {
         return Err("--rebind-port-every must be at least 0.01 s".into());
     }
+    o.rebind_port_at_s2c_bytes = cli.rebind_port_at_bytes.clone();
     o.rebind_addr_at = cli
         .rebind_addr_at
         .map(|v| secs("rebind-addr-at", v))

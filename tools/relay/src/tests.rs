@@ -17,17 +17,16 @@ fn short_packet(i: u32) -> Vec<u8> {
     p
 }
 
-#[test]
-fn drop_rate_and_burst_cap() {
-    let imp = Impairment {
-        drop_rate: 0.3,
-        corrupt_rate: 0.0,
-    };
+/// Impairs 100,000 datagrams at 30 % with a cap of 3 in a row and checks the rate and the
+/// longest run of `kind`.
+fn check_rate_and_burst_cap(imp: Impairment, kind: Verdict) {
     let mut j = Impairer::new(imp, false, 3, 7);
-    let (mut dropped, mut run, mut longest) = (0u32, 0u32, 0u32);
+    let (mut hit, mut run, mut longest) = (0u32, 0u32, 0u32);
     for i in 0..100_000 {
-        if j.judge(&long_packet(i)) == Verdict::Drop {
-            dropped += 1;
+        let v = j.judge(&long_packet(i));
+        assert!(v == kind || v == Verdict::Forward, "{v:?}");
+        if v == kind {
+            hit += 1;
             run += 1;
             longest = longest.max(run);
         } else {
@@ -36,11 +35,50 @@ fn drop_rate_and_burst_cap() {
     }
     // With the cap of 3 the rate falls a little below 30 % (0.3^4 of the draws are forced
     // through); a broken generator or a missing cap would land far outside this band.
-    assert!(
-        (27_000..31_000).contains(&dropped),
-        "dropped {dropped} of 100000"
-    );
+    assert!((27_000..31_000).contains(&hit), "{kind:?} {hit} of 100000");
     assert_eq!(longest, 3);
+}
+
+#[test]
+fn drop_rate_and_burst_cap() {
+    let imp = Impairment {
+        drop_rate: 0.3,
+        corrupt_rate: 0.0,
+    };
+    check_rate_and_burst_cap(imp, Verdict::Drop);
+}
+
+#[test]
+fn corrupt_rate_and_burst_cap() {
+    let imp = Impairment {
+        drop_rate: 0.0,
+        corrupt_rate: 0.3,
+    };
+    check_rate_and_burst_cap(imp, Verdict::Corrupt);
+}
+
+/// The cap counts drops and corruptions together: with both at 30 % no more than 3
+/// datagrams in a row are impaired.
+#[test]
+fn burst_cap_counts_drops_and_corruptions_together() {
+    let imp = Impairment {
+        drop_rate: 0.3,
+        corrupt_rate: 0.3,
+    };
+    let mut j = Impairer::new(imp, false, 3, 11);
+    let (mut run, mut longest, mut kinds) = (0u32, 0u32, [0u32; 2]);
+    for i in 0..100_000 {
+        match j.judge(&long_packet(i)) {
+            Verdict::Forward => run = 0,
+            v => {
+                kinds[usize::from(v == Verdict::Corrupt)] += 1;
+                run += 1;
+                longest = longest.max(run);
+            }
+        }
+    }
+    assert_eq!(longest, 3);
+    assert!(kinds[0] > 10_000 && kinds[1] > 10_000, "{kinds:?}");
 }
 
 #[test]
@@ -210,6 +248,27 @@ fn rebinds_the_source_port_on_schedule() {
     assert_eq!(c.c2s.forwarded, 120);
     assert_eq!(back.len() as u64, c.s2c.forwarded);
     assert!(back.len() >= 115, "{} echoes came back", back.len());
+}
+
+#[test]
+fn rebinds_the_source_port_at_byte_counts() {
+    let (server, srv) = echo_server();
+    let mut o = Options::transparent("127.0.0.1:0".parse().unwrap(), server);
+    // Each echo is 60 bytes: new ports after the 30th and the 70th.
+    o.rebind_port_at_s2c_bytes = vec![70 * 60, 30 * 60];
+    let stop = Arc::new(AtomicBool::new(false));
+    let (addr, relay) = spawn(o, Arc::clone(&stop)).unwrap();
+    let back = client_run(addr, 100, Duration::from_millis(5));
+    let at_server = srv.join().unwrap();
+    stop.store(true, Ordering::Relaxed);
+    let c = relay.join().unwrap().unwrap();
+
+    let mut ports: Vec<u16> = at_server.iter().map(|(a, _)| a.port()).collect();
+    ports.dedup();
+    assert_eq!(ports.len(), 3, "source ports seen by the server: {ports:?}");
+    assert_eq!(c.rebinds, 2, "{c:?}");
+    // Only an echo in flight at a rebinding can be lost (to the old mapping).
+    assert!(back.len() >= 98, "{} echoes came back", back.len());
 }
 
 #[test]

@@ -35,7 +35,7 @@ fn err(what: &str, e: quiche::Error) -> String {
     format!("ours: {what}: {e:?}")
 }
 
-/// The transport settings the apps use by default (apps/src/common.rs, apps/src/args.rs).
+/// The transport settings the apps use by default (apps/src/setup.rs, apps/src/args.rs).
 fn base_config() -> Result<Config, String> {
     let mut c = Config::new(quiche::PROTOCOL_VERSION).map_err(|e| err("config", e))?;
     c.set_application_protos(&[crate::common::ALPN])

@@ -1,7 +1,7 @@
 //! The HTTP/3 checks: a POST with a body and trailers, answered with a body and trailers, the
 //! `poll` events on both sides, then a GOAWAY.
 
-use crate::net::{pump, settle, CidGen, Client, Server};
+use crate::loopback::{pump, settle, CidGen, Client, Server};
 use crate::transport::config;
 use crate::{quiche, Paths, Report};
 use quiche::h3::NameValue;

@@ -23,7 +23,7 @@ use quiche_ours as quiche;
 use quiche_upstream as quiche;
 
 mod h3check;
-mod net;
+mod loopback;
 mod transport;
 
 use std::path::PathBuf;

@@ -1,7 +1,7 @@
 //! The transport checks: version negotiation, retry, handshake, streams, datagrams, keylog,
 //! qlog, stats, close and drain, then session resumption on a second connection.
 
-use crate::net::{pump, settle, CidGen, Client, Server};
+use crate::loopback::{pump, settle, CidGen, Client, Server};
 use crate::{quiche, Paths, Report};
 use std::time::Duration;
 

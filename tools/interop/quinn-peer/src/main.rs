@@ -195,6 +195,8 @@ fn key_log(path: &Option<String>) -> Result<Option<Arc<dyn rustls::KeyLog>>> {
 
 fn transport() -> Arc<TransportConfig> {
     let mut t = TransportConfig::default();
+    // Every peer in tools/interop gives up on a silent connection after 30 s, the handshake
+    // included (quinn has no other handshake timer): our apps' idle timeout.
     t.max_idle_timeout(Some(Duration::from_secs(30).try_into().expect("small")));
     // run.sh sets INTEROP_NO_GSO when it captures the test: on loopback a GSO batch is captured
     // as one oversized datagram, and tshark cannot split it into its QUIC packets.

@@ -153,7 +153,7 @@ fn config(a: &Args) -> Result<quiche::Config, String> {
         }
         None => c.verify_peer(false),
     }
-    // The apps' defaults (apps/src/common.rs): the responses are small, none of these limits
+    // The apps' defaults (apps/src/setup.rs): the responses are small, none of these limits
     // is reached.
     c.set_initial_max_data(10_000_000);
     c.set_initial_max_stream_data_bidi_local(1_000_000);
