@@ -20,9 +20,9 @@ use clap::Parser;
 use quiche::testing::Pipe;
 use quiche::{Error, RecvInfo};
 use quiche_apps::args::ServerArgs;
-use quiche_apps::setup as app_common;
 use quiche_apps::send_queue::{flush, Flush, SendBuffers, SendQueue};
 use quiche_apps::server::SEND_BURST;
+use quiche_apps::setup as app_common;
 use quiche_apps::udp::{Segments, Transmit};
 
 /// A file of `quiche/tests/certs`. (Not `common::cert`: that module reads the wall clock,
