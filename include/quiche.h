@@ -188,6 +188,32 @@ void quiche_config_set_max_ack_delay(quiche_config *config, uint64_t v);
 /* Sets the active_connection_id_limit transport parameter (at least 2). */
 void quiche_config_set_active_connection_id_limit(quiche_config *config, uint64_t v);
 
+/*
+ * Sets the stateless reset token (16 bytes at v) a server sends for the connection ID it
+ * passes to the next quiche_accept calls. NULL, and the default: a token derived from the
+ * static key (quiche_config_set_stateless_reset_key). No effect on clients.
+ */
+void quiche_config_set_stateless_reset_token(quiche_config *config, const uint8_t *v);
+
+/*
+ * Beyond quiche's API: sets the 32-byte static key stateless reset tokens are derived from
+ * (RFC 9000 section 10.3.2; random per config by default). A server restarted with the same
+ * key can reset the connections it lost. Returns 0 or QUICHE_ERR_INVALID_STATE.
+ */
+int quiche_config_set_stateless_reset_key(quiche_config *config, const uint8_t *key,
+                                          size_t key_len);
+
+/*
+ * Beyond quiche's API: writes into out the stateless reset answering a short-header datagram
+ * of received_len bytes addressed to dcid, an ID of ours no connection knows. The reset is
+ * always smaller than that datagram; QUICHE_ERR_DONE for datagrams not to answer (too small
+ * to be a packet for us: they could be resets themselves). Returns the reset's length or an
+ * error. Rate-limit it per peer address.
+ */
+ssize_t quiche_config_stateless_reset(const quiche_config *config,
+                                      const uint8_t *dcid, size_t dcid_len,
+                                      size_t received_len, uint8_t *out, size_t out_len);
+
 /* Sets the disable_active_migration transport parameter. */
 void quiche_config_set_disable_active_migration(quiche_config *config, bool v);
 

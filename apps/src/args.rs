@@ -337,6 +337,16 @@ pub struct ServerArgs {
         conflicts_with = "server_id"
     )]
     pub threads: u8,
+    /// Stateless reset key (RFC 9000 §10.3): the secret in FILE (16 to 4096 bytes; created
+    /// with 32 random bytes if missing) keys the reset tokens of the connection IDs this server
+    /// issues. Restarted with the same FILE, the server answers a packet of a connection it
+    /// lost with a stateless reset, and the client ends the connection at once instead of
+    /// waiting for its idle timeout. Without it the key is random per run. Resets are smaller
+    /// than the datagram they answer, never sent for datagrams under 37 bytes, and limited to
+    /// 3 in a row then 5 a second per client address. Servers sharing FILE must not share
+    /// connection IDs (a reset from one ends the other's connection)
+    #[arg(long, value_name = "FILE")]
+    pub reset_key: Option<PathBuf>,
     /// The transport options.
     #[command(flatten)]
     pub transport: TransportArgs,
@@ -346,10 +356,11 @@ const SERVER_AFTER_HELP: &str = concat!(
     "\
 With RUST_LOG=info (or debug) the server logs its counters when they change, at most four
 times a second: `stats: connections=N peak=N half_open=N accepted=N closed=N datagrams=N
-retries=N version_negotiations=N invalid_tokens=N unauthenticated=N dropped=N forwarded=N`
-(half_open: connections whose handshake is not complete, what `--retry auto` counts;
-unauthenticated: Initials that would have opened a connection but did not decrypt; no state
-is kept).
+retries=N version_negotiations=N invalid_tokens=N unauthenticated=N dropped=N forwarded=N
+resets=N resets_limited=N` (half_open: connections whose handshake is not complete, what
+`--retry auto` counts; unauthenticated: Initials that would have opened a connection but did
+not decrypt; no state is kept; resets: stateless resets sent, resets_limited: withheld by the
+limit per address).
 
 ",
     "Sizes (N) take an optional K, M or G suffix (powers of 1024).

@@ -639,6 +639,9 @@ fn report_connection_end(conn: &Connection, downloads: &Downloads, handshake_don
             }
         );
     }
+    if conn.is_stateless_reset() {
+        eprintln!("the server reset the connection (stateless reset: it lost the connection)");
+    }
     if let Some(e) = conn.peer_error() {
         eprintln!(
             "the server closed the connection: {} error {:#x} {:?}",

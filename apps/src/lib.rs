@@ -17,7 +17,8 @@
 //! - [`http09`]: URLs, requests, path confinement and file responses;
 //! - [`http3`]: the server's HTTP/3 requests and responses (ALPN `h3`);
 //! - [`token`]: the sealed address-validation tokens of the server's Retry packets;
-//! - [`server`] and [`client`]: the two event loops;
+//! - [`stateless_reset`]: the server's stateless reset key and its limit per address;
+//! - [`server`] and [`client`]: the two event loops; [`server_stats`]: the server's counters;
 //! - [`progress`]: the client's progress bar (indicatif).
 
 // The library core never reads the clock (clippy's `disallowed-methods` bans `Instant::now`);
@@ -32,7 +33,9 @@ pub mod http3;
 pub mod progress;
 pub mod send_queue;
 pub mod server;
+pub mod server_stats;
 pub mod setup;
 pub mod socket;
+pub mod stateless_reset;
 pub mod token;
 pub mod udp;

@@ -9,12 +9,16 @@
 //! packet of its first datagram decrypted: forged Initials leave no state behind. The
 //! counters are logged (info level) as a `stats:` line when they change.
 //!
+//! A short-header datagram for no connection (one this server lost in a restart, or closed)
+//! gets a stateless reset (RFC 9000 §10.3, see [`crate::stateless_reset`] for the key and the
+//! limit per address), so that its client ends the connection at once.
+//!
 //! Nothing is reflected: Version Negotiation answers only long-header datagrams of at least
-//! 1200 bytes (never a Version Negotiation packet), and the server sends no stateless resets at
-//! all, so a short-header datagram for no connection, of any size, gets no answer (RFC 9000
-//! §6.1, §10.3.3: no reset loop and no amplification can start here; a client whose
-//! connection this server lost waits for its idle timeout). `apps/tests/reflection.rs` checks
-//! it, two servers spoofed at each other included.
+//! 1200 bytes (never a Version Negotiation packet), and a stateless reset is always smaller
+//! than the datagram it answers, never answers one too small to be a packet for our IDs (which
+//! could itself be a reset) and is rate-limited per address (RFC 9000 §6.1, §10.3.3: no
+//! amplification and no loop can start here). `apps/tests/reflection.rs` checks it, two
+//! servers spoofed at each other included.
 //!
 //! Each loop iteration reads a batch of datagrams (several per system call, coalesced by GRO
 //! where the kernel can), answers the requests that arrived, fires expired timers, then sends
@@ -35,7 +39,9 @@ use crate::args::{RetryMode, ServerArgs};
 use crate::http09::{self, ServerStreams};
 use crate::http3::{self, H3Server};
 use crate::send_queue::{flush, send_stateless, Flush, SendBuffers, SendQueue};
+pub use crate::server_stats::ServerStats;
 use crate::setup::{self, KeyLog, LOCAL_CID_LEN, MAX_DATAGRAM_SIZE};
+use crate::stateless_reset::{self, ResetDecision, StatelessResets};
 use crate::token::TokenKey;
 use crate::udp::{RecvBatch, UdpIo, GSO_MAX_SEGMENTS};
 
@@ -61,59 +67,6 @@ const STATS_INTERVAL: Duration = Duration::from_millis(250);
 const INVALID_TOKEN: &str = "invalid token";
 
 const SOCKET: Token = Token(0);
-
-/// Counters for logs and tests.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct ServerStats {
-    /// Datagrams read from the socket.
-    pub datagrams: u64,
-    /// Connections created.
-    pub accepted: u64,
-    /// Connections removed after closing.
-    pub closed: u64,
-    /// Retry packets sent.
-    pub retries: u64,
-    /// Version Negotiation packets sent.
-    pub version_negotiations: u64,
-    /// Initials refused because their token was not valid.
-    pub invalid_tokens: u64,
-    /// Datagrams dropped before reaching a connection.
-    pub dropped: u64,
-    /// Connection states discarded at once because the datagram that would have opened them
-    /// held no packet that decrypted (forged or corrupted Initials).
-    pub unauthenticated: u64,
-    /// The most connections served at once so far.
-    pub peak: usize,
-    /// Connections served now whose handshake is not complete (what `--retry auto`
-    /// compares with its threshold).
-    pub half_open: usize,
-    /// Datagrams handed to the worker owning their connection (`--threads`): the kernel
-    /// chose this worker by a 4-tuple the connection did not start from.
-    pub forwarded: u64,
-}
-
-impl ServerStats {
-    /// The stats line's fields: `connections=N accepted=N ...`, `live` being the
-    /// connections served now.
-    pub fn line(&self, live: usize) -> String {
-        format!(
-            "connections={live} peak={} half_open={} accepted={} closed={} datagrams={} \
-             retries={} version_negotiations={} invalid_tokens={} unauthenticated={} \
-             dropped={} forwarded={}",
-            self.peak,
-            self.half_open,
-            self.accepted,
-            self.closed,
-            self.datagrams,
-            self.retries,
-            self.version_negotiations,
-            self.invalid_tokens,
-            self.unauthenticated,
-            self.dropped,
-            self.forwarded,
-        )
-    }
-}
 
 /// One connection and its application state.
 struct Peer {
@@ -142,6 +95,10 @@ enum Route {
     Drop(&'static str),
     Negotiate {
         scid: Vec<u8>,
+        dcid: Vec<u8>,
+    },
+    /// A short header for no connection: a stateless reset, if the datagram may have one.
+    Reset {
         dcid: Vec<u8>,
     },
     Retry {
@@ -174,6 +131,8 @@ pub struct Server {
     /// `--retry always` (every one does).
     retry_threshold: usize,
     keylog: Option<KeyLog>,
+    /// Which short headers for no connection get a stateless reset.
+    resets: StatelessResets,
     peers: Vec<Option<Peer>>,
     free: Vec<usize>,
     live: usize,
@@ -221,7 +180,7 @@ const WAKER: Token = Token(1);
 impl Server {
     /// Loads the certificate, binds the socket and makes the Retry token key.
     pub fn new(args: &ServerArgs) -> Result<Server, String> {
-        Self::bind(args, args.listen, false)
+        Self::bind(args, args.listen, false, &reset_key(args)?)
     }
 
     /// `--threads N`: N servers on one address (SO_REUSEPORT), each to run on a thread of
@@ -235,10 +194,12 @@ impl Server {
         let mut servers: Vec<Server> = Vec::with_capacity(n);
         let mut links = Vec::with_capacity(n);
         let mut inboxes = Vec::with_capacity(n);
+        // One reset key for all: any worker may answer for an ID another issued.
+        let reset_key = reset_key(args)?;
         for i in 0..n {
             // The first binds (port 0 picks one); the others join its address.
             let addr = servers.first().map_or(args.listen, |s| s.local);
-            let mut server = Self::bind(args, addr, true)?;
+            let mut server = Self::bind(args, addr, true, &reset_key)?;
             let generator = quiche::quic_lb::QuicLbGenerator::new(lb.clone(), &[i as u8])
                 .map_err(|e| format!("--threads: {e:?}"))?;
             server.config.set_cid_generator(Arc::new(generator));
@@ -261,9 +222,15 @@ impl Server {
         Ok(servers)
     }
 
-    fn bind(args: &ServerArgs, listen: SocketAddr, reuseport: bool) -> Result<Server, String> {
+    fn bind(
+        args: &ServerArgs,
+        listen: SocketAddr,
+        reuseport: bool,
+        reset_key: &[u8; 32],
+    ) -> Result<Server, String> {
         // HTTP/3 and HTTP/0.9 on the same port: the client's ALPN picks.
         let mut config = setup::config(&args.transport, &[http3::ALPN, http09::ALPN])?;
+        config.set_stateless_reset_key(reset_key);
         config
             .load_cert_chain_from_pem_file(&args.cert)
             .map_err(|e| format!("--cert {}: {e:?}", args.cert))?;
@@ -271,6 +238,7 @@ impl Server {
             .load_priv_key_from_pem_file(&args.key)
             .map_err(|e| format!("--key {}: {e:?}", args.key))?;
         config.enable_early_data();
+        let mut lb_self = None;
         if let Some(crate::args::HexBytes(id)) = &args.server_id {
             // All 16 bytes of our IDs are QUIC-LB's: first octet, server ID, nonce.
             let nonce_len = LOCAL_CID_LEN - 1 - id.len();
@@ -281,6 +249,8 @@ impl Server {
                 args.lb_key.as_ref(),
             )
             .map_err(|e| format!("--server-id: {e:?}"))?;
+            let me = quiche::quic_lb::ServerId::new(id).ok_or("--server-id: bad length")?;
+            lb_self = Some((lb.clone(), me));
             let generator = quiche::quic_lb::QuicLbGenerator::new(lb, id)
                 .map_err(|e| format!("--server-id: {e:?}"))?;
             config.set_cid_generator(Arc::new(generator));
@@ -319,6 +289,7 @@ impl Server {
                 RetryMode::Always | RetryMode::Never => 0,
             },
             keylog,
+            resets: StatelessResets::new(lb_self),
             peers: Vec::new(),
             free: Vec::new(),
             live: 0,
@@ -521,6 +492,7 @@ impl Server {
                 return;
             }
             Route::Negotiate { scid, dcid } => return self.negotiate_version(&scid, &dcid, from),
+            Route::Reset { dcid } => return self.stateless_reset(&dcid, buf.len(), from, now),
             Route::Retry {
                 scid,
                 dcid,
@@ -615,7 +587,11 @@ impl Server {
             return Route::Forward(owner);
         }
         match hdr.ty {
-            Type::Short => return Route::Drop("short header for no connection"),
+            Type::Short => {
+                return Route::Reset {
+                    dcid: hdr.dcid.to_vec(),
+                }
+            }
             // Never answered with another one (RFC 9000 §6.1).
             Type::VersionNegotiation => return Route::Drop("Version Negotiation from a client"),
             _ => {}
@@ -693,8 +669,18 @@ impl Server {
         while let Some(event) = peer.conn.path_event_next() {
             log::info!("{}: path event {event:?}", peer.conn.trace_id());
         }
-        // The connection issues new IDs after the handshake and when the client retires some:
-        // route the new ones here and forget the retired ones.
+        self.sync_routes(idx);
+        self.mark_dirty(idx);
+    }
+
+    /// The connection issues new IDs after the handshake and when the client retires some:
+    /// routes the new ones here and forgets the retired ones. Done after every datagram and
+    /// every flush, so that no ID the client may use goes unrouted: a datagram for an
+    /// unrouted ID would draw a stateless reset.
+    fn sync_routes(&mut self, idx: usize) {
+        let Some(Some(peer)) = self.peers.get_mut(idx) else {
+            return;
+        };
         while let Some(cid) = peer.conn.retired_scid_next() {
             self.by_cid.remove(&cid[..]);
             peer.cids.retain(|c| c[..] != cid[..]);
@@ -705,7 +691,6 @@ impl Server {
                 self.by_cid.insert(cid.to_vec(), idx);
             }
         }
-        self.mark_dirty(idx);
     }
 
     /// Queues the connection's streams to be looked at in this turn (and the connection to
@@ -745,6 +730,29 @@ impl Server {
                 self.send_stateless(len, to);
             }
             Err(e) => log::debug!("{to}: version negotiation: {e:?}"),
+        }
+    }
+
+    /// Answers a short-header datagram of `len` bytes for no connection with a stateless reset,
+    /// if it may have one.
+    fn stateless_reset(&mut self, dcid: &[u8], len: usize, to: SocketAddr, now: Instant) {
+        match self
+            .resets
+            .answer(&self.config, dcid, len, to, now, &mut self.out)
+        {
+            ResetDecision::Send(n) => {
+                self.stats.resets += 1;
+                log::debug!("{to}: stateless reset ({n} bytes) for a {len}-byte datagram");
+                self.send_stateless(n, to);
+            }
+            ResetDecision::Limited => {
+                self.stats.resets_limited += 1;
+                self.stats.dropped += 1;
+            }
+            ResetDecision::None(why) => {
+                self.stats.dropped += 1;
+                log::trace!("{to}: {len}-byte short header for no connection: {why}");
+            }
         }
     }
 
@@ -885,6 +893,10 @@ impl Server {
                 self.remove(idx);
                 continue;
             }
+            self.sync_routes(idx);
+            let Some(Some(peer)) = self.peers.get_mut(idx) else {
+                continue;
+            };
             // Every event of a connection (its handshake completing included) passes here.
             if peer.half_open && peer.conn.is_established() {
                 peer.half_open = false;
@@ -960,4 +972,12 @@ fn log_closed(peer: &Peer) {
         stats.ack_frames_received,
         stats.ack_frequency_frames_sent,
     );
+}
+
+/// The stateless reset key: from `--reset-key`, or random for this run.
+fn reset_key(args: &ServerArgs) -> Result<[u8; 32], String> {
+    match &args.reset_key {
+        Some(path) => stateless_reset::load_or_create_key(path),
+        None => Ok(stateless_reset::random_key()),
+    }
 }

@@ -93,6 +93,38 @@ fn downloads_from_a_quic_lb_server() {
     assert_eq!(fs::read(dir.out().join("f.bin")).unwrap(), body);
 }
 
+/// A short header for no connection gets a stateless reset only if its connection ID names
+/// this server: another server behind the load balancer may serve that ID (and share the
+/// reset key), and a reset from us would end its connection.
+#[test]
+fn stateless_resets_only_for_ids_naming_this_server() {
+    use quiche::ConnectionIdGenerator;
+    let dir = TempDir::new("quic-lb-reset");
+    let server = lb_server(&dir, &[]);
+    let cases = [(SERVER_ID, true), ([0x0a, 0x0b, 0x0d], false)];
+    for (sent, (id, answered)) in (1..).zip(cases) {
+        let generator = quiche::quic_lb::QuicLbGenerator::new(lb_config(), &id).unwrap();
+        let mut d = data(100, u64::from(id[2]));
+        d[0] = 0x40 | (d[0] & 0x3f);
+        generator.generate(&mut d[1..17]).unwrap();
+        let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+        socket
+            .set_read_timeout(Some(Duration::from_millis(500)))
+            .unwrap();
+        socket.send_to(&d, server.addr).unwrap();
+        server.wait_stats("the datagram handled", |s| {
+            s.get("dropped").unwrap_or(&0) + s.get("resets").unwrap_or(&0) >= sent
+        });
+        let mut buf = [0u8; 200];
+        match socket.recv_from(&mut buf) {
+            Ok((n, _)) => assert!(answered && n < d.len(), "{n}-byte answer for {id:?}"),
+            Err(_) => assert!(!answered, "no reset for our own ID"),
+        }
+    }
+    let stats = server.stats();
+    assert_eq!((stats["resets"], stats["dropped"]), (1, 1), "{stats:?}");
+}
+
 #[test]
 fn bad_quic_lb_options_are_refused() {
     let dir = TempDir::new("quic-lb-bad");

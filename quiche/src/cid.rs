@@ -47,6 +47,69 @@ const MAX_RETIRED_KEPT: usize = 64;
 /// and the token (RFC 9000 §10.3).
 pub const MIN_STATELESS_RESET_LEN: usize = 5 + RESET_TOKEN_LEN;
 
+/// A stateless reset of at least this size looks like a short-header packet to a peer whatever
+/// the length of its connection IDs (RFC 9000 §10.3.3: 20-byte IDs and the 21-byte minimum),
+/// so it is the size one aims for when the triggering datagram leaves room.
+pub const INDISTINGUISHABLE_RESET_LEN: usize = MIN_STATELESS_RESET_LEN + MAX_CONN_ID_LEN;
+
+/// The largest stateless reset sent: a reset needs no more to look like a small packet (an
+/// ACK), and a small one costs little if it is reflected at someone.
+pub const MAX_STATELESS_RESET_LEN: usize = 64;
+
+/// The smallest short-header packet that can be valid for an endpoint whose connection IDs are
+/// `cid_len` bytes: the first byte, the ID, and the header protection sample, which starts 4
+/// bytes after the packet number and is 16 bytes long (RFC 9001 §5.4.2). Smaller datagrams are
+/// discarded (RFC 9000 §10.3); one that size or larger may be a packet of a connection.
+pub fn min_short_packet_len(cid_len: usize) -> usize {
+    1 + cid_len + 4 + 16
+}
+
+/// The size of the stateless reset answering a short-header datagram of `received_len` bytes
+/// addressed to a `cid_len`-byte connection ID of ours, or `None` if it must not be answered.
+/// `random` picks the size within the allowed range (unpredictable sizes look like packets).
+///
+/// - Too small to be a packet for us (under [`min_short_packet_len`]): never answered. Such a
+///   datagram can only be garbage or someone's stateless reset, and answering resets is how
+///   two endpoints would loop (RFC 9000 §10.3.3).
+/// - Otherwise the reset is smaller than the datagram, so that a loop, if one starts, shrinks
+///   to nothing (§10.3.3): one byte smaller up to 43 bytes (§10.3, which makes it as long as
+///   the peer's own smallest packets, hence as indistinguishable), otherwise between
+///   [`INDISTINGUISHABLE_RESET_LEN`] + 1 and [`MAX_STATELESS_RESET_LEN`] bytes. Never under
+///   [`MIN_STATELESS_RESET_LEN`].
+pub fn stateless_reset_len(received_len: usize, cid_len: usize, random: u32) -> Option<usize> {
+    if received_len < min_short_packet_len(cid_len) {
+        return None;
+    }
+    let upper = received_len.checked_sub(1)?.min(MAX_STATELESS_RESET_LEN);
+    let lower = upper.min(INDISTINGUISHABLE_RESET_LEN + 1);
+    if lower < MIN_STATELESS_RESET_LEN {
+        return None;
+    }
+    let span = (upper - lower + 1) as u32;
+    Some(lower + (random % span) as usize)
+}
+
+/// Writes a stateless reset of `len` bytes ending in `token` into `out` (RFC 9000 §10.3): the
+/// fixed bits `01` of a short header, then random bytes, then the token. `random` fills the
+/// unpredictable bytes. Errors: `BufferTooShort` if `out` is shorter than `len`,
+/// `InvalidState` if `len` is under [`MIN_STATELESS_RESET_LEN`].
+pub fn write_stateless_reset(
+    token: &[u8; RESET_TOKEN_LEN],
+    len: usize,
+    random: &mut dyn FnMut(&mut [u8]) -> Result<()>,
+    out: &mut [u8],
+) -> Result<usize> {
+    if len < MIN_STATELESS_RESET_LEN {
+        return Err(Error::InvalidState);
+    }
+    let out = out.get_mut(..len).ok_or(Error::BufferTooShort)?;
+    let (unpredictable, tail) = out.split_at_mut(len - RESET_TOKEN_LEN);
+    random(unpredictable)?;
+    unpredictable[0] = 0x40 | (unpredictable[0] & 0x3f);
+    tail.copy_from_slice(token);
+    Ok(len)
+}
+
 /// Derives stateless reset tokens from a static key.
 #[derive(Clone)]
 pub struct ResetTokenKey(hmac::Key);
@@ -162,9 +225,16 @@ pub struct ConnectionIds {
 
 impl ConnectionIds {
     /// The IDs of a new connection whose handshake ID is `scid`; `local_limit` is our
-    /// active_connection_id_limit.
-    pub fn new(key: ResetTokenKey, scid: &ConnectionId, local_limit: u64) -> Self {
-        let token = key.token(scid);
+    /// active_connection_id_limit. The handshake ID's token is `handshake_token` if given (the
+    /// application chose it, as with quiche's `Config::set_stateless_reset_token`), otherwise
+    /// derived from `key` like the tokens of the IDs issued later.
+    pub fn new(
+        key: ResetTokenKey,
+        scid: &ConnectionId,
+        local_limit: u64,
+        handshake_token: Option<[u8; RESET_TOKEN_LEN]>,
+    ) -> Self {
+        let token = handshake_token.unwrap_or_else(|| key.token(scid));
         ConnectionIds {
             key,
             cid_len: scid.len(),
@@ -189,14 +259,10 @@ impl ConnectionIds {
         }
     }
 
-    /// The token of our handshake ID (the server's `stateless_reset_token` parameter).
-    pub fn handshake_token(&self) -> [u8; RESET_TOKEN_LEN] {
-        self.key.token(
-            self.local
-                .first()
-                .filter(|l| l.seq == 0)
-                .map_or(&[][..], |l| &l.cid[..]),
-        )
+    /// The token of our handshake ID (the server's `stateless_reset_token` parameter), while
+    /// that ID is active.
+    pub fn handshake_token(&self) -> Option<[u8; RESET_TOKEN_LEN]> {
+        self.local.first().filter(|l| l.seq == 0).map(|l| l.token)
     }
 
     // -----------------------------------------------------------------------------------------
@@ -590,7 +656,7 @@ mod tests {
 
     fn ids(limit: u64) -> ConnectionIds {
         let key = ResetTokenKey::new(&[7; RESET_KEY_LEN]);
-        let mut ids = ConnectionIds::new(key, &ConnectionId::from_ref(&[0xaa; 8]), limit);
+        let mut ids = ConnectionIds::new(key, &ConnectionId::from_ref(&[0xaa; 8]), limit, None);
         ids.set_peer_initial(&ConnectionId::from_ref(&[0xbb; 8]), Some([1; 16]));
         ids
     }
@@ -617,6 +683,85 @@ mod tests {
         other[15] = 4;
         assert!(!tokens_equal(&[3; 16], &other));
         assert_eq!(format!("{a:?}"), "ResetTokenKey(..)");
+    }
+
+    #[test]
+    fn stateless_reset_is_smaller_than_its_trigger_and_never_tiny() {
+        for cid_len in [0, 4, 8, 16, MAX_CONN_ID_LEN] {
+            let min = min_short_packet_len(cid_len);
+            for received in 0..1600 {
+                for random in [0, 1, 7, 1 << 31, u32::MAX] {
+                    let Some(len) = stateless_reset_len(received, cid_len, random) else {
+                        assert!(received < min || received <= MIN_STATELESS_RESET_LEN);
+                        continue;
+                    };
+                    assert!(received >= min, "{received} answered, cid {cid_len}");
+                    assert!(len < received, "{len} answering {received}");
+                    assert!((MIN_STATELESS_RESET_LEN..=MAX_STATELESS_RESET_LEN).contains(&len));
+                    if received <= 43 {
+                        assert_eq!(len, received - 1, "RFC 9000 §10.3: one byte shorter");
+                    } else {
+                        assert!(len > INDISTINGUISHABLE_RESET_LEN, "{len} for {received}");
+                    }
+                }
+            }
+        }
+        // 16-byte IDs: 37 bytes is the smallest packet for us, so the smallest one answered.
+        assert_eq!(stateless_reset_len(36, 16, 0), None);
+        assert_eq!(stateless_reset_len(37, 16, 0), Some(36));
+        // The size varies with `random` when there is room.
+        let sizes: BTreeSet<_> = (0..64)
+            .filter_map(|r| stateless_reset_len(1500, 16, r))
+            .collect();
+        assert_eq!(sizes.first(), Some(&(INDISTINGUISHABLE_RESET_LEN + 1)));
+        assert_eq!(sizes.last(), Some(&MAX_STATELESS_RESET_LEN));
+    }
+
+    #[test]
+    fn stateless_reset_looks_like_a_short_header_and_ends_in_the_token() {
+        let token = [0x5a; RESET_TOKEN_LEN];
+        let mut ones = |b: &mut [u8]| {
+            b.fill(0xff);
+            Ok(())
+        };
+        let mut out = [0u8; 100];
+        assert_eq!(
+            write_stateless_reset(&token, 42, &mut ones, &mut out),
+            Ok(42)
+        );
+        assert_eq!(out[0], 0x7f, "fixed bits 01, the rest random");
+        assert!(out[1..26].iter().all(|&b| b == 0xff));
+        assert_eq!(&out[26..42], &token);
+        assert_eq!(out[42], 0, "nothing written past the reset");
+        let mut zeros = |b: &mut [u8]| {
+            b.fill(0);
+            Ok(())
+        };
+        write_stateless_reset(&token, 21, &mut zeros, &mut out).unwrap();
+        assert_eq!(out[0], 0x40);
+        assert_eq!(
+            write_stateless_reset(&token, 20, &mut zeros, &mut out),
+            Err(Error::InvalidState)
+        );
+        assert_eq!(
+            write_stateless_reset(&token, 101, &mut zeros, &mut out),
+            Err(Error::BufferTooShort)
+        );
+        let mut failing = |_: &mut [u8]| Err(Error::CryptoFail);
+        assert_eq!(
+            write_stateless_reset(&token, 30, &mut failing, &mut out),
+            Err(Error::CryptoFail)
+        );
+    }
+
+    #[test]
+    fn handshake_token_is_derived_unless_given() {
+        let key = ResetTokenKey::new(&[7; RESET_KEY_LEN]);
+        let scid = ConnectionId::from_ref(&[0xaa; 8]);
+        let derived = ConnectionIds::new(key.clone(), &scid, 2, None);
+        assert_eq!(derived.handshake_token(), Some(key.token(&scid)));
+        let given = ConnectionIds::new(key, &scid, 2, Some([3; RESET_TOKEN_LEN]));
+        assert_eq!(given.handshake_token(), Some([3; RESET_TOKEN_LEN]));
     }
 
     #[test]
@@ -760,7 +905,7 @@ mod tests {
     fn zero_length_ids_are_never_issued_nor_retired() {
         let key = ResetTokenKey::new(&[7; RESET_KEY_LEN]);
         let mut rng = counter();
-        let mut ids = ConnectionIds::new(key, &ConnectionId::default(), 2);
+        let mut ids = ConnectionIds::new(key, &ConnectionId::default(), 2, None);
         ids.set_peer_limit(4);
         ids.issue_up_to_limit(&mut rng).unwrap();
         assert_eq!(ids.active_source_count(), 1);

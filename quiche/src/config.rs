@@ -51,8 +51,8 @@ pub struct Config {
     pub(crate) dgram_recv_queue_len: usize,
     pub(crate) dgram_send_queue_len: usize,
     pub(crate) grease: bool,
-    /// The static key stateless reset tokens are derived from (see [`crate::cid`]).
-    pub(crate) stateless_reset_key: [u8; crate::cid::RESET_KEY_LEN],
+    /// Derives stateless reset tokens from the static key (see [`crate::cid`]).
+    pub(crate) stateless_reset_key: crate::cid::ResetTokenKey,
     /// Makes our connection IDs; random bytes without one.
     pub(crate) cid_generator: Option<Arc<dyn crate::cid::ConnectionIdGenerator>>,
 }
@@ -73,8 +73,8 @@ impl Config {
         }
         // A random key by default: tokens then survive only as long as this config, which is
         // enough unless several processes must answer for the same connections.
-        let mut stateless_reset_key = [0u8; crate::cid::RESET_KEY_LEN];
-        ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut stateless_reset_key)
+        let mut reset_key = [0u8; crate::cid::RESET_KEY_LEN];
+        ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut reset_key)
             .map_err(|_| Error::CryptoFail)?;
         let local_transport_params = TransportParams {
             max_udp_payload_size: 65527,
@@ -102,7 +102,7 @@ impl Config {
             dgram_recv_queue_len: 0,
             dgram_send_queue_len: 0,
             grease: true,
-            stateless_reset_key,
+            stateless_reset_key: crate::cid::ResetTokenKey::new(&reset_key),
             cid_generator: None,
         })
     }
@@ -375,11 +375,25 @@ impl Config {
         self.dgram_send_queue_len = send_queue_len;
     }
 
-    /// Sets the static key stateless reset tokens are derived from (RFC 9000 §10.3.2). Server
-    /// processes that share it give the same token for a connection ID, so any of them can send
-    /// a stateless reset for a connection another one lost. The default is random per config.
+    /// Sets the static key stateless reset tokens are derived from (RFC 9000 §10.3.2): the
+    /// token of a connection ID is HMAC-SHA256(key, ID) cut to 16 bytes, for the IDs issued
+    /// with NEW_CONNECTION_ID and (unless [`Config::set_stateless_reset_token`] chose it) for a
+    /// server's handshake ID. A server that restarts with the same key, or another process
+    /// sharing it, recomputes the token of an ID it issued before and can answer a packet for
+    /// a connection it lost with [`Config::stateless_reset`]. The default is random per
+    /// config, so tokens do not outlive it. Beyond quiche's API.
     pub fn set_stateless_reset_key(&mut self, key: &[u8; crate::cid::RESET_KEY_LEN]) {
-        self.stateless_reset_key = *key;
+        self.stateless_reset_key = crate::cid::ResetTokenKey::new(key);
+    }
+
+    /// Sets the stateless reset token a server sends for its handshake connection ID (the
+    /// `stateless_reset_token` transport parameter), as quiche does; it applies to the
+    /// connections accepted from now on, so a quiche program sets it before each `accept`.
+    /// Clients send none (RFC 9000 §18.2), so it does nothing there. `None` (the default)
+    /// derives the token from the static key of [`Config::set_stateless_reset_key`], which
+    /// also makes the tokens of the IDs issued later (quiche's default is to send none).
+    pub fn set_stateless_reset_token(&mut self, v: Option<u128>) {
+        self.local_transport_params.stateless_reset_token = v;
     }
 
     /// Makes the connection IDs that connections made from this config issue with
@@ -409,9 +423,49 @@ impl Config {
         Ok(crate::packet::ConnectionId::from_vec(cid.to_vec()))
     }
 
-    /// The stateless reset token connections made from this config give connection ID `cid`.
+    /// The stateless reset token connections made from this config give connection ID `cid`
+    /// (derived from the static key; see [`Config::set_stateless_reset_key`]).
     pub fn stateless_reset_token(&self, cid: &[u8]) -> [u8; crate::cid::RESET_TOKEN_LEN] {
-        crate::cid::ResetTokenKey::new(&self.stateless_reset_key).token(cid)
+        self.stateless_reset_key.token(cid)
+    }
+
+    /// Writes into `out` a stateless reset (RFC 9000 §10.3) answering a short-header datagram
+    /// of `received_len` bytes addressed to `dcid`, a connection ID no connection of this
+    /// server knows (any more): a datagram that looks like a short-header packet and ends in
+    /// the token of `dcid`, which the peer recognizes if `dcid` was one of the IDs of its
+    /// connection. Returns the reset's length. Beyond quiche's API.
+    ///
+    /// Safe to call for any such datagram: the reset is always smaller than the datagram
+    /// (between 21 and 64 bytes, one byte smaller than a datagram of up to 43 bytes), and
+    /// datagrams too small to be a packet addressed to a `dcid.len()`-byte ID, which may
+    /// themselves be stateless resets, are never answered (`Err(Done)`), so two endpoints
+    /// cannot keep resetting each other (§10.3.3). Rate limiting per peer address is the
+    /// application's (`quiche-server` allows a few per second). Errors: `Done` for datagrams
+    /// not to answer and for a zero-length `dcid` (such IDs have no token, §10.3.2),
+    /// `BufferTooShort` if `out` is too small for the reset, `CryptoFail` without randomness.
+    ///
+    /// Only answer datagrams addressed to IDs that no process sharing the key serves now: a
+    /// reset ends the connection of that ID wherever it lives (§10.3.2).
+    pub fn stateless_reset(
+        &self,
+        dcid: &[u8],
+        received_len: usize,
+        out: &mut [u8],
+    ) -> Result<usize> {
+        if dcid.is_empty() {
+            return Err(Error::Done);
+        }
+        let mut random = |buf: &mut [u8]| {
+            ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), buf)
+                .map_err(|_| Error::CryptoFail)
+        };
+        let mut pick = [0u8; 4];
+        random(&mut pick)?;
+        let len =
+            crate::cid::stateless_reset_len(received_len, dcid.len(), u32::from_ne_bytes(pick))
+                .ok_or(Error::Done)?;
+        let token = self.stateless_reset_key.token(dcid);
+        crate::cid::write_stateless_reset(&token, len, &mut random, out)
     }
 
     /// Whether to send GREASE values (on by default).

@@ -10,6 +10,7 @@ use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -61,6 +62,9 @@ impl Drop for TempDir {
     }
 }
 
+/// Servers started by this test binary: each logs to a file of its own.
+static SERVERS: AtomicUsize = AtomicUsize::new(0);
+
 /// A running `quiche-server` logging at debug level, killed by PID when dropped.
 pub struct Server {
     pub child: Child,
@@ -77,9 +81,18 @@ impl Server {
 
     /// [`Server::start`] with extra environment variables (e.g. `QLOGDIR`).
     pub fn start_with_env(dir: &TempDir, extra: &[&str], env: &[(&str, &Path)]) -> Server {
-        let log = dir.0.join("server.log");
+        Self::start_on(dir, "127.0.0.1:0", extra, env)
+    }
+
+    /// [`Server::start_with_env`] on the address `listen` (e.g. the port of a server that
+    /// was stopped, to restart it).
+    pub fn start_on(dir: &TempDir, listen: &str, extra: &[&str], env: &[(&str, &Path)]) -> Server {
+        let log = dir.0.join(format!(
+            "server-{}.log",
+            SERVERS.fetch_add(1, Ordering::Relaxed)
+        ));
         let mut child = Command::new(SERVER)
-            .args(["--listen", "127.0.0.1:0", "--cert", &cert("cert.crt")])
+            .args(["--listen", listen, "--cert", &cert("cert.crt")])
             .args(["--key", &cert("cert.key"), "--root"])
             .arg(dir.root())
             .args(extra)

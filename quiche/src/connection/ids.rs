@@ -103,26 +103,38 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     }
 
     /// A datagram none of whose packets could be processed: if it ends in the stateless reset
-    /// token of a peer ID we used, the peer lost the connection's state and the connection
-    /// drains (RFC 9000 §10.3.1). `tail` is the datagram's last 16 bytes as received (the
-    /// decryption attempt may have changed the buffer).
+    /// token of a peer ID we used, the peer lost the connection's state and the connection is
+    /// over (RFC 9000 §10.3.1). `tail` is the datagram's last 16 bytes as received (the
+    /// decryption attempt may have changed the buffer). Long headers count too: other versions
+    /// may send resets with one (§10.3).
     pub(super) fn on_unprocessed_datagram(
         &mut self,
-        first: u8,
         len: usize,
         tail: &[u8; RESET_TOKEN_LEN],
         now: Instant,
     ) -> bool {
-        // A stateless reset looks like a short header packet (§10.3).
-        if len < MIN_STATELESS_RESET_LEN || first & 0x80 != 0 {
+        if len < MIN_STATELESS_RESET_LEN || !self.cids.is_stateless_reset(tail) {
             return false;
         }
-        if !self.cids.is_stateless_reset(tail) {
-            return false;
+        self.lifecycle.on_stateless_reset();
+        log::debug!("{}: stateless reset received", self.trace_id());
+        #[cfg(feature = "qlog")]
+        {
+            qlog!(self, q => q.stateless_reset(now, len, tail));
+            self.qlog_state(now, crate::qlog::ConnectionState::Closed);
+            qlog!(self, q => q.flush());
         }
-        let pto = self.recovery.pto();
-        self.lifecycle.on_peer_close(None, now, pto);
+        #[cfg(not(feature = "qlog"))]
+        let _ = now;
         true
+    }
+
+    /// Whether a stateless reset from the peer ended the connection (RFC 9000 §10.3): the peer
+    /// lost the connection's state (a server that restarted, say). [`Connection::is_closed`]
+    /// is then true at once, while `peer_error()`, `local_error()` and `is_timed_out()` say
+    /// nothing, as in quiche. Beyond quiche's API.
+    pub fn is_stateless_reset(&self) -> bool {
+        self.lifecycle.is_reset()
     }
 
     /// Our active connection IDs: a server routes datagrams addressed to any of them to this

@@ -35,7 +35,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use crate::buffers::{BufFactory, DefaultBufFactory};
-use crate::cid::{ConnectionIds, ResetTokenKey};
+use crate::cid::ConnectionIds;
 use crate::config::Config;
 use crate::dgram::DatagramQueue;
 use crate::error::{Error, Result};

@@ -138,14 +138,17 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             is_server,
             &config.compatible_versions,
         ));
+        // Only servers send a token for the handshake ID (RFC 9000 §18.2): the application's
+        // (`Config::set_stateless_reset_token`) or one derived from the static key.
+        let chosen = local_tp.stateless_reset_token.take().filter(|_| is_server);
         let cids = ConnectionIds::new(
-            ResetTokenKey::new(&config.stateless_reset_key),
+            config.stateless_reset_key.clone(),
             scid,
             local_tp.active_conn_id_limit,
+            chosen.map(u128::to_be_bytes),
         );
         if is_server && !scid.is_empty() {
-            // Only servers send a token for the handshake ID (RFC 9000 §18.2).
-            local_tp.stateless_reset_token = Some(u128::from_be_bytes(cids.handshake_token()));
+            local_tp.stateless_reset_token = cids.handshake_token().map(u128::from_be_bytes);
         }
         // A server that sent a Retry echoes both connection IDs (RFC 9000 §7.3); without a
         // Retry it learns the original DCID from the client's first Initial.

@@ -93,7 +93,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         }
 
         if let Some(tail) = tail.filter(|_| self.stats.recv == recv_before) {
-            if self.on_unprocessed_datagram(first, len, &tail, now) {
+            if self.on_unprocessed_datagram(len, &tail, now) {
                 return Ok(len);
             }
         }

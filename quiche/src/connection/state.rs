@@ -55,6 +55,8 @@ pub struct Lifecycle {
     close_pending: bool,
     /// Whether our CONNECTION_CLOSE has gone out at least once.
     close_sent: bool,
+    /// Whether a stateless reset from the peer ended the connection.
+    reset: bool,
 }
 
 impl Lifecycle {
@@ -71,6 +73,7 @@ impl Lifecycle {
             peer_error: None,
             close_pending: false,
             close_sent: false,
+            reset: false,
         }
     }
 
@@ -213,6 +216,21 @@ impl Lifecycle {
         }
     }
 
+    /// The peer sent a stateless reset (RFC 9000 §10.3.1): it has no state left, so nothing is
+    /// sent any more and the connection is closed at once, as quiche does. (The draining period
+    /// §10.3.1 asks for exists to ignore the peer's late packets without answering them; a
+    /// closed connection does that too.)
+    pub fn on_stateless_reset(&mut self) {
+        self.reset = true;
+        self.close_pending = false;
+        self.phase = Phase::Closed;
+    }
+
+    /// Whether a stateless reset ended the connection.
+    pub fn is_reset(&self) -> bool {
+        self.reset
+    }
+
     /// In the closing period, a packet from the peer calls for our CONNECTION_CLOSE again
     /// (§10.2.1).
     pub fn on_packet_while_closing(&mut self) {
@@ -332,6 +350,20 @@ mod tests {
         l.on_timeout(now + PTO * 3);
         assert!(l.is_closed());
         assert!(!l.is_timed_out());
+    }
+
+    #[test]
+    fn stateless_reset_closes_at_once_even_while_closing() {
+        let now = crate::testing::virtual_epoch();
+        let mut l = Lifecycle::new(Some(Duration::from_secs(1)));
+        l.on_packet_received(now, PTO);
+        assert!(l.close(err(7), now, PTO));
+        assert!(l.close_pending());
+        l.on_stateless_reset();
+        assert!(l.is_closed() && l.is_reset());
+        assert!(!l.close_pending() && !l.is_timed_out() && !l.is_draining_for_api());
+        assert_eq!(l.deadline(), None);
+        assert!(l.peer_error().is_none());
     }
 
     #[test]

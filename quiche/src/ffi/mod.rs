@@ -817,6 +817,7 @@ mod conn;
 mod dgram;
 mod h3;
 mod path;
+mod reset;
 mod stats;
 mod stream;
 #[cfg(test)]

@@ -18,6 +18,7 @@
 
 mod app;
 mod frame_log;
+mod reset;
 
 #[cfg(test)]
 mod tests;
@@ -766,14 +767,8 @@ impl QlogLogger {
             data.insert("old".to_string(), old.into());
         }
         data.insert("new".to_string(), new.into());
-        // The time as the qlog crate writes it (an f32's shortest form), not widened to f64, so
-        // that consecutive events compare in order.
-        let time: serde_json::Value = time
-            .to_string()
-            .parse::<serde_json::Number>()
-            .map_or(serde_json::Value::Null, serde_json::Value::Number);
         let event = serde_json::json!({
-            "time": time,
+            "time": json_time(time),
             "name": "recovery:ecn_state_updated",
             "data": data,
         });
@@ -807,6 +802,14 @@ impl Drop for QlogLogger {
     fn drop(&mut self) {
         self.flush();
     }
+}
+
+/// An event time as the qlog crate writes it (an f32's shortest form), not widened to f64, so
+/// that consecutive events compare in order: for the events written as plain JSON.
+fn json_time(time: f32) -> serde_json::Value {
+    time.to_string()
+        .parse::<serde_json::Number>()
+        .map_or(serde_json::Value::Null, serde_json::Value::Number)
 }
 
 fn changed_u64(prev: Option<u64>, new: Option<u64>) -> Option<u64> {

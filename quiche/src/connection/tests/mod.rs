@@ -11,6 +11,7 @@ mod pmtud;
 #[cfg(feature = "qlog")]
 mod qlog;
 mod retrans;
+mod stateless_reset;
 pub(crate) mod streams;
 mod v2;
 mod zero_rtt;

@@ -8,8 +8,9 @@ use crate::testing::{LinkConfig, Pipe};
 
 use super::{client_config, server_config};
 
+/// A qlog writer whose bytes the test reads back.
 #[derive(Clone, Default)]
-struct SharedBuf(Arc<Mutex<Vec<u8>>>);
+pub(super) struct SharedBuf(Arc<Mutex<Vec<u8>>>);
 
 impl std::io::Write for SharedBuf {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
@@ -21,7 +22,8 @@ impl std::io::Write for SharedBuf {
     }
 }
 
-fn records(buf: &SharedBuf) -> Vec<serde_json::Value> {
+/// The JSON records written to `buf`.
+pub(super) fn records(buf: &SharedBuf) -> Vec<serde_json::Value> {
     let bytes = buf.0.lock().unwrap().clone();
     bytes
         .split(|&b| b == 0x1e)
