@@ -127,6 +127,14 @@ int quiche_config_load_priv_key_from_pem_file(quiche_config *config, const char 
 /* Loads the CA certificates that the peer's chain must lead to. Returns 0 or an error. */
 int quiche_config_load_verify_locations_from_file(quiche_config *config, const char *path);
 
+/* Loads the CA certificates of a directory: every PEM file in it with rustls, OpenSSL's hashed
+ * layout (c_rehash) with BoringSSL. Returns 0 or an error. */
+int quiche_config_load_verify_locations_from_directory(quiche_config *config, const char *path);
+
+/* The key exchange groups to offer or accept, most preferred first, separated by colons (e.g.
+ * "X25519:P-256"). Returns 0, or an error for an unknown group or an empty list. */
+int quiche_config_set_curves_list(quiche_config *config, const char *curves);
+
 /* Whether to verify the peer's certificate. Off by default on both sides, as in quiche: a
  * client calls it with true (and loads CA certificates) to authenticate the server. */
 void quiche_config_verify_peer(quiche_config *config, bool v);
@@ -350,8 +358,9 @@ bool quiche_conn_set_qlog_path(quiche_conn *conn, const char *path, const char *
                                const char *log_desc);
 
 /* Offers a session saved with quiche_conn_session() for resumption and 0-RTT (clients, before
- * the first quiche_conn_send()). Returns 0 or an error: QUICHE_ERR_TLS_FAIL for a session saved
- * by another process or another config (see quiche_conn_session()). */
+ * the first quiche_conn_send()). Returns 0 or an error: QUICHE_ERR_TLS_FAIL for bytes that
+ * cannot be resumed (with rustls, a session saved by another process or another config; see
+ * quiche_conn_session()). */
 int quiche_conn_set_session(quiche_conn *conn, const uint8_t *buf, size_t buf_len);
 
 /* The addresses of a received datagram: where it came from and where it arrived. */
@@ -592,7 +601,7 @@ int quiche_conn_close(quiche_conn *conn, bool app, uint64_t err,
 /*
  * The functions below lend bytes owned by the connection through *out and *out_len (NULL and
  * 0 when empty). They stay valid until the connection is freed; the session until the next
- * call of quiche_conn_session().
+ * session ticket arrives.
  */
 
 /* A string identifying the connection in logs (not NUL-terminated). */
@@ -608,10 +617,18 @@ void quiche_conn_destination_id(const quiche_conn *conn, const uint8_t **out, si
 void quiche_conn_application_proto(const quiche_conn *conn, const uint8_t **out,
                                    size_t *out_len);
 
-/* The TLS session to resume later with quiche_conn_set_session() (empty if none yet). Unlike
- * quiche's, valid only in this process, for connections of the same config: rustls cannot
- * write a client session out and read it back, so it cannot be kept in a file. */
-void quiche_conn_session(quiche_conn *conn, const uint8_t **out, size_t *out_len);
+/* The TLS session to resume later with quiche_conn_set_session() (empty if none yet). With
+ * BoringSSL (feature boringssl-boring-crate) these are quiche's bytes, valid in any process (a
+ * session file) and interchangeable with quiche's. With rustls, which cannot write a client
+ * session out, a handle valid only in this process, for connections of the same config. */
+void quiche_conn_session(const quiche_conn *conn, const uint8_t **out, size_t *out_len);
+
+/* The peer's leaf certificate, DER-encoded (empty if it sent none). */
+void quiche_conn_peer_cert(const quiche_conn *conn, const uint8_t **out, size_t *out_len);
+
+/* The server name: the SNI a client asked for, on a server; the name given to quiche_connect(),
+ * on a client (not NUL-terminated; empty if none). */
+void quiche_conn_server_name(const quiche_conn *conn, const uint8_t **out, size_t *out_len);
 
 /* Returns whether the handshake completed. */
 bool quiche_conn_is_established(const quiche_conn *conn);

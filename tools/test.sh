@@ -49,6 +49,17 @@ cargo clippy --workspace --all-targets -- -D warnings
 step "cargo test"
 cargo test --workspace
 
+step "BoringSSL backend (feature boringssl-boring-crate): clippy, the library's tests and the C API's unit tests"
+# BoringSSL is compiled once per run (tools/boringssl/build.sh, boring-sys's vendored source);
+# the builds below link that copy through BORING_BSSL_PATH. The default build above stays
+# pure Rust: the variable is set for this step only.
+boringssl_env="$(tools/boringssl/build.sh --env)"
+(
+    eval "$boringssl_env"
+    cargo clippy -p quiche --all-targets --features boringssl-boring-crate,ffi -- -D warnings
+    cargo test -p quiche --features boringssl-boring-crate,ffi
+)
+
 step "release builds of the apps, quiche-load and tools/relay (once: the steps below skip theirs)"
 build_apps quiche-load relay
 

@@ -27,17 +27,24 @@ pub const DEFAULT_IDLE_TIMEOUT_MS: u64 = 30_000;
 /// probes up to it, so paths with a smaller MTU (tunnels, IPv6's 1280 minimum) still work.
 pub const DEFAULT_MAX_UDP_PAYLOAD: usize = 1452;
 
-/// Why `--session-file` is refused (the library cannot keep a session across processes).
-pub const SESSION_FILE_UNSUPPORTED: &str = "--session-file: a session cannot be kept in a file: \
-rustls 0.23 has no public API to write a TLS client session out and read it back (no encoding, \
-no constructor, and a session is bound to the certificate verifier that received it), so a \
-session is only valid in the process that received it. Use --resume for a resumed connection \
-(with --early-data for 0-RTT) within one run";
+/// Why `--session-file` is refused on rustls (the TLS stack cannot keep a session across
+/// processes).
+pub const SESSION_FILE_UNSUPPORTED: &str = "--session-file: this build runs TLS on rustls, \
+and rustls 0.23 has no public API to write a TLS client session out and read it back (no \
+encoding, no constructor, and a session is bound to the certificate verifier that received it), \
+so a session is only valid in the process that received it. Build with the \
+boringssl-boring-crate feature (BoringSSL sessions serialize), or use --resume for a resumed \
+connection (with --early-data for 0-RTT) within one run";
 
-/// Why `--early-data` needs `--resume`.
-pub const EARLY_DATA_NEEDS_RESUME: &str = "--early-data needs --resume: 0-RTT needs a session \
-from an earlier connection of the same run (sessions cannot be kept across runs, see \
---session-file)";
+/// Why `--early-data` needs `--resume` or `--session-file`.
+pub const EARLY_DATA_NEEDS_RESUME: &str = "--early-data needs --resume or --session-file: 0-RTT \
+needs a session, from an earlier connection of the same run or (BoringSSL builds) from a file";
+
+/// Whether sessions survive the process: the library's default TLS backend can serialize them
+/// (BoringSSL, in a build with the `boringssl-boring-crate` feature), rustls cannot.
+pub fn sessions_serialize() -> bool {
+    quiche::tls::TlsBackend::default() != quiche::tls::TlsBackend::Rustls
+}
 
 /// The transport options of both programs.
 #[derive(Args, Debug, Clone, PartialEq, Eq)]
@@ -415,8 +422,9 @@ struct ClientCli {
     /// With --resume: send the second connection's requests as 0-RTT
     #[arg(long)]
     early_data: bool,
-    /// Refused, with the reason: rustls cannot write a TLS session to a file and read it back
-    /// in another process (see README, "Differences from quiche"); use --resume
+    /// Resume the TLS session saved in FILE, if it exists, and save the newest session there
+    /// after the run, for the next process (0-RTT with --early-data). BoringSSL builds only:
+    /// refused with rustls, which cannot write a session out (use --resume)
     #[arg(long, value_name = "FILE")]
     session_file: Option<PathBuf>,
     /// Initiate a key update once the body starts arriving
@@ -484,7 +492,7 @@ pub struct ClientArgs {
     pub no_verify: bool,
     /// `--dump-responses`.
     pub dump_dir: Option<PathBuf>,
-    /// `--session-file` (refused by [`parse_client`]; kept so that programs building
+    /// `--session-file` (refused by [`parse_client`] on rustls; kept so that programs building
     /// `ClientArgs` themselves get the same refusal from `client::run`).
     pub session_file: Option<PathBuf>,
     /// `--resume`.
@@ -517,13 +525,13 @@ pub struct ClientArgs {
 pub fn parse_client(args: impl IntoIterator<Item = String>) -> Result<ClientArgs, clap::Error> {
     let cli = ClientCli::try_parse_from(std::iter::once("quiche-client".to_string()).chain(args))?;
     let usage = |kind: ErrorKind, msg: String| ClientCli::command().error(kind, msg);
-    if cli.session_file.is_some() {
+    if cli.session_file.is_some() && !sessions_serialize() {
         return Err(usage(
             ErrorKind::ArgumentConflict,
             SESSION_FILE_UNSUPPORTED.into(),
         ));
     }
-    if cli.early_data && !cli.resume {
+    if cli.early_data && !cli.resume && cli.session_file.is_none() {
         return Err(usage(
             ErrorKind::MissingRequiredArgument,
             EARLY_DATA_NEEDS_RESUME.into(),
@@ -866,7 +874,6 @@ mod tests {
             (&["--header", ":path:/", "https://a/x"], "pseudo-header"),
             (&["--http09", "--method", "POST", "https://a/x"], "--http09"),
             (&["--early-data", "https://a/x"], "--resume"),
-            (&["--session-file", "s", "https://a/x"], "rustls"),
         ] {
             let e = client_err(args);
             assert_eq!(e.exit_code(), 2, "{args:?}");
@@ -874,6 +881,17 @@ mod tests {
         }
         assert_eq!(client_err(&["-h"]).kind(), ErrorKind::DisplayHelp);
         assert_eq!(client_err(&["--version"]).exit_code(), 0);
+        // A session file needs a TLS stack that writes sessions out.
+        let file =
+            parse_client(["--session-file", "s", "--early-data", "https://a/x"].map(String::from));
+        if sessions_serialize() {
+            let args = file.unwrap();
+            assert!(args.early_data && args.session_file.is_some());
+        } else {
+            let e = file.unwrap_err();
+            assert_eq!(e.exit_code(), 2);
+            assert!(e.to_string().contains("rustls"), "{e}");
+        }
     }
 
     #[test]

@@ -130,12 +130,12 @@ impl Summary {
 /// Checks the options the library cannot serve, before any network activity (the command
 /// line already refuses them; this covers `ClientArgs` built by other code).
 pub fn check_supported(args: &ClientArgs) -> Result<(), ClientError> {
-    if args.session_file.is_some() {
+    if args.session_file.is_some() && !crate::args::sessions_serialize() {
         return Err(ClientError::NotSupported(
             crate::args::SESSION_FILE_UNSUPPORTED.into(),
         ));
     }
-    if args.early_data && !args.resume {
+    if args.early_data && !args.resume && args.session_file.is_none() {
         return Err(ClientError::NotSupported(
             crate::args::EARLY_DATA_NEEDS_RESUME.into(),
         ));
@@ -171,7 +171,12 @@ pub fn run(args: &ClientArgs) -> Result<Summary, ClientError> {
         success: true,
         ..Summary::default()
     };
-    let mut session = None;
+    // A session saved by an earlier run (absent or empty: a full handshake).
+    let mut session = match &args.session_file {
+        Some(path) => read_session(path)?,
+        None => None,
+    };
+    let from_file = session.is_some();
     let connections = plan.len();
     for (i, urls) in plan.into_iter().enumerate() {
         let report = client.fetch(urls, session.as_deref(), &first.host)?;
@@ -192,14 +197,47 @@ pub fn run(args: &ClientArgs) -> Result<Summary, ClientError> {
                 summary.success = false;
             }
         }
-        session = report.session;
+        if i == 0 && from_file {
+            eprintln!(
+                "session file: resumed: {}, 0-RTT requests: {}",
+                report.resumed, report.early_data
+            );
+        }
+        // A connection that got no ticket leaves the previous session in place.
+        if report.session.is_some() {
+            session = report.session;
+        }
         summary.secs += report.transfer.as_secs_f64();
         if !summary.success {
             // A failed first connection leaves nothing worth resuming.
             break;
         }
     }
+    if let (Some(path), Some(session)) = (&args.session_file, &session) {
+        write_session(path, session)?;
+    }
     Ok(summary)
+}
+
+/// Reads the session an earlier run saved; `None` if there is no file yet or it is empty.
+fn read_session(path: &std::path::Path) -> Result<Option<Vec<u8>>, ClientError> {
+    match std::fs::read(path) {
+        Ok(bytes) if bytes.is_empty() => Ok(None),
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(fatal(format!("--session-file {}: {e}", path.display()))),
+    }
+}
+
+/// Saves the session for the next run: written beside the file and renamed over it, so that
+/// a run that stops half-way never leaves half a session.
+fn write_session(path: &std::path::Path, session: &[u8]) -> Result<(), ClientError> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = std::path::PathBuf::from(tmp);
+    std::fs::write(&tmp, session)
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .map_err(|e| fatal(format!("--session-file {}: {e}", path.display())))
 }
 
 /// The socket, configuration and buffers the client's connections share.
@@ -301,8 +339,11 @@ impl<'a> Client<'a> {
         }
         setup::setup_qlog(&mut conn, "client");
         if let Some(session) = session {
-            conn.set_session(session)
-                .map_err(|e| fatal(format!("set_session: {e:?}")))?;
+            // A session that cannot be resumed (a damaged or foreign file, a ticket used up)
+            // only costs the full handshake, as in quiche's clients.
+            if let Err(e) = conn.set_session(session) {
+                eprintln!("set_session: {e:?}: the session is not resumed");
+            }
         }
         let dump_dir = self.args.dump_dir.as_deref();
         let protocol = if self.args.http09 {
@@ -512,7 +553,7 @@ impl<'a> Client<'a> {
             transfer: end.saturating_duration_since(start),
             resumed: conn.is_resumed(),
             early_data: downloads.sent_early,
-            session: conn.session(),
+            session: conn.session().map(<[u8]>::to_vec),
         })
     }
 

@@ -329,6 +329,7 @@ fn key_update_during_download() {
 /// naming the flag, before any network activity; `--help` and `--version` exit with 0.
 #[test]
 fn usage_errors_exit_with_status_2_and_name_the_flag() {
+    let rustls_only = !quiche_apps::args::sessions_serialize();
     for (flag, why) in [
         (&["--session-file", "/tmp/x"][..], "rustls"),
         (&["--early-data"], "--resume"),
@@ -336,6 +337,10 @@ fn usage_errors_exit_with_status_2_and_name_the_flag() {
         (&["--max-data", "lots"], "--max-data"),
         (&["--cc-algorithm", "vegas"], "--cc-algorithm"),
     ] {
+        if flag[0] == "--session-file" && !rustls_only {
+            // BoringSSL builds keep sessions in files (`session_file_resumes_in_the_next_run`).
+            continue;
+        }
         let mut args: Vec<String> = flag.iter().map(|s| s.to_string()).collect();
         args.push("https://127.0.0.1:9/x".into());
         let out = client(&args);
@@ -390,4 +395,56 @@ fn resume_and_early_data() {
         }
         assert_eq!(fs::read(dir.out().join("b.txt")).unwrap(), b"second\n");
     }
+}
+
+/// `--session-file` (BoringSSL builds): the first process saves its session, the next one
+/// resumes it and sends its request as 0-RTT; an unusable file means a full handshake.
+#[test]
+fn session_file_resumes_in_the_next_run() {
+    if !quiche_apps::args::sessions_serialize() {
+        // rustls builds refuse the flag (`usage_errors_exit_with_status_2_and_name_the_flag`).
+        return;
+    }
+    let dir = TempDir::new("session-file");
+    fs::write(dir.root().join("a.txt"), b"resumed\n").unwrap();
+    let server = Server::start(&dir, &["--no-retry"]);
+    let file = dir.out().join("session");
+    let run = |early: bool| {
+        let mut args = client_args(Some(&dir.out()), [server.url("/a.txt")]);
+        args.extend(["--session-file".into(), file.to_string_lossy().into_owned()]);
+        if early {
+            args.push("--early-data".into());
+        }
+        let out = client(&args);
+        assert!(out.status.success(), "{}", describe(&out));
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    // No file yet: a full handshake, then the session is saved.
+    let first = run(true);
+    assert!(!first.contains("session file:"), "{first}");
+    let saved = fs::read(&file).unwrap();
+    assert!(saved.len() > 16, "{} bytes", saved.len());
+    // The next process resumes it with 0-RTT, and saves the newer session it received.
+    let second = run(true);
+    assert!(
+        second.contains("session file: resumed: true, 0-RTT requests: true"),
+        "{second}"
+    );
+    assert_eq!(fs::read(dir.out().join("a.txt")).unwrap(), b"resumed\n");
+    assert_ne!(fs::read(&file).unwrap(), saved);
+    // Without --early-data: resumed, no 0-RTT.
+    let third = run(false);
+    assert!(
+        third.contains("session file: resumed: true, 0-RTT requests: false"),
+        "{third}"
+    );
+    // A damaged file: the client says so, makes a full handshake and saves a good session.
+    fs::write(&file, b"not a session").unwrap();
+    let damaged = run(false);
+    assert!(damaged.contains("set_session"), "{damaged}");
+    assert!(
+        damaged.contains("session file: resumed: false"),
+        "{damaged}"
+    );
+    assert!(run(true).contains("session file: resumed: true, 0-RTT requests: true"));
 }

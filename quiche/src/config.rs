@@ -66,6 +66,32 @@ impl Config {
     /// `UnknownVersion` and the connection is closed; the application may then connect again
     /// with version 1. `accept` refuses a config with a reserved version.
     pub fn new(version: u32) -> Result<Config> {
+        Self::with_tls(version, TlsConfig::new()?)
+    }
+
+    /// Beyond quiche: a config whose connections run their TLS handshakes on `backend`
+    /// (rustls, or BoringSSL in a build with the `boringssl-boring-crate` feature). `new` takes
+    /// the build's default: BoringSSL when the feature is on, as in quiche, rustls otherwise.
+    pub fn with_tls_backend(version: u32, backend: crate::tls::TlsBackend) -> Result<Config> {
+        Self::with_tls(version, TlsConfig::with_backend(backend)?)
+    }
+
+    /// A config whose connections run on BoringSSL configured by the application's own
+    /// context builder (verification, certificates, curves, callbacks ...): quiche's way to
+    /// reach BoringSSL settings it has no setter for. The builder is restricted to TLS 1.3 and
+    /// given the QUIC hooks; everything else stays as the application set it.
+    #[cfg(feature = "boringssl-boring-crate")]
+    pub fn with_boring_ssl_ctx_builder(
+        version: u32,
+        tls_ctx_builder: boring::ssl::SslContextBuilder,
+    ) -> Result<Config> {
+        Self::with_tls(
+            version,
+            TlsConfig::with_boring_ssl_ctx_builder(tls_ctx_builder)?,
+        )
+    }
+
+    fn with_tls(version: u32, tls: TlsConfig) -> Result<Config> {
         if !crate::packet::version_is_supported(version)
             && !crate::packet::is_grease_version(version)
         {
@@ -84,7 +110,7 @@ impl Config {
             version,
             compatible_versions: Vec::new(),
             local_transport_params,
-            tls: TlsConfig::new(),
+            tls,
             cc_algorithm: CongestionControlAlgorithm::CUBIC,
             cc_factory: None,
             hystart: true,
@@ -120,6 +146,35 @@ impl Config {
     /// Loads trusted CA certificates from a PEM file for verifying the peer.
     pub fn load_verify_locations_from_file(&mut self, file: &str) -> Result<()> {
         self.tls.load_verify_locations_from_file(file)
+    }
+
+    /// Loads trusted CA certificates from a directory for verifying the peer. With rustls,
+    /// every PEM file in it; with BoringSSL, as OpenSSL does, certificates named by subject
+    /// hash (`c_rehash`), looked up during verification.
+    pub fn load_verify_locations_from_directory(&mut self, dir: &str) -> Result<()> {
+        self.tls.load_verify_locations_from_directory(dir)
+    }
+
+    /// Sets the TLS key exchange groups, a colon-separated list in order of preference, e.g.
+    /// `"X25519:P-256"` (OpenSSL names). rustls offers X25519, P-256 and P-384; BoringSSL
+    /// also its post-quantum hybrids, e.g. `"X25519MLKEM768"`.
+    pub fn set_curves_list(&mut self, curves: &str) -> Result<()> {
+        self.tls.set_curves_list(curves)
+    }
+
+    /// Sets the key that encrypts the server's session tickets (48 bytes), so that servers
+    /// sharing it resume each other's sessions; the application then rotates it itself. By
+    /// default BoringSSL makes a random key and rotates it. BoringSSL only (rustls resumes
+    /// from its own server-side session cache instead, which is what lets it refuse replayed
+    /// 0-RTT).
+    #[cfg(feature = "boringssl-boring-crate")]
+    pub fn set_ticket_key(&mut self, key: &[u8]) -> Result<()> {
+        self.tls.set_ticket_key(key)
+    }
+
+    /// The TLS backend this config's connections run on.
+    pub fn tls_backend(&self) -> crate::tls::TlsBackend {
+        self.tls.backend()
     }
 
     /// Whether to verify the peer's certificate. Off by default on both sides, as in quiche:

@@ -150,9 +150,11 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         now: Instant,
     ) -> Result<(Connection, Connection)> {
         let odcid = ConnectionId::from_ref(&FUZZ_ODCID);
+        let tls =
+            crate::tls::Handshake::new_client(&mut client_config.tls, Some("localhost"), vec![])?;
         let mut client = Connection::new(
             false,
-            Some("localhost"),
+            tls,
             &ConnectionId::from_ref(&FUZZ_CLIENT_SCID),
             Some(&odcid),
             client_addr,

@@ -319,3 +319,19 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         Ok(())
     }
 }
+
+/// The connection's BoringSSL `SSL`, as quiche gives it: for BoringSSL settings made per
+/// connection (e.g. in a certificate selection callback, as tokio-quiche does).
+///
+/// # Panics
+/// If the connection runs on rustls, which only happens when its config was made with
+/// [`crate::Config::with_tls_backend`]`(.., TlsBackend::Rustls)`.
+#[cfg(feature = "boringssl-boring-crate")]
+impl AsMut<boring::ssl::SslRef> for Connection {
+    fn as_mut(&mut self) -> &mut boring::ssl::SslRef {
+        match self.tls.boringssl_mut() {
+            Some(ssl) => ssl,
+            None => panic!("AsMut<SslRef>: this connection runs on rustls, not BoringSSL"),
+        }
+    }
+}

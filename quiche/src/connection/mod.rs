@@ -53,6 +53,8 @@ use self::state::Lifecycle;
 pub use self::open::{accept, accept_with_buf_factory, connect, connect_with_buffer_factory};
 #[cfg(feature = "custom-client-dcid")]
 pub use self::open::{connect_with_dcid, connect_with_dcid_and_buffer_factory};
+#[cfg(all(feature = "ffi", feature = "boringssl-boring-crate"))]
+pub(crate) use self::open::{connect_with_tls, random_client_dcid};
 pub use self::state::ConnectionError;
 pub use self::stats::{PathStats, PathStatsIter, Stats};
 
@@ -495,19 +497,34 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         ConnectionId::from_ref(&self.dcid)
     }
 
-    /// The session to resume later with `set_session`: unlike quiche's, valid only in this
-    /// process, for connections made from the same `Config` (rustls 0.23 has no public way to
-    /// write a client session out and read it back). `None` until a ticket arrived.
-    pub fn session(&self) -> Option<Vec<u8>> {
+    /// The serialized TLS session, for a later connection to resume with
+    /// [`Connection::set_session`] (clients; `None` until the server sent a ticket).
+    ///
+    /// With BoringSSL (feature `boringssl-boring-crate`) these are quiche's bytes: BoringSSL's
+    /// encoded session and the server's transport parameters, valid in any process (a session
+    /// file) and interchangeable with quiche's. With rustls, which cannot serialize a session,
+    /// they are a handle valid only in this process for connections of the same `Config`.
+    pub fn session(&self) -> Option<&[u8]> {
         self.tls.session()
     }
 
-    /// Resumes a session saved by `session` (client, before the first `send`). Bytes from
-    /// another process (a session file), from another `Config` or whose tickets were all used
-    /// fail with `TlsFail`, the reason logged as a warning; the connection then makes a full
-    /// handshake.
+    /// Offers a session saved by [`Connection::session`] for resumption, and 0-RTT if the
+    /// config enables early data (clients, before the first `send`). Bytes that cannot be
+    /// resumed fail with `TlsFail`, the reason logged as a warning (with rustls: a session
+    /// from another process or another `Config`, or whose tickets were all used); the
+    /// connection then makes a full handshake.
     pub fn set_session(&mut self, session: &[u8]) -> Result<()> {
         self.tls.set_session(session)
+    }
+
+    /// The peer's leaf certificate, DER-encoded (`None` if it sent none).
+    pub fn peer_cert(&self) -> Option<&[u8]> {
+        self.tls.peer_cert()
+    }
+
+    /// The peer's certificate chain, DER-encoded, the leaf first.
+    pub fn peer_cert_chain(&self) -> Option<Vec<&[u8]>> {
+        self.tls.peer_cert_chain()
     }
 
     /// Writes TLS secrets in the NSS key log format to `writer`, including those logged before

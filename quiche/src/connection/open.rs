@@ -35,17 +35,17 @@ pub fn connect_with_buffer_factory<F: BufFactory>(
     peer: SocketAddr,
     config: &mut Config,
 ) -> Result<Connection<F>> {
-    let mut odcid = [0u8; 16];
-    ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut odcid)
+    let tls = Handshake::new_client(&mut config.tls, server_name, Vec::new())?;
+    connect_with_tls(tls, scid, &random_client_dcid()?, local, peer, config)
+}
+
+/// A client's first Destination Connection ID: 16 random bytes (RFC 9000 §7.2 asks for at
+/// least 8 unpredictable ones).
+pub(crate) fn random_client_dcid() -> Result<ConnectionId<'static>> {
+    let mut dcid = [0u8; 16];
+    ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut dcid)
         .map_err(|_| Error::CryptoFail)?;
-    new_client(
-        server_name,
-        scid,
-        &ConnectionId::from_ref(&odcid),
-        local,
-        peer,
-        config,
-    )
+    Ok(ConnectionId::from_vec(dcid.to_vec()))
 }
 
 /// Creates a new client-side connection that addresses its first packets to `dcid` instead of
@@ -73,18 +73,21 @@ pub fn connect_with_dcid_and_buffer_factory<F: BufFactory>(
     peer: SocketAddr,
     config: &mut Config,
 ) -> Result<Connection<F>> {
-    new_client(server_name, scid, dcid, local, peer, config)
+    let tls = Handshake::new_client(&mut config.tls, server_name, Vec::new())?;
+    connect_with_tls(tls, scid, dcid, local, peer, config)
 }
 
-fn new_client<F: BufFactory>(
-    server_name: Option<&str>,
+/// A client connection on a ready handshake, towards `dcid` (its first Destination
+/// Connection ID).
+pub(crate) fn connect_with_tls<F: BufFactory>(
+    tls: Handshake,
     scid: &ConnectionId,
     dcid: &ConnectionId,
     local: SocketAddr,
     peer: SocketAddr,
-    config: &mut Config,
+    config: &Config,
 ) -> Result<Connection<F>> {
-    let mut conn = Connection::new(false, server_name, scid, Some(dcid), local, peer, config)?;
+    let mut conn = Connection::new(false, tls, scid, Some(dcid), local, peer, config)?;
     // The ClientHello is built at the first `send`, so that `set_session` can still offer a
     // session to resume; the Initial keys are ready now.
     conn.install_initial_keys()?;
@@ -111,26 +114,38 @@ pub fn accept_with_buf_factory<F: BufFactory>(
     peer: SocketAddr,
     config: &mut Config,
 ) -> Result<Connection<F>> {
-    Connection::new(true, None, scid, odcid, local, peer, config)
+    // Before the handshake: a config unfit to serve fails for what it is, not for its TLS.
+    check_endpoint(true, scid, config)?;
+    // The transport parameters are set once the client's DCID is known.
+    let tls = Handshake::new_server(&mut config.tls, Vec::new())?;
+    Connection::new(true, tls, scid, odcid, local, peer, config)
+}
+
+/// Whether a connection with source connection ID `scid` may be made from `config`.
+fn check_endpoint(is_server: bool, scid: &ConnectionId, config: &Config) -> Result<()> {
+    if scid.len() > crate::packet::MAX_CONN_ID_LEN {
+        return Err(Error::InvalidState);
+    }
+    if is_server && !crate::packet::version_is_supported(config.version) {
+        // A reserved version only serves a client testing Version Negotiation.
+        return Err(Error::UnknownVersion);
+    }
+    Ok(())
 }
 
 impl<F: crate::buffers::BufFactory> Connection<F> {
-    pub(super) fn new(
+    /// A connection on `tls`, a handshake not yet started: a client's gets its transport
+    /// parameters here, a server's once the client's first Initial arrived.
+    pub(crate) fn new(
         is_server: bool,
-        server_name: Option<&str>,
+        mut tls: Handshake,
         scid: &ConnectionId,
         odcid: Option<&ConnectionId>,
         local: SocketAddr,
         peer: SocketAddr,
-        config: &mut Config,
+        config: &Config,
     ) -> Result<Self> {
-        if scid.len() > crate::packet::MAX_CONN_ID_LEN {
-            return Err(Error::InvalidState);
-        }
-        if is_server && !crate::packet::version_is_supported(config.version) {
-            // A reserved version only serves a client testing Version Negotiation.
-            return Err(Error::UnknownVersion);
-        }
+        check_endpoint(is_server, scid, config)?;
         let mut local_tp = config.local_transport_params.clone();
         local_tp.initial_source_connection_id = Some(scid.clone().into_owned());
         local_tp.version_information = Some(version_switch::local_version_information(
@@ -157,12 +172,9 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             local_tp.retry_source_connection_id = Some(scid.clone().into_owned());
         }
 
-        let mut tls = if is_server {
-            // The transport parameters are set once the client's DCID is known.
-            Handshake::new_server(&mut config.tls, Vec::new())?
-        } else {
-            Handshake::new_client(&mut config.tls, server_name, local_tp.encode_to_vec(false)?)?
-        };
+        if !is_server {
+            tls.set_transport_params(local_tp.encode_to_vec(false)?)?;
+        }
         version_switch::prepare_tls(
             &mut tls,
             is_server,

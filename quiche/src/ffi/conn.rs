@@ -21,19 +21,14 @@ use crate::packet::ConnectionId;
 pub struct Conn {
     pub(super) conn: Connection,
     trace_id: String,
-    session: Option<Vec<u8>>,
 }
 
 /// Boxes a new connection for C.
-fn new_conn(conn: crate::Result<Connection>) -> *mut Conn {
+pub(super) fn new_conn(conn: crate::Result<Connection>) -> *mut Conn {
     match conn {
         Ok(conn) => {
             let trace_id = conn.trace_id();
-            Box::into_raw(Box::new(Conn {
-                conn,
-                trace_id,
-                session: None,
-            }))
+            Box::into_raw(Box::new(Conn { conn, trace_id }))
         }
         Err(e) => {
             log::debug!("creating a connection failed: {e:?}");
@@ -491,15 +486,15 @@ macro_rules! conn_bytes {
         /// `conn` is NULL or live; `out` and `out_len` are NULL or writable.
         #[no_mangle]
         pub unsafe extern "C" fn $name(
-            conn: *mut Conn,
+            conn: *const Conn,
             out: *mut *const u8,
             out_len: *mut size_t,
         ) {
             // SAFETY: the contract is passed on; the lent bytes live in `*conn`, so they stay
-            // valid until the connection is freed (or, for the session, asked again).
+            // valid until the connection is freed (the session until the next ticket).
             unsafe {
                 lend(&[], out, out_len);
-                with_conn_mut(conn, (), |$c| lend($bytes, out, out_len));
+                with_conn(conn, (), |$c| lend($bytes, out, out_len));
             }
         }
     };
@@ -522,12 +517,19 @@ conn_bytes!(
     quiche_conn_application_proto => |c| c.conn.application_proto()
 );
 conn_bytes!(
-    /// The session to resume later with `quiche_conn_set_session` (empty if none yet); valid
-    /// until the next call or until the connection is freed.
-    quiche_conn_session => |c| {
-        c.session = c.conn.session();
-        c.session.as_deref().unwrap_or(&[])
-    }
+    /// The session to resume later with `quiche_conn_set_session` (empty if none yet): with
+    /// BoringSSL, quiche's encoding, valid in any process; with rustls, a handle valid in this
+    /// process only.
+    quiche_conn_session => |c| c.conn.session().unwrap_or(&[])
+);
+conn_bytes!(
+    /// The peer's leaf certificate, DER-encoded (empty if it sent none).
+    quiche_conn_peer_cert => |c| c.conn.peer_cert().unwrap_or(&[])
+);
+conn_bytes!(
+    /// The server name: the client's SNI on a server, the name given to `quiche_connect` on a
+    /// client (empty if none; not NUL-terminated).
+    quiche_conn_server_name => |c| c.conn.server_name().unwrap_or("").as_bytes()
 );
 
 /// Defines an exported boolean query of the connection (false for NULL).

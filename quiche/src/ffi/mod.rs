@@ -822,3 +822,4 @@ mod stats;
 mod stream;
 #[cfg(test)]
 mod tests;
+mod tls;

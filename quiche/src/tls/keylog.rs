@@ -1,15 +1,15 @@
 //! NSS key log output (`SSLKEYLOGFILE` format) for one connection.
 //!
-//! rustls reports secrets through a [`KeyLog`] object stored in its config. We give each
-//! connection that logs keys its own object (see `Handshake`), so lines never have to be routed
-//! between connections by client random: the object simply owns that connection's writer.
+//! Each connection that logs keys has its own [`ConnKeyLog`], which the backend feeds (rustls
+//! through its `KeyLog` hook, given a per-connection object; BoringSSL through its key log
+//! callback, which finds the connection's object from the `SSL`), so lines never have to be
+//! routed between connections by client random: the object simply owns that connection's
+//! writer.
 
 use std::fmt;
 use std::fmt::Write as _;
 use std::io::Write;
 use std::sync::Mutex;
-
-use rustls::KeyLog;
 
 /// How many lines are kept while no writer is attached. A TLS 1.3 handshake logs at most six
 /// secrets (early, two handshake, two traffic, exporter), so this bound is never reached by a
@@ -84,9 +84,14 @@ fn push_hex(out: &mut String, bytes: &[u8]) {
     }
 }
 
-impl KeyLog for ConnKeyLog {
-    fn log(&self, label: &str, client_random: &[u8], secret: &[u8]) {
-        let line = format_line(label, client_random, secret);
+impl ConnKeyLog {
+    /// Logs one secret.
+    pub(crate) fn log_secret(&self, label: &str, client_random: &[u8], secret: &[u8]) {
+        self.log_line(format_line(label, client_random, secret));
+    }
+
+    /// Logs one whole line, ending in a newline.
+    pub(crate) fn log_line(&self, line: String) {
         let mut sink = match self.sink.lock() {
             Ok(sink) => sink,
             Err(poisoned) => poisoned.into_inner(),
@@ -99,10 +104,6 @@ impl KeyLog for ConnKeyLog {
             }
             Sink::Writer(writer) => write_line(writer, &line),
         }
-    }
-
-    fn will_log(&self, _label: &str) -> bool {
-        true
     }
 }
 
@@ -145,11 +146,11 @@ mod tests {
     #[test]
     fn lines_before_writer_are_buffered_then_flushed_in_order() {
         let log = ConnKeyLog::new();
-        log.log("A", &[1], &[2]);
-        log.log("B", &[3], &[4]);
+        log.log_secret("A", &[1], &[2]);
+        log.log_secret("B", &[3], &[4]);
         let buf = SharedBuf::default();
         log.set_writer(Box::new(buf.clone()));
-        log.log("C", &[5], &[6]);
+        log.log_secret("C", &[5], &[6]);
         let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
         assert_eq!(text, "A 01 02\nB 03 04\nC 05 06\n");
     }
@@ -158,7 +159,7 @@ mod tests {
     fn buffer_is_bounded() {
         let log = ConnKeyLog::new();
         for _ in 0..100 {
-            log.log("X", &[1], &[2]);
+            log.log_secret("X", &[1], &[2]);
         }
         let buf = SharedBuf::default();
         log.set_writer(Box::new(buf.clone()));

@@ -285,7 +285,7 @@ fn replayed_zero_rtt_is_not_accepted_twice() {
         first
             .run_until(Duration::from_secs(5), |p| p.client.session().is_some())
             .unwrap();
-        first.client.session().unwrap()
+        first.client.session().unwrap().to_vec()
     };
     // The genuine client: its first flight (ClientHello and a 0-RTT request) is recorded by an
     // on-path attacker.

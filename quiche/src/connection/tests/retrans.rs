@@ -2,12 +2,17 @@
 
 use std::time::Duration;
 
-use super::{client_config, server_config};
+use super::{client_config, one_datagram_hello_client_config, server_config};
 use crate::testing::{Direction, LinkConfig, Pipe, Rng, Verdict};
 use crate::Error;
 
 /// A pipe on a 10 ms, 100 Mbps link with random `loss`, before the handshake.
 fn pipe(loss: f64, seed: u64) -> Pipe {
+    pipe_with(&mut client_config(), loss, seed)
+}
+
+/// [`pipe`] with the client of `client`.
+fn pipe_with(client: &mut crate::Config, loss: f64, seed: u64) -> Pipe {
     let link = LinkConfig {
         delay: Duration::from_millis(10),
         rate_bps: Some(100_000_000),
@@ -15,14 +20,7 @@ fn pipe(loss: f64, seed: u64) -> Pipe {
         loss,
         ..LinkConfig::default()
     };
-    Pipe::with_links(
-        &mut client_config(),
-        &mut server_config(),
-        link.clone(),
-        link,
-        seed,
-    )
-    .unwrap()
+    Pipe::with_links(client, &mut server_config(), link.clone(), link, seed).unwrap()
 }
 
 /// Uploads `len` pseudo-random bytes on stream 0 and checks they arrive intact.
@@ -91,7 +89,9 @@ fn each_lost_data_packet_is_repaired_by_a_counted_packet() {
 
 #[test]
 fn lost_client_hello_is_a_retransmission() {
-    let mut pipe = pipe(0.0, 3);
+    // A ClientHello in one datagram: when it is lost, only the PTO can repair it (a second
+    // datagram's acknowledgment would let loss detection do it).
+    let mut pipe = pipe_with(&mut one_datagram_hello_client_config(), 0.0, 3);
     // The first Initial is lost; the PTO sends the ClientHello again.
     drop_client_datagrams(&mut pipe, &[0]);
     pipe.handshake().unwrap();

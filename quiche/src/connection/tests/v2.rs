@@ -352,7 +352,7 @@ fn resumption_with_zero_rtt_in_v2() {
     first
         .run_until(Duration::from_secs(5), |p| p.client.session().is_some())
         .unwrap();
-    let session = first.client.session().unwrap();
+    let session = first.client.session().unwrap().to_vec();
 
     let mut pipe = Pipe::new(&mut client, &mut server).unwrap();
     let seen = watch(&mut pipe);
@@ -492,7 +492,7 @@ fn zero_rtt_of_a_client_moved_to_v2_is_rejected_and_resent() {
     first
         .run_until(Duration::from_secs(5), |p| p.client.session().is_some())
         .unwrap();
-    let session = first.client.session().unwrap();
+    let session = first.client.session().unwrap().to_vec();
 
     let mut pipe = Pipe::new(&mut client, &mut server).unwrap();
     let seen = watch(&mut pipe);

@@ -23,7 +23,7 @@ fn ticket(client: &mut Config, server: &mut Config) -> Vec<u8> {
     first
         .run_until(Duration::from_secs(5), |p| p.client.session().is_some())
         .unwrap();
-    first.client.session().unwrap()
+    first.client.session().unwrap().to_vec()
 }
 
 /// Counts the 0-RTT packets the client sends.

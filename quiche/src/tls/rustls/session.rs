@@ -233,6 +233,8 @@ fn parse_handle(handle: &[u8]) -> Option<(Tag, Tag, HandleId)> {
 pub(crate) struct ConnSessionStore {
     registry: Arc<SessionRegistry>,
     id: HandleId,
+    /// The handle of this connection's tickets (see [`ConnSessionStore::handle`]).
+    handle: Vec<u8>,
     /// The ticket set with `set_session`, for the server it was issued by.
     resume: Mutex<Option<(ServerName<'static>, Tls13ClientSessionValue)>>,
     received: AtomicBool,
@@ -241,9 +243,12 @@ pub(crate) struct ConnSessionStore {
 impl ConnSessionStore {
     /// A store whose received tickets go to `registry` under a fresh random handle.
     pub(crate) fn new(registry: Arc<SessionRegistry>) -> Result<Self> {
+        let id = random()?;
+        let handle = registry.handle(&id).ok_or(Error::TlsFail)?;
         Ok(ConnSessionStore {
             registry,
-            id: random()?,
+            id,
+            handle,
             resume: Mutex::new(None),
             received: AtomicBool::new(false),
         })
@@ -275,11 +280,11 @@ impl ConnSessionStore {
     }
 
     /// The handle of this connection's tickets, if it received any that are still stored.
-    pub(crate) fn handle(&self) -> Option<Vec<u8>> {
+    pub(crate) fn handle(&self) -> Option<&[u8]> {
         if !self.received.load(Ordering::Acquire) || !self.registry.contains(&self.id) {
             return None;
         }
-        self.registry.handle(&self.id)
+        Some(&self.handle)
     }
 }
 
