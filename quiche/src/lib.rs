@@ -8,6 +8,7 @@
 //! recovery, congestion control); they are public so that tools, fuzz targets and users who
 //! extend the library can reach them, but the re-exports at the crate root are the stable API.
 
+pub mod ack_frequency;
 pub mod ack_tracker;
 pub mod buffers;
 pub mod cc;

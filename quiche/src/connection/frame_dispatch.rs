@@ -114,6 +114,19 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
                 self.on_handshake_confirmed(now);
             }
             Frame::Datagram { data } => self.on_datagram_frame(data)?,
+            Frame::AckFrequency {
+                seq_num,
+                ack_eliciting_threshold,
+                request_max_ack_delay,
+                reordering_threshold,
+            } => self.on_ack_frequency_frame(
+                seq_num,
+                ack_eliciting_threshold,
+                request_max_ack_delay,
+                reordering_threshold,
+            )?,
+            // Acknowledged at once once the packet is recorded (`on_authenticated_packet`).
+            Frame::ImmediateAck => self.check_ack_frequency_offered()?,
         }
         Ok(())
     }
@@ -181,6 +194,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             .unwrap_or(u64::MAX);
         let delay = Duration::from_micros(micros);
 
+        self.stats.ack_frames_received += 1;
         let mut outcome = std::mem::take(&mut self.ack_outcome);
         let result = self.recovery.on_ack_received(
             epoch,
@@ -197,6 +211,10 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         self.ack_outcome = outcome;
         if result.is_ok() {
             self.on_ack_ecn(epoch, ranges.largest(), ecn_counts, &acked, now);
+            if epoch == Epoch::Application {
+                let congestion = self.ack_outcome.congestion_event;
+                self.ack_frequency_after_ack(congestion, now);
+            }
         }
         self.qlog_metrics(now);
         result
@@ -249,6 +267,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
                     self.handshake_done_acked = true;
                 }
                 SentFrame::Cid(cf) => self.cids.on_frame_acked(cf),
+                SentFrame::AckFrequency { seq } => self.on_ack_frequency_acked(seq),
                 SentFrame::MaxData
                 | SentFrame::DataBlocked
                 | SentFrame::Datagram
@@ -285,6 +304,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
                 SentFrame::MaxData => self.max_data_pending = true,
                 SentFrame::DataBlocked => self.data_blocked_sent_at = None,
                 SentFrame::Cid(cf) => self.cids.on_frame_lost(cf),
+                SentFrame::AckFrequency { seq } => self.on_ack_frequency_lost(seq),
                 SentFrame::HandshakeDone => {
                     if (!self.handshake_confirmed || self.is_server) && !self.handshake_done_acked {
                         self.handshake_done_pending = true;
@@ -393,8 +413,11 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
                     if !space.crypto_send.has_pending() {
                         space.crypto_send.resend_all_unacked();
                     }
-                } else if !self.streams.has_data_to_send() {
-                    self.requeue_oldest_in_flight(epoch);
+                } else {
+                    self.ack_frequency_on_probe();
+                    if !self.streams.has_data_to_send() {
+                        self.requeue_oldest_in_flight(epoch);
+                    }
                 }
             }
             TimeoutAction::AntiDeadlock => self.anti_deadlock_probe = true,

@@ -122,6 +122,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             q.parameters_set(now, crate::qlog::Owner::Remote, &tp);
         }
         self.init_peer_cids(&tp);
+        self.negotiate_ack_frequency(&tp);
         self.peer_tp = Some(tp);
         Ok(())
     }

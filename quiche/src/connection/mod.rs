@@ -7,6 +7,7 @@
 //! `timeout`, `on_timeout`) are quiche-compatible wrappers and the only places that read the
 //! clock.
 
+mod ack_frequency;
 mod datagram;
 pub mod ecn;
 mod frame_dispatch;
@@ -228,6 +229,8 @@ pub struct Connection<F: BufFactory = DefaultBufFactory> {
     last_now: Option<Instant>,
     /// Which 1-RTT packet numbers to skip, to catch optimistic ACKs.
     pn_skipper: crate::recovery::PnSkipper,
+    /// The ACK frequency policy towards the peer, when both sides offered the extension.
+    ack_freq: Option<crate::ack_frequency::AckFrequencySender>,
     stats: Stats,
     #[cfg(feature = "qlog")]
     qlog: Option<Box<crate::qlog::QlogLogger>>,

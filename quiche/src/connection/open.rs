@@ -312,6 +312,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             peer_ack_delay_exponent: 3,
             last_now: None,
             pn_skipper: crate::recovery::PnSkipper::new(seed.rotate_left(17)),
+            ack_freq: None,
             stats: Stats {
                 paths_count: 1,
                 ..Stats::default()

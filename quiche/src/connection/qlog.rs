@@ -236,6 +236,8 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
                         ("persistent_congestion", s.persistent_congestion as u64),
                         ("stream_lost_bytes", s.stream_retrans_bytes),
                         ("stream_resent_bytes", s.stream_resent_bytes),
+                        ("ack_frames_sent", s.ack_frames_sent as u64),
+                        ("ack_frames_received", s.ack_frames_received as u64),
                     ],
                 );
             }

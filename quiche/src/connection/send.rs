@@ -632,6 +632,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             frames.push(SentFrame::Ack { largest });
         }
         space.acks.on_ack_sent();
+        self.stats.ack_frames_sent += 1;
     }
 
     /// CONNECTION_CLOSE. In Initial and Handshake packets an application close becomes a
@@ -704,6 +705,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     /// HANDSHAKE_DONE, MAX_DATA, DATA_BLOCKED and stream control frames.
     fn write_app_control(&mut self, b: &mut OctetsMut, frames: &mut SentFrames) -> Result<bool> {
         let mut eliciting = false;
+        eliciting |= self.write_ack_frequency_frames(b, frames)?;
         if self.is_server && self.handshake_done_pending && b.cap() >= 1 {
             b.put_u8(0x1e)?;
             frames.push(SentFrame::HandshakeDone);

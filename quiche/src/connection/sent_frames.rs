@@ -43,8 +43,13 @@ pub enum SentFrame {
     Cid(crate::cid::CidFrame),
     /// DATAGRAM: never repaired, only counted when lost.
     Datagram,
+    /// ACK_FREQUENCY with this Sequence Number.
+    AckFrequency {
+        /// The frame's Sequence Number.
+        seq: u64,
+    },
     /// PING, or another frame whose loss needs no repair (PADDING, PATH_RESPONSE,
-    /// CONNECTION_CLOSE).
+    /// CONNECTION_CLOSE, IMMEDIATE_ACK).
     Other,
 }
 

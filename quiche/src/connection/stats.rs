@@ -108,6 +108,12 @@ pub struct Stats {
     pub bytes_in_flight_duration: Duration,
     /// Whether the connection's count of unsent stream bytes agrees with the stream buffers.
     pub tx_buffered_state: TxBufferTrackingState,
+    /// ACK frames sent, all packet number spaces (Rust only).
+    pub ack_frames_sent: usize,
+    /// ACK frames received, all packet number spaces (Rust only).
+    pub ack_frames_received: usize,
+    /// ACK_FREQUENCY frames sent (draft-ietf-quic-ack-frequency-12; Rust only).
+    pub ack_frequency_frames_sent: usize,
 }
 
 /// Whether the connection's own count of stream bytes written but not sent agrees with what

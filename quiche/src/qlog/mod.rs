@@ -968,13 +968,21 @@ fn params_to_qlog(owner: Owner, p: &TransportParams) -> TransportParametersSet {
 /// Parameters defined after qlog 0.16's schema, logged as "unknown" ones with their wire IDs.
 fn extension_params(p: &TransportParams) -> Vec<q::UnknownTransportParameter> {
     let mut out = Vec::new();
-    if let Some(size) = p.max_datagram_frame_size {
-        // max_datagram_frame_size (RFC 9221 §3), value as its varint encoding.
+    // Varint values as their encoding: max_datagram_frame_size (RFC 9221 §3) and
+    // min_ack_delay (draft-ietf-quic-ack-frequency-12 §3).
+    let varint_params = [
+        (0x20, p.max_datagram_frame_size),
+        (0xff04_de1b, p.min_ack_delay),
+    ];
+    for (id, value) in varint_params {
+        let Some(value) = value else {
+            continue;
+        };
         let mut b = [0u8; 8];
         let mut o = octets::OctetsMut::with_slice(&mut b);
-        let n = o.put_varint(size).map(|w| w.len()).unwrap_or(0);
+        let n = o.put_varint(value).map(|w| w.len()).unwrap_or(0);
         out.push(q::UnknownTransportParameter {
-            id: 0x20,
+            id,
             value: hex(b.get(..n).unwrap_or(&[])),
         });
     }

@@ -1,6 +1,7 @@
 //! Connection-level tests on the in-memory pipe: this file holds the shared configurations and
 //! the basic handshake and transfer tests; each topic's suite is a file beside it.
 
+mod ack_frequency;
 mod calls;
 mod cid_calls;
 mod defences;
