@@ -203,19 +203,19 @@ void quiche_config_set_active_connection_id_limit(quiche_config *config, uint64_
  */
 void quiche_config_set_stateless_reset_token(quiche_config *config, const uint8_t *v);
 
-// Bytes a server sends per byte received from an address it has not validated (default 3).
+/* Bytes a server sends per byte received from an address it has not validated (default 3). */
 void quiche_config_set_max_amplification_factor(quiche_config *config, size_t v);
 
-// Caps the pacing rate, in bytes per second.
+/* Caps the pacing rate, in bytes per second. */
 void quiche_config_set_max_pacing_rate(quiche_config *config, uint64_t v);
 
-// Whether a new path needs a connection ID of the peer's that no other path used.
+/* Whether a new path needs a connection ID of the peer's that no other path used. */
 void quiche_config_set_disable_dcid_reuse(quiche_config *config, bool v);
 
-// Whether CUBIC counts idle time from when the sender ran out of data (default true).
+/* Whether CUBIC counts idle time from when the sender ran out of data (default true). */
 void quiche_config_set_enable_cubic_idle_restart_fix(quiche_config *config, bool v);
 
-// Kept for quiche's API; does nothing.
+/* Kept for quiche's API; does nothing. */
 void quiche_config_set_use_initial_max_data_as_flow_control_win(quiche_config *config, bool v);
 
 /*
@@ -376,7 +376,7 @@ bool quiche_conn_set_qlog_path(quiche_conn *conn, const char *path, const char *
  * it when done). */
 void quiche_conn_set_keylog_fd(quiche_conn *conn, int fd);
 
-// Sets our max_idle_timeout (ms) before the connection sent or received anything.
+/* Sets our max_idle_timeout (ms) before the connection sent or received anything. */
 int quiche_conn_set_max_idle_timeout(quiche_conn *conn, uint64_t v);
 
 /* As quiche_conn_set_qlog_path(), to a file descriptor the connection takes over (it closes it
@@ -921,10 +921,10 @@ int quiche_conn_path_stats(const quiche_conn *conn, size_t idx, quiche_path_stat
 /* Frees a connection. */
 void quiche_conn_free(quiche_conn *conn);
 
-// Writes a QUIC variable-length integer into buf: 0, or QUICHE_ERR_BUFFER_TOO_SHORT.
+/* Writes a QUIC variable-length integer into buf: 0, or QUICHE_ERR_BUFFER_TOO_SHORT. */
 int quiche_put_varint(uint8_t *buf, size_t buf_len, uint64_t val);
 
-// Reads a QUIC variable-length integer from buf: its length, or QUICHE_ERR_BUFFER_TOO_SHORT.
+/* Reads a QUIC variable-length integer from buf: its length, or QUICHE_ERR_BUFFER_TOO_SHORT. */
 ssize_t quiche_get_varint(const uint8_t *buf, size_t buf_len, uint64_t *val);
 
 /* ---------------------------------------------------------------------------------------
