@@ -8,6 +8,7 @@
 //! recovery, congestion control); they are public so that tools, fuzz targets and users who
 //! extend the library can reach them, but the re-exports at the crate root are the stable API.
 
+pub mod ack_frequency;
 pub mod ack_tracker;
 pub mod buffers;
 pub mod cc;
@@ -58,6 +59,8 @@ pub use crate::packet::{
     negotiate_version, retry, version_is_supported, ConnectionId, Header, Type, MAX_CONN_ID_LEN,
 };
 pub use crate::path::{PathEvent, SocketAddrIter};
+#[cfg(feature = "qlog")]
+pub use crate::qlog::QlogLevel;
 pub use crate::stream::Shutdown;
 
 /// The QUIC version this library speaks: QUIC v1 (RFC 9000).

@@ -38,6 +38,8 @@ pub struct Pacer {
     tokens: i128,
     /// The rate in bytes per second; 0 for unpaced (no RTT estimate yet, or a zero RTT).
     rate: u64,
+    /// A ceiling on `rate` (`Config::set_max_pacing_rate`).
+    max_rate: Option<u64>,
     /// When `tokens` was last brought up to date; `None` before the first packet.
     last: Option<Instant>,
 }
@@ -52,6 +54,7 @@ impl Pacer {
             capacity: 0,
             tokens: 0,
             rate: 0,
+            max_rate: None,
             last: None,
         }
     }
@@ -64,6 +67,11 @@ impl Pacer {
     /// The current pacing rate in bytes per second, if pacing and known.
     pub fn rate(&self) -> Option<u64> {
         (self.enabled && self.rate > 0).then_some(self.rate)
+    }
+
+    /// Caps the pacing rate at `max` bytes per second (`None`: no cap).
+    pub fn set_max_rate(&mut self, max: Option<u64>) {
+        self.max_rate = max.map(|m| m.max(1));
     }
 
     /// The maximum datagram size changed (path MTU discovery).
@@ -164,7 +172,12 @@ impl Pacer {
         let refilled = self.last.map(|_| self.tokens_at(now));
         self.capacity = (burst.max(self.max_datagram_size) as u128).saturating_mul(NANOS_PER_BYTE);
         let tokens = refilled.unwrap_or(self.capacity_i128());
-        self.rate = rate.unwrap_or(0);
+        self.rate = match (rate, self.max_rate) {
+            (Some(rate), Some(max)) => rate.min(max),
+            // Without an estimate of its own the pacer still keeps to the ceiling.
+            (None, Some(max)) => max,
+            (rate, None) => rate.unwrap_or(0),
+        };
         let sent = (bytes as i128).saturating_mul(NANOS_PER_BYTE as i128);
         self.tokens = tokens.min(self.capacity_i128()).saturating_sub(sent);
         self.last = Some(now);

@@ -122,6 +122,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             q.parameters_set(now, crate::qlog::Owner::Remote, &tp);
         }
         self.init_peer_cids(&tp);
+        self.negotiate_ack_frequency(&tp);
         self.peer_tp = Some(tp);
         Ok(())
     }
@@ -151,6 +152,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             self.qlog_state(now, crate::qlog::ConnectionState::HandshakeCompleted);
         }
         self.issue_scids()?;
+        self.early_data_reason = self.settle_early_data_reason();
         if !self.is_server && self.zero_rtt.is_some() && !self.tls.is_early_data_accepted() {
             self.on_zero_rtt_rejected()?;
         }
@@ -164,6 +166,40 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             self.on_handshake_confirmed(now);
         }
         Ok(())
+    }
+
+    /// Why 0-RTT was or was not used, in BoringSSL's `ssl_early_data_reason_t` numbering
+    /// (what quiche's `early_data_reason` reports), once the handshake completed.
+    fn settle_early_data_reason(&self) -> u32 {
+        // ssl_early_data_disabled, _accepted, _peer_declined, _no_session_offered,
+        // _session_not_resumed, _unsupported_for_session.
+        const DISABLED: u32 = 1;
+        const ACCEPTED: u32 = 2;
+        const PEER_DECLINED: u32 = 4;
+        const NO_SESSION_OFFERED: u32 = 5;
+        const SESSION_NOT_RESUMED: u32 = 6;
+        const UNSUPPORTED_FOR_SESSION: u32 = 7;
+        if !self.early_data_enabled {
+            return DISABLED;
+        }
+        if self.tls.is_early_data_accepted() {
+            return ACCEPTED;
+        }
+        let offered = self.zero_rtt.is_some();
+        match (self.is_server, offered, self.tls.is_resumed()) {
+            (_, _, false) if self.is_server || offered => SESSION_NOT_RESUMED,
+            (false, false, false) => NO_SESSION_OFFERED,
+            (false, false, true) => UNSUPPORTED_FOR_SESSION,
+            _ => PEER_DECLINED,
+        }
+    }
+
+    /// Why 0-RTT was or was not used: BoringSSL's `ssl_early_data_reason_t` as quiche reports
+    /// it (0 until the handshake completes, 1 early data not enabled, 2 accepted, 4 the peer
+    /// declined or did not offer it, 5 no session to resume, 6 the session was not resumed,
+    /// 7 the session does not allow early data).
+    pub fn early_data_reason(&self) -> u32 {
+        self.early_data_reason
     }
 
     /// The server rejected 0-RTT (RFC 9001 §4.6.2). Its packets will never be acknowledged:
@@ -261,6 +297,28 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         // The Initial keys, derived from this DCID (after a Retry, the one the server chose),
         // were installed when the packet was opened.
         self.set_server_transport_params()
+    }
+}
+
+impl<F: crate::buffers::BufFactory> Connection<F> {
+    /// Sets our `max_idle_timeout` transport parameter, in milliseconds (0: none), as quiche's
+    /// `Connection::set_max_idle_timeout`: only right after the connection was created, before
+    /// any packet was sent or received. `InvalidState` once the handshake took the
+    /// parameters.
+    pub fn set_max_idle_timeout(&mut self, v: u64) -> Result<()> {
+        if self.stats.sent > 0 || self.stats.recv > 0 {
+            return Err(Error::InvalidState);
+        }
+        let v = v.min(octets::MAX_VAR_INT);
+        self.local_tp.max_idle_timeout = v;
+        self.lifecycle
+            .set_local_idle_timeout((v > 0).then(|| Duration::from_millis(v)));
+        // A server's parameters are encoded once the client's original DCID is known.
+        if self.is_server && self.local_tp.original_destination_connection_id.is_none() {
+            return Ok(());
+        }
+        let encoded = self.local_tp.encode_to_vec(self.is_server)?;
+        self.tls.set_transport_params(encoded)
     }
 }
 

@@ -7,6 +7,7 @@
 //! `timeout`, `on_timeout`) are quiche-compatible wrappers and the only places that read the
 //! clock.
 
+mod ack_frequency;
 mod datagram;
 pub mod ecn;
 mod frame_dispatch;
@@ -14,6 +15,7 @@ mod frame_dispatch;
 mod fuzzing;
 mod handshake;
 mod ids;
+mod keepalive;
 mod migration;
 mod open;
 mod pmtud;
@@ -25,6 +27,7 @@ pub mod spaces;
 pub mod state;
 pub mod stats;
 mod stream_api;
+mod stream_calls;
 #[cfg(test)]
 pub(crate) mod tests;
 mod version_switch;
@@ -210,9 +213,9 @@ pub struct Connection<F: BufFactory = DefaultBufFactory> {
     /// Our connection IDs and the peer's (NEW/RETIRE_CONNECTION_ID, stateless reset tokens).
     cids: ConnectionIds,
     /// DATAGRAM payloads waiting for a packet (RFC 9221).
-    dgram_send: DatagramQueue,
+    dgram_send: DatagramQueue<F::DgramBuf>,
     /// DATAGRAM payloads received and not yet read.
-    dgram_recv: DatagramQueue,
+    dgram_recv: DatagramQueue<F::DgramBuf>,
 
     /// The largest datagram to send: the PLPMTU while path MTU discovery runs, otherwise the
     /// configured size (both capped by the peer's `max_udp_payload_size`).
@@ -226,12 +229,23 @@ pub struct Connection<F: BufFactory = DefaultBufFactory> {
     last_now: Option<Instant>,
     /// Which 1-RTT packet numbers to skip, to catch optimistic ACKs.
     pn_skipper: crate::recovery::PnSkipper,
+    /// The ACK frequency policy towards the peer, when both sides offered the extension.
+    ack_freq: Option<crate::ack_frequency::AckFrequencySender>,
     stats: Stats,
     #[cfg(feature = "qlog")]
     qlog: Option<Box<crate::qlog::QlogLogger>>,
     /// A server's trace waiting for the client's first Initial (see `set_qlog`).
     #[cfg(feature = "qlog")]
     qlog_pending: Option<Box<self::qlog::PendingQlog>>,
+    /// The config's tuning values the connection reads after its creation.
+    tuning: crate::config::tuning::Tuning,
+    /// What `stats()` derives from the connection's history (time with bytes in flight,
+    /// delivery rate, largest RTT).
+    tracker: self::stats::StatsTracker,
+    /// `Config::enable_early_data` was called.
+    early_data_enabled: bool,
+    /// See [`Connection::early_data_reason`].
+    early_data_reason: u32,
     buf_factory: PhantomData<F>,
 }
 
@@ -332,6 +346,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         }
         self.on_loss_detection_timeout(now);
         self.on_path_timeout(now);
+        self.track_bytes_in_flight(now);
         // Delayed ACK deadlines need no action here: `send` sees them as due.
     }
 
@@ -559,69 +574,6 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         cc.send_quantum()
             .max(by_rate.min(MAX_SEND_QUANTUM))
             .min(cc.cwnd().max(self.max_send_udp_payload_size))
-    }
-
-    /// Connection statistics.
-    pub fn stats(&self) -> Stats {
-        let r = self.recovery.stats();
-        Stats {
-            lost: r.lost_packets as usize,
-            lost_bytes: r.lost_bytes,
-            lost_by_packet_threshold: r.lost_by_packet_threshold as usize,
-            lost_by_time_threshold: r.lost_by_time_threshold as usize,
-            spurious_lost: r.spurious_losses as usize,
-            pto_count: r.pto_count as usize,
-            pto_probes_sent: r.probes_sent as usize,
-            persistent_congestion: r.persistent_congestion as usize,
-            lost_in_first_slow_start: r.lost_in_first_slow_start as usize,
-            ..self.stats.clone()
-        }
-    }
-
-    /// How the congestion controller's slow starts ended (exits by delay and by loss, when the
-    /// first one ended), as the controller counts them.
-    pub fn cc_stats(&self) -> crate::cc::CcStats {
-        use crate::cc::CongestionControl;
-        self.recovery.controller().stats()
-    }
-
-    /// Statistics of the connection's paths, as quiche's `path_stats()` gives them: an
-    /// iterator over the active path (the one recovery and congestion control serve; probed
-    /// paths are queried with [`Connection::is_path_validated`]). The iterator also
-    /// dereferences to that path's statistics, so `conn.path_stats().cwnd` reads the path directly.
-    pub fn path_stats(&self) -> PathStatsIter {
-        PathStatsIter::new(self.active_path_stats())
-    }
-
-    /// Statistics of the path the connection uses.
-    fn active_path_stats(&self) -> PathStats {
-        use crate::cc::CongestionControl;
-        let stats = self.stats();
-        let rtt = self.recovery.rtt();
-        let cc = self.recovery.controller();
-        PathStats {
-            local_addr: self.paths.active().local,
-            peer_addr: self.paths.active().peer,
-            validated: self.paths.active().validated(),
-            recv: stats.recv,
-            sent: stats.sent,
-            lost: stats.lost,
-            retrans: stats.retrans,
-            rtt: rtt.smoothed_rtt(),
-            min_rtt: rtt.stats().has_sample().then(|| rtt.min_rtt()),
-            latest_rtt: rtt.latest_rtt(),
-            rttvar: rtt.rttvar(),
-            cwnd: self.recovery.cwnd(),
-            ssthresh: cc.ssthresh(),
-            bytes_in_flight: self.recovery.bytes_in_flight(),
-            pacing_rate: cc.pacing_rate(),
-            cc_state: cc.state().as_str(),
-            sent_bytes: stats.sent_bytes,
-            recv_bytes: stats.recv_bytes,
-            lost_bytes: stats.lost_bytes,
-            stream_retrans_bytes: stats.stream_retrans_bytes,
-            pmtu: self.max_send_udp_payload_size,
-        }
     }
 
     /// The peer's transport parameters, once received.

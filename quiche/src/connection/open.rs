@@ -167,7 +167,14 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             compat_original: None,
             compatible_versions: config.compatible_versions.clone(),
             pending_switch: None,
-            paths: crate::path::PathSet::new(path),
+            paths: {
+                let mut paths = crate::path::PathSet::new(path);
+                paths.set_limits(crate::path::PathLimits {
+                    amplification_factor: config.tuning.max_amplification_factor,
+                    max_pending_responses: config.tuning.path_challenge_recv_max_queue_len,
+                });
+                paths
+            },
             recv_path: None,
             recv_path_new: false,
             migrate_to: None,
@@ -183,7 +190,11 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             one_rtt: None,
             zero_rtt: None,
             recovery,
-            pacer: crate::cc::pacer::Pacer::new(config.pacing, max_datagram),
+            pacer: {
+                let mut pacer = crate::cc::pacer::Pacer::new(config.pacing, max_datagram);
+                pacer.set_max_rate(config.tuning.max_pacing_rate);
+                pacer
+            },
             recovery_config,
             cc_factory: config.cc_factory.clone(),
             cid_generator: config.cid_generator.clone(),
@@ -218,6 +229,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             peer_ack_delay_exponent: 3,
             last_now: None,
             pn_skipper: crate::recovery::PnSkipper::new(seed.rotate_left(17)),
+            ack_freq: None,
             stats: Stats {
                 paths_count: 1,
                 ..Stats::default()
@@ -226,6 +238,10 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             qlog: None,
             #[cfg(feature = "qlog")]
             qlog_pending: None,
+            tuning: config.tuning,
+            tracker: self::stats::StatsTracker::default(),
+            early_data_enabled: config.tls.is_early_data_enabled(),
+            early_data_reason: 0,
             buf_factory: PhantomData,
         };
 
@@ -312,7 +328,7 @@ fn build_recovery_parts(
     };
     let recovery_config = RecoveryConfig {
         max_ack_delay: Duration::from_millis(25),
-        initial_rtt: crate::rtt::INITIAL_RTT,
+        initial_rtt: config.tuning.initial_rtt,
         is_server,
         cc_algorithm: config.cc_algorithm,
         cc: config.cc_config(max_datagram),
@@ -346,6 +362,7 @@ fn build_streams(
             initial_max_stream_data_bidi_remote: local_tp.initial_max_stream_data_bidi_remote,
             initial_max_stream_data_uni: local_tp.initial_max_stream_data_uni,
             max_stream_window: config.max_stream_window,
+            send_streams_blocked: config.tuning.send_streams_blocked,
             ..StreamConfig::default()
         },
     );

@@ -19,6 +19,7 @@
 mod app;
 mod frame_log;
 mod reset;
+mod streamer;
 
 #[cfg(test)]
 mod tests;
@@ -32,7 +33,7 @@ use ::qlog::events::quic::{
     self as q, CongestionStateUpdated, LossTimerUpdated, MetricsUpdated, PacketDropped,
     PacketHeader, PacketLost, PacketReceived, PacketSent, TransportParametersSet,
 };
-use ::qlog::events::{Event, EventData, RawInfo};
+use ::qlog::events::{Event, EventData, EventImportance, Eventable, RawInfo};
 use ::qlog::{CommonFields, Configuration, QlogSeq, TraceSeq, VantagePoint, VantagePointType};
 
 pub use self::app::AppQlog;
@@ -251,9 +252,38 @@ pub struct Metrics {
     pub cc_min_rtt: Option<Duration>,
 }
 
+/// Which events a trace keeps, by their importance in the qlog event definitions (quiche's
+/// `QlogLevel`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QlogLevel {
+    /// Core events only (packets sent, received and lost, metrics, parameters ...).
+    Core = 0,
+    /// Core and Base events (also dropped packets, state changes ...).
+    Base = 1,
+    /// Every event (also timers, MTU updates, frame-level HTTP/3 and QPACK details ...).
+    Extra = 2,
+}
+
+impl QlogLevel {
+    fn importance(self) -> EventImportance {
+        match self {
+            QlogLevel::Core => EventImportance::Core,
+            QlogLevel::Base => EventImportance::Base,
+            QlogLevel::Extra => EventImportance::Extra,
+        }
+    }
+}
+
 /// Streams one connection's qlog trace to a writer. See the module documentation.
 pub struct QlogLogger {
     writer: Box<dyn Write + Send + Sync>,
+    /// Events less important than this are not written.
+    level: EventImportance,
+    /// The streamer `Connection::qlog_streamer` hands out, once asked for.
+    bridge: Option<Box<streamer::StreamerBridge>>,
+    /// Client or server.
+    vantage: VantagePointType,
     error: Option<std::io::Error>,
     start: Instant,
     /// Time of the last event written, in ms since `start`; later events never go below it.
@@ -302,6 +332,12 @@ impl QlogLogger {
     ) -> QlogLogger {
         let mut logger = QlogLogger {
             writer,
+            level: EventImportance::Extra,
+            bridge: None,
+            vantage: match vantage {
+                Vantage::Client => VantagePointType::Client,
+                Vantage::Server => VantagePointType::Server,
+            },
             error: None,
             start,
             last_time: 0.0,
@@ -347,6 +383,16 @@ impl QlogLogger {
         logger
     }
 
+    /// Writes only the events of `level`'s importance and above from now on.
+    pub fn set_level(&mut self, level: QlogLevel) {
+        self.level = level.importance();
+    }
+
+    /// Whether an event of `importance` is written.
+    fn keeps(&self, importance: EventImportance) -> bool {
+        importance.is_contained_in(&self.level)
+    }
+
     /// Whether events are still being written (no I/O error so far).
     pub fn is_enabled(&self) -> bool {
         self.error.is_none()
@@ -359,8 +405,30 @@ impl QlogLogger {
 
     /// Flushes the writer.
     pub fn flush(&mut self) {
+        self.drain_streamer();
         if self.error.is_none() {
             if let Err(e) = self.writer.flush() {
+                self.error = Some(e);
+            }
+        }
+    }
+
+    /// A `qlog` crate streamer whose events join this trace (quiche's `qlog_streamer`),
+    /// created when first asked for.
+    pub fn streamer(&mut self) -> &mut ::qlog::streamer::QlogStreamer {
+        let (start, level, ty) = (self.start, self.level, self.vantage.clone());
+        self.bridge
+            .get_or_insert_with(|| Box::new(streamer::StreamerBridge::new(start, level, ty)))
+            .streamer()
+    }
+
+    /// Writes the streamer's events into the trace.
+    fn drain_streamer(&mut self) {
+        if self.error.is_some() {
+            return;
+        }
+        if let Some(bridge) = &self.bridge {
+            if let Err(e) = bridge.drain_into(&mut self.writer) {
                 self.error = Some(e);
             }
         }
@@ -657,7 +725,7 @@ impl QlogLogger {
     /// connection starts to close, so that a trace says how much was resent and why (loss,
     /// PTO probe, spurious loss).
     pub fn loss_counters(&mut self, now: Instant, fields: &[(&str, u64)]) {
-        if !self.is_enabled() || self.counters_logged {
+        if !self.is_enabled() || self.counters_logged || !self.keeps(EventImportance::Extra) {
             return;
         }
         self.counters_logged = true;
@@ -740,6 +808,9 @@ impl QlogLogger {
     fn write_event(&mut self, now: Instant, data: EventData) -> EventData {
         let time = self.event_time(now);
         let event = Event::with_time(time, data);
+        if !self.keeps(event.importance()) {
+            return event.data;
+        }
         self.write_record(|buf| serde_json::to_writer(buf, &event));
         event.data
     }
@@ -758,7 +829,7 @@ impl QlogLogger {
     /// the event is written as plain JSON). States are `testing`, `unknown`, `failed` and
     /// `capable`.
     pub fn ecn_state_updated(&mut self, now: Instant, old: Option<&str>, new: &str) {
-        if !self.is_enabled() {
+        if !self.is_enabled() || !self.keeps(EventImportance::Extra) {
             return;
         }
         let time = self.event_time(now);
@@ -777,6 +848,7 @@ impl QlogLogger {
 
     /// Writes one JSON text sequence record: RS, the JSON text, LF (RFC 7464 §2).
     fn write_record(&mut self, serialize: impl FnOnce(&mut Vec<u8>) -> serde_json::Result<()>) {
+        self.drain_streamer();
         if self.error.is_some() {
             return;
         }
@@ -896,13 +968,21 @@ fn params_to_qlog(owner: Owner, p: &TransportParams) -> TransportParametersSet {
 /// Parameters defined after qlog 0.16's schema, logged as "unknown" ones with their wire IDs.
 fn extension_params(p: &TransportParams) -> Vec<q::UnknownTransportParameter> {
     let mut out = Vec::new();
-    if let Some(size) = p.max_datagram_frame_size {
-        // max_datagram_frame_size (RFC 9221 §3), value as its varint encoding.
+    // Varint values as their encoding: max_datagram_frame_size (RFC 9221 §3) and
+    // min_ack_delay (draft-ietf-quic-ack-frequency-12 §3).
+    let varint_params = [
+        (0x20, p.max_datagram_frame_size),
+        (0xff04_de1b, p.min_ack_delay),
+    ];
+    for (id, value) in varint_params {
+        let Some(value) = value else {
+            continue;
+        };
         let mut b = [0u8; 8];
         let mut o = octets::OctetsMut::with_slice(&mut b);
-        let n = o.put_varint(size).map(|w| w.len()).unwrap_or(0);
+        let n = o.put_varint(value).map(|w| w.len()).unwrap_or(0);
         out.push(q::UnknownTransportParameter {
-            id: 0x20,
+            id,
             value: hex(b.get(..n).unwrap_or(&[])),
         });
     }

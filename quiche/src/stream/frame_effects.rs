@@ -22,9 +22,15 @@ impl StreamMap {
             .get_mut(&id)
             .and_then(|s| s.recv.as_mut())
             .ok_or(Error::InvalidStreamState(id))?;
+        let readable_before = recv.readable_len();
         let credit = recv.write(offset, data, fin)?;
+        // New in-order bytes, or the end, re-arm `stream_readable_next`.
+        let news = recv.readable_len() > readable_before || (fin && recv.is_readable());
         self.recv_discarded = self.recv_discarded.saturating_add(credit.discarded);
         self.refresh(id);
+        if news {
+            self.arm_readable(id);
+        }
         Ok(credit.new)
     }
 
@@ -42,8 +48,12 @@ impl StreamMap {
             .and_then(|s| s.recv.as_mut())
             .ok_or(Error::InvalidStreamState(id))?;
         let credit = recv.reset(error_code, final_size)?;
+        let readable = recv.is_readable();
         self.recv_discarded = self.recv_discarded.saturating_add(credit.discarded);
         self.refresh(id);
+        if readable {
+            self.arm_readable(id);
+        }
         Ok(credit.new)
     }
 
@@ -64,6 +74,8 @@ impl StreamMap {
             self.queue_control(CtlKey::Reset(id));
         }
         self.refresh(id);
+        // The next write reports the stop: the application should hear of the stream.
+        self.rearm_writable_if_writable(id);
         Ok(())
     }
 
@@ -77,6 +89,7 @@ impl StreamMap {
             send.set_peer_max_data(max);
         }
         self.refresh(id);
+        self.rearm_writable_if_writable(id);
         Ok(())
     }
 
@@ -161,6 +174,7 @@ impl StreamMap {
         if let Some(send) = self.streams.get_mut(&id).and_then(|s| s.send.as_mut()) {
             send.on_acked(offset, len, fin);
             self.refresh(id);
+            self.rearm_writable_if_writable(id);
         }
     }
 

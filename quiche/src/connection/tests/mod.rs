@@ -1,6 +1,9 @@
 //! Connection-level tests on the in-memory pipe: this file holds the shared configurations and
 //! the basic handshake and transfer tests; each topic's suite is a file beside it.
 
+mod ack_frequency;
+mod calls;
+mod cid_calls;
 mod defences;
 mod ecn;
 mod ecn_paths;
@@ -11,7 +14,10 @@ mod pmtud;
 mod qlog;
 mod retrans;
 mod stateless_reset;
+mod stats_counters;
+pub(crate) mod stream_calls;
 pub(crate) mod streams;
+mod tuning;
 mod v2;
 mod zero_rtt;
 

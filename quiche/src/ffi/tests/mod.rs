@@ -390,3 +390,43 @@ fn path_events_and_path_iterators_from_c() {
         quiche_config_free(config);
     }
 }
+
+#[test]
+fn varints_round_trip_through_the_c_helpers() {
+    let mut buf = [0u8; 8];
+    for (v, len) in [
+        (0u64, 1),
+        (63, 1),
+        (15_293, 2),
+        (494_878_333, 4),
+        ((1 << 62) - 1, 8),
+    ] {
+        // SAFETY: `buf` is writable and readable for its length; `out` is writable.
+        unsafe {
+            assert_eq!(super::tuning::quiche_put_varint(buf.as_mut_ptr(), 8, v), 0);
+            let mut out = 0;
+            assert_eq!(
+                super::tuning::quiche_get_varint(buf.as_ptr(), 8, &mut out),
+                len
+            );
+            assert_eq!(out, v);
+        }
+    }
+    let too_short = Error::BufferTooShort.to_c();
+    // SAFETY: as above; lengths never exceed the buffer.
+    unsafe {
+        assert_eq!(
+            super::tuning::quiche_put_varint(buf.as_mut_ptr(), 1, 64),
+            too_short
+        );
+        assert_eq!(
+            super::tuning::quiche_put_varint(buf.as_mut_ptr(), 8, 1 << 62),
+            too_short
+        );
+        let mut out = 0;
+        assert_eq!(
+            super::tuning::quiche_get_varint(buf.as_ptr(), 0, &mut out),
+            too_short as ssize_t
+        );
+    }
+}

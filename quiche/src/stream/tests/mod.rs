@@ -24,6 +24,7 @@ fn config(max_streams: u64, window: u64) -> StreamConfig {
         initial_max_stream_data_uni: window,
         max_stream_window: window * 8,
         max_stream_send_buffer: DEFAULT_MAX_STREAM_SEND_BUFFER,
+        send_streams_blocked: true,
     }
 }
 
