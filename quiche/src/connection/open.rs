@@ -151,7 +151,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         let (pmtud, max_datagram, recovery_config, recovery, seed) =
             build_recovery_parts(is_server, scid, config);
         let (streams, rx_fc) = build_streams(is_server, &local_tp, config);
-        let path = initial_path(is_server, odcid.is_some(), local, peer, config);
+        let paths = initial_paths(is_server, odcid.is_some(), local, peer, config);
         let idle = idle_timeout(&local_tp);
         let odcid = odcid.map(|c| c.clone().into_owned()).unwrap_or_default();
         let mut conn = Connection {
@@ -167,14 +167,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             compat_original: None,
             compatible_versions: config.compatible_versions.clone(),
             pending_switch: None,
-            paths: {
-                let mut paths = crate::path::PathSet::new(path);
-                paths.set_limits(crate::path::PathLimits {
-                    amplification_factor: config.tuning.max_amplification_factor,
-                    max_pending_responses: config.tuning.path_challenge_recv_max_queue_len,
-                });
-                paths
-            },
+            paths,
             recv_path: None,
             recv_path_new: false,
             migrate_to: None,
@@ -190,11 +183,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             one_rtt: None,
             zero_rtt: None,
             recovery,
-            pacer: {
-                let mut pacer = crate::cc::pacer::Pacer::new(config.pacing, max_datagram);
-                pacer.set_max_rate(config.tuning.max_pacing_rate);
-                pacer
-            },
+            pacer: build_pacer(config, max_datagram),
             recovery_config,
             cc_factory: config.cc_factory.clone(),
             cid_generator: config.cid_generator.clone(),
@@ -372,19 +361,31 @@ fn build_streams(
     (streams, rx_fc)
 }
 
-/// The handshake's path. A client's is validated; so is a server's after a Retry, by the token
-/// (RFC 9000 §8.1.2); a server's is amplification-limited until then.
-fn initial_path(
+/// The path set with the handshake's path. A client's is validated; so is a server's after a
+/// Retry, by the token (RFC 9000 §8.1.2); a server's is amplification-limited until then.
+fn initial_paths(
     is_server: bool,
     retried: bool,
     local: SocketAddr,
     peer: SocketAddr,
     config: &Config,
-) -> crate::path::Path {
+) -> crate::path::PathSet {
     let mut path = crate::path::Path::new(local, peer, !is_server || retried);
     path.amplification_limited = is_server;
     path.ecn = crate::ecn::EcnValidation::new(config.ecn);
-    path
+    let mut paths = crate::path::PathSet::new(path);
+    paths.set_limits(crate::path::PathLimits {
+        amplification_factor: config.tuning.max_amplification_factor,
+        max_pending_responses: config.tuning.path_challenge_recv_max_queue_len,
+    });
+    paths
+}
+
+/// The pacer, with the application's rate cap (`Config::set_max_pacing_rate`).
+fn build_pacer(config: &Config, max_datagram: usize) -> crate::cc::pacer::Pacer {
+    let mut pacer = crate::cc::pacer::Pacer::new(config.pacing, max_datagram);
+    pacer.set_max_rate(config.tuning.max_pacing_rate);
+    pacer
 }
 
 /// Our idle timeout, if we set one (RFC 9000 §10.1).
