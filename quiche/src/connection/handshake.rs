@@ -80,7 +80,11 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
 
     /// Validates and applies the peer's transport parameters (RFC 9000 §7.3, §18).
     fn apply_peer_transport_params(&mut self, raw: &[u8]) -> Result<()> {
-        let tp = TransportParams::decode(raw, !self.is_server)?;
+        let tp = TransportParams::decode_keeping_unknown(
+            raw,
+            !self.is_server,
+            self.tuning.unknown_transport_params_budget,
+        )?;
         if let Err(e) = self.check_version_information(&tp) {
             let now = self.last_now.unwrap_or_else(Self::wall_now);
             self.close_with(e, now);

@@ -58,7 +58,7 @@ pub use self::open::{connect_with_dcid, connect_with_dcid_and_buffer_factory};
 #[cfg(all(feature = "ffi", feature = "boringssl-boring-crate"))]
 pub(crate) use self::open::{connect_with_tls, random_client_dcid};
 pub use self::state::ConnectionError;
-pub use self::stats::{PathStats, PathStatsIter, Stats};
+pub use self::stats::{PathStats, PathStatsIter, Stats, TxBufferTrackingState};
 
 /// Information about a received datagram.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

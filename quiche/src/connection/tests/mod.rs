@@ -17,6 +17,7 @@ mod stateless_reset;
 mod stats_counters;
 pub(crate) mod stream_calls;
 pub(crate) mod streams;
+mod transport_params;
 mod tuning;
 mod v2;
 mod zero_rtt;
