@@ -47,9 +47,9 @@ pub use crate::cc::{
 pub use crate::cid::ConnectionIdGenerator;
 pub use crate::config::Config;
 pub use crate::connection::{
-    accept, accept_with_buf_factory, connect, connect_with_buffer_factory, Connection,
-    ConnectionError, PathStats, PathStatsIter, RecvInfo, SendInfo, Stats, TxBufferTrackingState,
-    MAX_SEND_QUANTUM, SEND_QUANTUM_INTERVAL,
+    accept, accept_with_buf_factory, accept_with_retry, connect, connect_with_buffer_factory,
+    Connection, ConnectionError, PathStats, PathStatsIter, RecvInfo, RetryConnectionIds, SendInfo,
+    Stats, TxBufferTrackingState, MAX_SEND_QUANTUM, SEND_QUANTUM_INTERVAL,
 };
 #[cfg(feature = "custom-client-dcid")]
 pub use crate::connection::{connect_with_dcid, connect_with_dcid_and_buffer_factory};
