@@ -57,14 +57,7 @@ boringssl_env="$(tools/boringssl/build.sh --env)"
 (
     eval "$boringssl_env"
     cargo clippy -p quiche --all-targets --features boringssl-boring-crate,ffi -- -D warnings
-    # Three tests fail on BoringSSL and are excluded from this run until fixed (issue 27, see
-    # the 2026-11-28 stop note): two expect a server flight larger than one datagram before
-    # validation (BoringSSL's test flight fits in one, so the amplification limit never binds),
-    # and the C migration test's first send returns QUICHE_ERR_TLS_FAIL with BoringSSL.
-    cargo test -p quiche --features boringssl-boring-crate,ffi -- \
-        --skip connection::tests::stats_counters::an_unvalidated_server_counts_its_amplification_stalls \
-        --skip connection::tests::tuning::amplification_factor_bounds_what_an_unvalidated_server_sends \
-        --skip ffi::tests::migration_functions_check_their_arguments_and_state
+    cargo test -p quiche --features boringssl-boring-crate,ffi
 )
 
 step "release builds of the apps, quiche-load and tools/relay (once: the steps below skip theirs)"
