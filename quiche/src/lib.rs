@@ -40,6 +40,7 @@ pub mod tls;
 pub mod transport_params;
 
 pub use crate::buffers::{BufFactory, BufSplit};
+pub use crate::cc::pacer::ReleaseDecision;
 pub use crate::cc::{
     BbrOptions, CcFactory, CongestionControl, CongestionControlAlgorithm, HystartVariant,
     SlowStartStrategy, StartupExit, StartupExitReason,

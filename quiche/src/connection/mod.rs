@@ -18,6 +18,7 @@ mod ids;
 mod keepalive;
 mod migration;
 mod open;
+mod pacing;
 mod pmtud;
 mod qlog;
 mod recv;

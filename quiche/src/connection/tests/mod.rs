@@ -9,6 +9,7 @@ mod ecn;
 mod ecn_paths;
 mod handshake_loss;
 mod migration;
+mod pacing;
 mod pmtud;
 #[cfg(feature = "qlog")]
 mod qlog;
