@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use super::tuning::{pipe_without_address_validation, UNVALIDATED_RUN};
 use super::{client_config, server_config};
 use crate::cc::StartupExitReason;
 use crate::connection::stats::TxBufferTrackingState;
@@ -141,15 +142,8 @@ fn datagrams_are_counted_sent_received_and_lost() {
 
 #[test]
 fn an_unvalidated_server_counts_its_amplification_stalls() {
-    let mut pipe = Pipe::new(&mut client_config(), &mut server_config()).unwrap();
-    pipe.hook = Some(Box::new(|d| {
-        if d.direction == Direction::ToServer && d.index > 0 {
-            Verdict::Drop
-        } else {
-            Verdict::Deliver
-        }
-    }));
-    let _ = pipe.run_for(Duration::from_secs(2));
+    let mut pipe = pipe_without_address_validation(&mut server_config());
+    let _ = pipe.run_for(UNVALIDATED_RUN);
     assert!(pipe.server.stats().amplification_limited_count >= 1);
     assert_eq!(pipe.client.stats().amplification_limited_count, 0);
     let p = pipe.server.path_stats();
