@@ -15,6 +15,12 @@ use octets::{Octets, OctetsMut};
 use crate::error::{Error, Result};
 use crate::packet::{ConnectionId, MAX_CONN_ID_LEN};
 
+mod unknown;
+
+pub use self::unknown::{
+    UnknownTransportParameter, UnknownTransportParameterIterator, UnknownTransportParameters,
+};
+
 const ORIGINAL_DESTINATION_CONNECTION_ID: u64 = 0x00;
 const MAX_IDLE_TIMEOUT: u64 = 0x01;
 const STATELESS_RESET_TOKEN: u64 = 0x02;
@@ -114,6 +120,13 @@ pub struct TransportParams {
     /// and IMMEDIATE_ACK frames; `None` when not sent. Never above `max_ack_delay` (which is in
     /// milliseconds).
     pub min_ack_delay: Option<u64>,
+    /// The parameters of the peer this library does not know, kept when the config asked for
+    /// them ([`Config::enable_track_unknown_transport_parameters`]); `None` otherwise. Never
+    /// encoded: they describe what a peer sent.
+    ///
+    /// [`Config::enable_track_unknown_transport_parameters`]:
+    /// crate::config::Config::enable_track_unknown_transport_parameters
+    pub unknown_params: Option<UnknownTransportParameters>,
 }
 
 /// Version Information (RFC 9368 §3): the version the sender chose and the versions it offers.
@@ -188,6 +201,7 @@ impl Default for TransportParams {
             grease_quic_bit: false,
             version_information: None,
             min_ack_delay: None,
+            unknown_params: None,
         }
     }
 }
@@ -452,8 +466,25 @@ impl TransportParams {
     /// values of the connection ID parameters are checked separately, by
     /// [`TransportParams::validate_connection_ids`], once the connection knows what to expect.
     pub fn decode(buf: &[u8], is_server: bool) -> Result<TransportParams> {
+        Self::decode_keeping_unknown(buf, is_server, None)
+    }
+
+    /// [`TransportParams::decode`], keeping the parameters it does not know in
+    /// [`TransportParams::unknown_params`] when `unknown_budget` is given: as many as fit in
+    /// that many bytes (see [`UnknownTransportParameters::push`]), the others dropped.
+    pub fn decode_keeping_unknown(
+        buf: &[u8],
+        is_server: bool,
+        unknown_budget: Option<usize>,
+    ) -> Result<TransportParams> {
         let mut b = Octets::with_slice(buf);
-        let mut tp = TransportParams::default();
+        let mut tp = TransportParams {
+            unknown_params: unknown_budget.map(|capacity| UnknownTransportParameters {
+                capacity,
+                parameters: Vec::new(),
+            }),
+            ..TransportParams::default()
+        };
         let mut seen: u32 = 0;
 
         // Each round consumes at least the two varints of id and length, so the loop ends.
@@ -464,6 +495,13 @@ impl TransportParams {
             let val = b.get_bytes(len).map_err(truncated)?;
 
             let Some(bit) = known_bit(id) else {
+                if let Some(unknown) = tp.unknown_params.as_mut() {
+                    // One that does not fit is dropped; a smaller one after it may fit.
+                    let _ = unknown.push(UnknownTransportParameter {
+                        id,
+                        value: val.buf(),
+                    });
+                }
                 continue;
             };
             if seen & bit != 0 {

@@ -33,6 +33,13 @@ pub(crate) struct Tuning {
     pub(crate) send_streams_blocked: bool,
     /// PATH_RESPONSE frames owed on a path at most.
     pub(crate) path_challenge_recv_max_queue_len: usize,
+    /// Connections issue their own connection IDs up to the peer's limit once the handshake
+    /// completes and replace the ones the peer retires ([`Config::enable_automatic_connection_ids`];
+    /// quiche leaves that to the application's `new_scid`).
+    pub(crate) automatic_connection_ids: bool,
+    /// The byte budget for the peer's unknown transport parameters the connection keeps;
+    /// `None`: none kept.
+    pub(crate) unknown_transport_params_budget: Option<usize>,
 }
 
 impl Default for Tuning {
@@ -47,6 +54,8 @@ impl Default for Tuning {
             relaxed_loss_threshold: false,
             send_streams_blocked: true,
             path_challenge_recv_max_queue_len: crate::path::MAX_PENDING_RESPONSES,
+            automatic_connection_ids: false,
+            unknown_transport_params_budget: None,
         }
     }
 }
@@ -135,6 +144,14 @@ impl Config {
     /// most; further ones are dropped until some are answered (default 4). At least 1.
     pub fn set_path_challenge_recv_max_queue_len(&mut self, queue_len: usize) {
         self.tuning.path_challenge_recv_max_queue_len = queue_len.max(1);
+    }
+
+    /// Keeps the transport parameters the peer sent that this library does not know (RFC 9000
+    /// §7.4.2 has them ignored otherwise), up to `size` bytes in all (each costs its value's
+    /// length plus 8): `Connection::peer_transport_params()` then has them in
+    /// `unknown_params`, in the order the peer sent them. Off by default.
+    pub fn enable_track_unknown_transport_parameters(&mut self, size: usize) {
+        self.tuning.unknown_transport_params_budget = Some(size);
     }
 
     /// Kept for quiche's API: the connection's flow-control window always starts at

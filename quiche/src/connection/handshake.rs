@@ -22,6 +22,16 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     }
 
     /// The server learnt the client's original DCID: its transport parameters can be set.
+    /// A server accepted after a Retry whose Source Connection ID was `retry_scid`: its
+    /// parameters echo it (RFC 9000 §7.3), and the client's Initial and 0-RTT packets
+    /// addressed to it are the connection's until the client switches to our own ID.
+    pub(super) fn set_retry_source(&mut self, retry_scid: &ConnectionId) -> Result<()> {
+        let retry_scid = retry_scid.clone().into_owned();
+        self.local_tp.retry_source_connection_id = Some(retry_scid.clone());
+        self.retry_scid = Some(retry_scid);
+        self.set_server_transport_params()
+    }
+
     pub(super) fn set_server_transport_params(&mut self) -> Result<()> {
         if self.local_tp.original_destination_connection_id.is_none() {
             self.local_tp.original_destination_connection_id = Some(self.odcid.clone());
@@ -80,7 +90,11 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
 
     /// Validates and applies the peer's transport parameters (RFC 9000 §7.3, §18).
     fn apply_peer_transport_params(&mut self, raw: &[u8]) -> Result<()> {
-        let tp = TransportParams::decode(raw, !self.is_server)?;
+        let tp = TransportParams::decode_keeping_unknown(
+            raw,
+            !self.is_server,
+            self.tuning.unknown_transport_params_budget,
+        )?;
         if let Err(e) = self.check_version_information(&tp) {
             let now = self.last_now.unwrap_or_else(Self::wall_now);
             self.close_with(e, now);
@@ -151,7 +165,9 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             let now = self.last_now.unwrap_or_else(Self::wall_now);
             self.qlog_state(now, crate::qlog::ConnectionState::HandshakeCompleted);
         }
-        self.issue_scids()?;
+        if self.tuning.automatic_connection_ids {
+            self.issue_scids()?;
+        }
         self.early_data_reason = self.settle_early_data_reason();
         if !self.is_server && self.zero_rtt.is_some() && !self.tls.is_early_data_accepted() {
             self.on_zero_rtt_rejected()?;

@@ -18,6 +18,7 @@ mod ids;
 mod keepalive;
 mod migration;
 mod open;
+mod pacing;
 mod pmtud;
 mod qlog;
 mod recv;
@@ -52,13 +53,16 @@ use self::sent_frames::SentFrames;
 use self::spaces::{OneRttKeys, PacketSpace};
 use self::state::Lifecycle;
 
-pub use self::open::{accept, accept_with_buf_factory, connect, connect_with_buffer_factory};
+pub use self::open::{
+    accept, accept_with_buf_factory, accept_with_retry, connect, connect_with_buffer_factory,
+    RetryConnectionIds,
+};
 #[cfg(feature = "custom-client-dcid")]
 pub use self::open::{connect_with_dcid, connect_with_dcid_and_buffer_factory};
 #[cfg(all(feature = "ffi", feature = "boringssl-boring-crate"))]
 pub(crate) use self::open::{connect_with_tls, random_client_dcid};
 pub use self::state::ConnectionError;
-pub use self::stats::{PathStats, PathStatsIter, Stats};
+pub use self::stats::{PathStats, PathStatsIter, Stats, TxBufferTrackingState};
 
 /// Information about a received datagram.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -108,8 +112,9 @@ pub struct Connection<F: BufFactory = DefaultBufFactory> {
     dcid_from_peer: bool,
     /// The token a client puts in its Initial packets (from a Retry).
     token: Option<Vec<u8>>,
-    /// The Source Connection ID of the Retry the client processed, which the server's
-    /// `retry_source_connection_id` must match (RFC 9000 §7.3).
+    /// The Source Connection ID of the Retry: a client's, the one it processed, which the
+    /// server's `retry_source_connection_id` must match (RFC 9000 §7.3); a server's, the one
+    /// it was accepted with (`accept_with_retry`), when it is not the server's own ID.
     retry_scid: Option<ConnectionId<'static>>,
     /// The version of the first flight, once a client answered Version Negotiation with a new
     /// one (RFC 9368 §2.1); the server's Version Information is checked against it.

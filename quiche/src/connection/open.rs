@@ -106,10 +106,53 @@ pub fn accept(
     accept_with_buf_factory(scid, odcid, local, peer, config)
 }
 
-/// Creates a new server-side connection whose buffers come from the factory `F`.
+/// Creates a new server-side connection whose buffers come from the factory `F`. With
+/// `odcid`, `scid` is taken to be the Source Connection ID of the Retry as well (see
+/// [`accept_with_retry`] for one that differs).
 pub fn accept_with_buf_factory<F: BufFactory>(
     scid: &ConnectionId,
     odcid: Option<&ConnectionId>,
+    local: SocketAddr,
+    peer: SocketAddr,
+    config: &mut Config,
+) -> Result<Connection<F>> {
+    let retry_cids = odcid.map(|odcid| RetryConnectionIds {
+        original_destination_cid: odcid,
+        retry_source_cid: scid,
+    });
+    accept_server(scid, retry_cids, local, peer, config)
+}
+
+/// The connection IDs of a Retry exchange, which a server accepting the client's second
+/// Initial echoes in its transport parameters (RFC 9000 §7.3), for [`accept_with_retry`].
+pub struct RetryConnectionIds<'a> {
+    /// The Destination Connection ID of the client's first Initial, the one the Retry
+    /// answered.
+    pub original_destination_cid: &'a ConnectionId<'a>,
+    /// The Source Connection ID of the Retry, which the client's second Initial is addressed
+    /// to. It may differ from the connection's own Source Connection ID.
+    pub retry_source_cid: &'a ConnectionId<'a>,
+}
+
+/// Creates a new server-side connection for a client that answered a Retry (made with
+/// [`crate::retry`]) with a valid token: `scid` is the connection's own Source Connection ID,
+/// which may be a new one (the client's Initial DCID is the Retry's SCID, chosen by whoever
+/// sent the Retry, and the client switches to `scid` when the server's first Initial arrives);
+/// `retry_cids` ties the connection to the Retry exchange. The client checks both IDs
+/// (RFC 9000 §7.3): wrong ones fail its handshake with TRANSPORT_PARAMETER_ERROR.
+pub fn accept_with_retry<F: BufFactory>(
+    scid: &ConnectionId,
+    retry_cids: RetryConnectionIds,
+    local: SocketAddr,
+    peer: SocketAddr,
+    config: &mut Config,
+) -> Result<Connection<F>> {
+    accept_server(scid, Some(retry_cids), local, peer, config)
+}
+
+fn accept_server<F: BufFactory>(
+    scid: &ConnectionId,
+    retry_cids: Option<RetryConnectionIds>,
     local: SocketAddr,
     peer: SocketAddr,
     config: &mut Config,
@@ -118,7 +161,12 @@ pub fn accept_with_buf_factory<F: BufFactory>(
     check_endpoint(true, scid, config)?;
     // The transport parameters are set once the client's DCID is known.
     let tls = Handshake::new_server(&mut config.tls, Vec::new())?;
-    Connection::new(true, tls, scid, odcid, local, peer, config)
+    let odcid = retry_cids.as_ref().map(|r| r.original_destination_cid);
+    let mut conn = Connection::new(true, tls, scid, odcid, local, peer, config)?;
+    if let Some(r) = retry_cids {
+        conn.set_retry_source(r.retry_source_cid)?;
+    }
+    Ok(conn)
 }
 
 /// Whether a connection with source connection ID `scid` may be made from `config`.

@@ -180,7 +180,9 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         let dcid_ok = self.is_our_dcid(dcid)
             || (self.is_server
                 && matches!(hdr.ty, Type::Initial | Type::ZeroRTT)
-                && (!self.dcid_from_peer || dcid == &self.odcid[..]));
+                && (!self.dcid_from_peer
+                    || dcid == &self.odcid[..]
+                    || self.retry_scid.as_deref() == Some(dcid)));
         if !dcid_ok || self.spaces[hdr.ty.epoch().index()].discarded {
             return Ok(skip);
         }

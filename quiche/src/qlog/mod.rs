@@ -18,6 +18,7 @@
 
 mod app;
 mod frame_log;
+mod params;
 mod reset;
 mod streamer;
 
@@ -28,10 +29,10 @@ use std::fmt;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use ::qlog::events::connectivity::{self, ConnectionStateUpdated, TransportOwner};
+use ::qlog::events::connectivity::{self, ConnectionStateUpdated};
 use ::qlog::events::quic::{
     self as q, CongestionStateUpdated, LossTimerUpdated, MetricsUpdated, PacketDropped,
-    PacketHeader, PacketLost, PacketReceived, PacketSent, TransportParametersSet,
+    PacketHeader, PacketLost, PacketReceived, PacketSent,
 };
 use ::qlog::events::{Event, EventData, EventImportance, Eventable, RawInfo};
 use ::qlog::{CommonFields, Configuration, QlogSeq, TraceSeq, VantagePoint, VantagePointType};
@@ -446,7 +447,7 @@ impl QlogLogger {
         if !self.is_enabled() {
             return;
         }
-        let data = EventData::TransportParametersSet(params_to_qlog(owner, params));
+        let data = EventData::TransportParametersSet(params::params_to_qlog(owner, params));
         self.write_event(now, data);
     }
 
@@ -927,71 +928,4 @@ fn raw_len(len: usize) -> RawInfo {
         payload_length: None,
         data: None,
     }
-}
-
-fn params_to_qlog(owner: Owner, p: &TransportParams) -> TransportParametersSet {
-    let cid = |c: &Option<crate::packet::ConnectionId<'static>>| c.as_ref().map(|c| hex(c));
-    TransportParametersSet {
-        owner: Some(match owner {
-            Owner::Local => TransportOwner::Local,
-            Owner::Remote => TransportOwner::Remote,
-        }),
-        original_destination_connection_id: cid(&p.original_destination_connection_id),
-        initial_source_connection_id: cid(&p.initial_source_connection_id),
-        retry_source_connection_id: cid(&p.retry_source_connection_id),
-        stateless_reset_token: p.stateless_reset_token.map(|t| hex(&t.to_be_bytes())),
-        disable_active_migration: Some(p.disable_active_migration),
-        max_idle_timeout: Some(p.max_idle_timeout),
-        max_udp_payload_size: Some(u32::try_from(p.max_udp_payload_size).unwrap_or(u32::MAX)),
-        ack_delay_exponent: Some(u16::try_from(p.ack_delay_exponent).unwrap_or(u16::MAX)),
-        max_ack_delay: Some(u16::try_from(p.max_ack_delay).unwrap_or(u16::MAX)),
-        active_connection_id_limit: Some(u32::try_from(p.active_conn_id_limit).unwrap_or(u32::MAX)),
-        initial_max_data: Some(p.initial_max_data),
-        initial_max_stream_data_bidi_local: Some(p.initial_max_stream_data_bidi_local),
-        initial_max_stream_data_bidi_remote: Some(p.initial_max_stream_data_bidi_remote),
-        initial_max_stream_data_uni: Some(p.initial_max_stream_data_uni),
-        initial_max_streams_bidi: Some(p.initial_max_streams_bidi),
-        initial_max_streams_uni: Some(p.initial_max_streams_uni),
-        preferred_address: p.preferred_address.as_ref().map(|a| q::PreferredAddress {
-            ip_v4: a.ipv4.map_or_else(String::new, |s| s.ip().to_string()),
-            ip_v6: a.ipv6.map_or_else(String::new, |s| s.ip().to_string()),
-            port_v4: a.ipv4.map_or(0, |s| s.port()),
-            port_v6: a.ipv6.map_or(0, |s| s.port()),
-            connection_id: hex(&a.connection_id),
-            stateless_reset_token: hex(&a.stateless_reset_token),
-        }),
-        unknown_parameters: extension_params(p),
-        ..Default::default()
-    }
-}
-
-/// Parameters defined after qlog 0.16's schema, logged as "unknown" ones with their wire IDs.
-fn extension_params(p: &TransportParams) -> Vec<q::UnknownTransportParameter> {
-    let mut out = Vec::new();
-    // Varint values as their encoding: max_datagram_frame_size (RFC 9221 §3) and
-    // min_ack_delay (draft-ietf-quic-ack-frequency-12 §3).
-    let varint_params = [
-        (0x20, p.max_datagram_frame_size),
-        (0xff04_de1b, p.min_ack_delay),
-    ];
-    for (id, value) in varint_params {
-        let Some(value) = value else {
-            continue;
-        };
-        let mut b = [0u8; 8];
-        let mut o = octets::OctetsMut::with_slice(&mut b);
-        let n = o.put_varint(value).map(|w| w.len()).unwrap_or(0);
-        out.push(q::UnknownTransportParameter {
-            id,
-            value: hex(b.get(..n).unwrap_or(&[])),
-        });
-    }
-    if p.grease_quic_bit {
-        // grease_quic_bit (RFC 9287 §3), a zero-length parameter.
-        out.push(q::UnknownTransportParameter {
-            id: 0x2ab2,
-            value: String::new(),
-        });
-    }
-    out
 }

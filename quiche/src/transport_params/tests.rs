@@ -76,6 +76,8 @@ fn full_server() -> TransportParams {
         }),
         // Equal to max_ack_delay, the largest allowed.
         min_ack_delay: Some((MAX_ACK_DELAY_LIMIT - 1) * 1000),
+        // Never encoded: what a peer sent that this library does not know.
+        unknown_params: None,
     }
 }
 

@@ -242,6 +242,10 @@ fn migration_functions_check_their_arguments_and_state() {
     use super::path::*;
     let config = quiche_config_new(crate::PROTOCOL_VERSION);
     assert!(!config.is_null());
+    // A client offers ALPN: without it BoringSSL builds no ClientHello (as with quiche).
+    // SAFETY: `config` is live; the buffer is 3 readable bytes.
+    let rc = unsafe { quiche_config_set_application_protos(config, b"\x02h3".as_ptr(), 3) };
+    assert_eq!(rc, 0);
     let mut local = zeroed_storage();
     let mut peer = zeroed_storage();
     let mut other = zeroed_storage();

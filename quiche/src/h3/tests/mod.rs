@@ -807,6 +807,31 @@ fn oversized_header_sections_are_refused() {
 }
 
 #[test]
+fn header_sections_are_bounded_by_quiches_default() {
+    // Under the default (SETTINGS_MAX_FIELD_SECTION_SIZE_DEFAULT, 32 KiB) a section passes.
+    let mut p = H3Pipe::new();
+    let mut req = get("/");
+    req.push(Header::new(b"x-big", &[b'~'; 30_000]));
+    let id = p
+        .client
+        .send_request(&mut p.pipe.client, &req, true)
+        .unwrap();
+    let ev = p.server_events(1);
+    assert!(
+        matches!(&ev[0], (s, Event::Headers { list, .. }) if *s == id && list == &req),
+        "{ev:?}"
+    );
+    // Above it, the stream is reset.
+    let mut big = get("/");
+    big.push(Header::new(b"x-big", &[b'~'; 40_000]));
+    let id = p
+        .client
+        .send_request(&mut p.pipe.client, &big, true)
+        .unwrap();
+    assert_eq!(reset_code(&mut p, id), wire::EXCESSIVE_LOAD);
+}
+
+#[test]
 fn reserved_frames_and_streams_are_ignored() {
     let mut p = H3Pipe::new();
     // A reserved frame on a request stream before HEADERS, and a reserved stream type.
