@@ -135,6 +135,11 @@ int quiche_config_load_verify_locations_from_directory(quiche_config *config, co
  * "X25519:P-256"). Returns 0, or an error for an unknown group or an empty list. */
 int quiche_config_set_curves_list(quiche_config *config, const char *curves);
 
+/* Configures the session ticket key material (48 bytes with BoringSSL), e.g. one key shared by
+ * the servers of a cluster so that each resumes the others' sessions. Returns 0 or an error.
+ * Only in a library built with the boringssl-boring-crate feature, as in quiche. */
+int quiche_config_set_ticket_key(quiche_config *config, const uint8_t *key, size_t key_len);
+
 /* Whether to verify the peer's certificate. Off by default on both sides, as in quiche: a
  * client calls it with true (and loads CA certificates) to authenticate the server. */
 void quiche_config_verify_peer(quiche_config *config, bool v);
@@ -202,6 +207,29 @@ void quiche_config_set_active_connection_id_limit(quiche_config *config, uint64_
  * static key (quiche_config_set_stateless_reset_key). No effect on clients.
  */
 void quiche_config_set_stateless_reset_token(quiche_config *config, const uint8_t *v);
+
+/* Bytes a server sends per byte received from an address it has not validated (default 3). */
+void quiche_config_set_max_amplification_factor(quiche_config *config, size_t v);
+
+/* Caps the pacing rate, in bytes per second. */
+void quiche_config_set_max_pacing_rate(quiche_config *config, uint64_t v);
+
+/* Whether a new path needs a connection ID of the peer's that no other path used. */
+void quiche_config_set_disable_dcid_reuse(quiche_config *config, bool v);
+
+/*
+ * Beyond quiche's API: whether connections issue their own connection IDs up to the peer's
+ * limit after the handshake and replace retired ones (default false, as in quiche: the
+ * application calls quiche_conn_new_scid). A server routing by ID must then route every ID
+ * quiche_conn_source_ids lists.
+ */
+void quiche_config_enable_automatic_connection_ids(quiche_config *config, bool v);
+
+/* Whether CUBIC counts idle time from when the sender ran out of data (default true). */
+void quiche_config_set_enable_cubic_idle_restart_fix(quiche_config *config, bool v);
+
+/* Kept for quiche's API; does nothing. */
+void quiche_config_set_use_initial_max_data_as_flow_control_win(quiche_config *config, bool v);
 
 /*
  * Beyond quiche's API: sets the 32-byte static key stateless reset tokens are derived from
@@ -343,6 +371,32 @@ quiche_conn *quiche_connect(const char *server_name,
                             quiche_config *config);
 
 /*
+ * BoringSSL only (a library built with the boringssl-boring-crate feature, as in quiche): a
+ * connection whose TLS runs on the application's own configured SSL * (its SSL_CTX supplies
+ * verification, certificates, ALPN, session cache and key log; the connection installs the
+ * QUIC hooks and transport parameters). The connection owns ssl from then on, also when NULL
+ * is returned. A server passes the original destination connection ID after a Retry as odcid
+ * (NULL, 0 otherwise).
+ */
+quiche_conn *quiche_conn_new_with_tls(const uint8_t *scid, size_t scid_len,
+                                      const uint8_t *odcid, size_t odcid_len,
+                                      const struct sockaddr *local, socklen_t local_len,
+                                      const struct sockaddr *peer, socklen_t peer_len,
+                                      const quiche_config *config, void *ssl,
+                                      bool is_server);
+
+/*
+ * As quiche_conn_new_with_tls() for a client whose first Destination Connection ID is dcid
+ * (random if NULL). quiche builds it only with its custom-client-dcid feature (NULL
+ * otherwise); here it is always there (with boringssl-boring-crate).
+ */
+quiche_conn *quiche_conn_new_with_tls_and_client_dcid(const uint8_t *scid, size_t scid_len,
+                                      const uint8_t *dcid, size_t dcid_len,
+                                      const struct sockaddr *local, socklen_t local_len,
+                                      const struct sockaddr *peer, socklen_t peer_len,
+                                      const quiche_config *config, void *ssl);
+
+/*
  * Appends the connection's TLS secrets, in the NSS key log format Wireshark reads, to the
  * file at path (lines are written only if the configuration has quiche_config_log_keys()).
  * Returns whether the file could be opened.
@@ -356,6 +410,18 @@ bool quiche_conn_set_keylog_path(quiche_conn *conn, const char *path);
  */
 bool quiche_conn_set_qlog_path(quiche_conn *conn, const char *path, const char *log_title,
                                const char *log_desc);
+
+/* As quiche_conn_set_keylog_path(), to a file descriptor the connection takes over (it closes
+ * it when done). */
+void quiche_conn_set_keylog_fd(quiche_conn *conn, int fd);
+
+/* Sets our max_idle_timeout (ms) before the connection sent or received anything. */
+int quiche_conn_set_max_idle_timeout(quiche_conn *conn, uint64_t v);
+
+/* As quiche_conn_set_qlog_path(), to a file descriptor the connection takes over (it closes it
+ * when done). */
+void quiche_conn_set_qlog_fd(quiche_conn *conn, int fd, const char *log_title,
+                             const char *log_desc);
 
 /* Offers a session saved with quiche_conn_session() for resumption and 0-RTT (clients, before
  * the first quiche_conn_send()). Returns 0 or an error: QUICHE_ERR_TLS_FAIL for bytes that
@@ -451,7 +517,8 @@ enum quiche_path_event_type {
     QUICHE_PATH_EVENT_FAILED_VALIDATION,
     QUICHE_PATH_EVENT_CLOSED,
     QUICHE_PATH_EVENT_REUSED_SOURCE_CONNECTION_ID,
-    QUICHE_PATH_EVENT_PEER_MIGRATED
+    QUICHE_PATH_EVENT_PEER_MIGRATED,
+    QUICHE_PATH_EVENT_PMTU_UPDATED
 };
 
 typedef struct quiche_path_event quiche_path_event;
@@ -479,6 +546,13 @@ void quiche_path_event_closed(quiche_path_event *ev,
 void quiche_path_event_peer_migrated(quiche_path_event *ev,
                                      struct sockaddr_storage *local, socklen_t *local_len,
                                      struct sockaddr_storage *peer, socklen_t *peer_len);
+
+/* A PMTU_UPDATED event's path and its new path MTU (the largest UDP payload validated on it, or
+ * the minimum after a black hole). */
+void quiche_path_event_pmtu_updated(const quiche_path_event *ev,
+                                    struct sockaddr_storage *local, socklen_t *local_len,
+                                    struct sockaddr_storage *peer, socklen_t *peer_len,
+                                    size_t *pmtu);
 
 /* A REUSED_SOURCE_CONNECTION_ID event's fields (this library never raises one). */
 void quiche_path_event_reused_source_connection_id(quiche_path_event *ev, uint64_t *id,
@@ -511,6 +585,23 @@ void quiche_socket_addr_iter_free(quiche_socket_addr_iter *iter);
 
 /* Returns how many bytes the application may send in one burst now. */
 size_t quiche_conn_send_quantum(const quiche_conn *conn);
+
+/* The send quantum of the path from local_addr to peer_addr: the active path's, one datagram on
+ * another path, 0 if the connection has no such path. */
+size_t quiche_conn_send_quantum_on_path(const quiche_conn *conn,
+                                        const struct sockaddr *local_addr, socklen_t local_len,
+                                        const struct sockaddr *peer_addr, socklen_t peer_len);
+
+/* Makes the next packet sent on the active path ack-eliciting (a PING goes in it if nothing
+ * else would elicit an ACK): a liveness check, or an RTT sample on an idle connection. 0, or an
+ * error code; does nothing on a closing connection. */
+ssize_t quiche_conn_send_ack_eliciting(quiche_conn *conn);
+
+/* As quiche_conn_send_ack_eliciting(), on the path from local to peer; QUICHE_ERR_INVALID_STATE
+ * if the connection has no such path. */
+ssize_t quiche_conn_send_ack_eliciting_on_path(quiche_conn *conn,
+                                               const struct sockaddr *local, socklen_t local_len,
+                                               const struct sockaddr *peer, socklen_t peer_len);
 
 /* Returns the largest UDP payload the connection sends. */
 size_t quiche_conn_max_send_udp_payload_size(const quiche_conn *conn);
@@ -557,7 +648,20 @@ int quiche_conn_stream_shutdown(quiche_conn *conn, uint64_t stream_id,
 ssize_t quiche_conn_stream_capacity(const quiche_conn *conn, uint64_t stream_id);
 
 /* Returns 1 if len bytes can be written to the stream now, 0 if not, or an error. */
-int quiche_conn_stream_writable(const quiche_conn *conn, uint64_t stream_id, size_t len);
+int quiche_conn_stream_writable(quiche_conn *conn, uint64_t stream_id, size_t len);
+
+/* The next stream with data (or its end, or a reset) to read that this function has not
+ * returned since, or -1. A stream comes back once more data arrives, or at once if a read left
+ * data behind; quiche_conn_readable() lists every readable stream each time instead. */
+int64_t quiche_conn_stream_readable_next(quiche_conn *conn);
+
+/* The next stream that can take data (at least 1 byte, or the len of a quiche_conn_stream_writable()
+ * call that returned 0) that this function has not returned since, or -1. A stream comes back
+ * when its capacity grows or after a write that leaves it writable. */
+int64_t quiche_conn_stream_writable_next(quiche_conn *conn);
+
+/* Returns true if a stream has data to read or a datagram waits to be read. */
+bool quiche_conn_is_readable(const quiche_conn *conn);
 
 /* Returns whether the stream has data, or its end, to read. */
 bool quiche_conn_stream_readable(const quiche_conn *conn, uint64_t stream_id);
@@ -609,6 +713,50 @@ void quiche_conn_trace_id(const quiche_conn *conn, const uint8_t **out, size_t *
 
 /* Our connection ID. */
 void quiche_conn_source_id(const quiche_conn *conn, const uint8_t **out, size_t *out_len);
+
+/* An iterator over connection IDs (see quiche_conn_source_ids() and
+ * quiche_conn_retired_scid_iter()). */
+typedef struct quiche_connection_id_iter quiche_connection_id_iter;
+
+/* Returns the connection's active source connection IDs (a server routes datagrams addressed to
+ * any of them to the connection). Free the iterator with quiche_connection_id_iter_free(). */
+quiche_connection_id_iter *quiche_conn_source_ids(quiche_conn *conn);
+
+/* Lends the next connection ID (valid until the iterator is freed); false when none is left. */
+bool quiche_connection_id_iter_next(quiche_connection_id_iter *iter, const uint8_t **out,
+                                    size_t *out_len);
+
+/* Frees a connection ID iterator. */
+void quiche_connection_id_iter_free(quiche_connection_id_iter *iter);
+
+/* Adds scid, a source connection ID the application chose, with its 16-byte stateless reset
+ * token, and announces it to the peer; its sequence number goes to *scid_seq. When the peer
+ * stores no more (quiche_conn_scids_left() is 0), retire_if_needed asks it to retire the oldest
+ * ones, otherwise QUICHE_ERR_ID_LIMIT. 0, or an error code. */
+int quiche_conn_new_scid(quiche_conn *conn, const uint8_t *scid, size_t scid_len,
+                         const uint8_t *reset_token, bool retire_if_needed, uint64_t *scid_seq);
+
+/* Stops using the peer's connection ID dcid_seq (RETIRE_CONNECTION_ID); the active path moves to
+ * a spare one. QUICHE_ERR_OUT_OF_IDENTIFIERS if it is the last one. 0, or an error code. */
+int quiche_conn_retire_dcid(quiche_conn *conn, uint64_t dcid_seq);
+
+/* How many more source connection IDs the peer stores. */
+size_t quiche_conn_scids_left(quiche_conn *conn);
+
+/* How many source connection IDs are active. */
+size_t quiche_conn_active_scids(quiche_conn *conn);
+
+/* How many of the peer's connection IDs the connection holds, including the one in use. */
+size_t quiche_conn_available_dcids(const quiche_conn *conn);
+
+/* How many source connection IDs the peer retired that were not taken with
+ * quiche_conn_retired_scid_iter() yet. */
+size_t quiche_conn_retired_scids(const quiche_conn *conn);
+
+/* Takes the source connection IDs the peer retired (to stop routing them) into an iterator;
+ * free it with quiche_connection_id_iter_free(). */
+quiche_connection_id_iter *quiche_conn_retired_scid_iter(quiche_conn *conn);
+
 
 /* The peer's connection ID. */
 void quiche_conn_destination_id(const quiche_conn *conn, const uint8_t **out, size_t *out_len);
@@ -668,9 +816,7 @@ bool quiche_conn_peer_error(const quiche_conn *conn, bool *is_app, uint64_t *err
 bool quiche_conn_local_error(const quiche_conn *conn, bool *is_app, uint64_t *error_code,
                              const uint8_t **reason, size_t *reason_len);
 
-/* Connection statistics, with the layout of quiche 0.30's quiche_stats. Not counted yet by this
- * library, always 0: acked_bytes, dgram_recv, dgram_sent, the reset/stopped stream counts, the
- * *_blocked_* counts, path_challenge_rx_count, bytes_in_flight_duration_msec. */
+/* Connection statistics, with the layout of quiche 0.30's quiche_stats. */
 typedef struct {
     /* Packets received and decrypted, sent, declared lost, lost and later acknowledged. */
     size_t recv;
@@ -679,35 +825,35 @@ typedef struct {
     size_t spurious_lost;
     /* Packets sent that carried retransmitted data. */
     size_t retrans;
-    /* UDP payload bytes sent and received; acknowledged (not counted yet). */
+    /* UDP payload bytes sent, received and acknowledged. */
     uint64_t sent_bytes;
     uint64_t recv_bytes;
     uint64_t acked_bytes;
     /* Bytes of the packets declared lost; stream bytes sent again after a loss. */
     uint64_t lost_bytes;
     uint64_t stream_retrans_bytes;
-    /* DATAGRAM frames received and sent (not counted yet). */
+    /* DATAGRAM frames received and sent. */
     size_t dgram_recv;
     size_t dgram_sent;
     /* Network paths the connection used. */
     size_t paths_count;
-    /* Streams reset and stopped by us and by the peer (not counted yet). */
+    /* Streams reset and stopped by us and by the peer. */
     uint64_t reset_stream_count_local;
     uint64_t stopped_stream_count_local;
     uint64_t reset_stream_count_remote;
     uint64_t stopped_stream_count_remote;
-    /* Flow-control blocking frames sent and received (not counted yet). */
+    /* Flow-control blocking frames sent and received. */
     uint64_t data_blocked_sent_count;
     uint64_t stream_data_blocked_sent_count;
     uint64_t data_blocked_recv_count;
     uint64_t stream_data_blocked_recv_count;
     uint64_t streams_blocked_bidi_recv_count;
     uint64_t streams_blocked_uni_recv_count;
-    /* PATH_CHALLENGE frames received (not counted yet). */
+    /* PATH_CHALLENGE frames received. */
     uint64_t path_challenge_rx_count;
-    /* Milliseconds with bytes in flight (not counted yet). */
+    /* Milliseconds with bytes in flight. */
     uint64_t bytes_in_flight_duration_msec;
-    /* Always false here. */
+    /* Whether the count of unsent stream bytes disagrees with the stream buffers (a bug). */
     bool tx_buffered_inconsistent;
 } quiche_stats;
 
@@ -745,6 +891,10 @@ ssize_t quiche_conn_dgram_recv(quiche_conn *conn, uint8_t *buf, size_t buf_len);
  * datagrams. */
 ssize_t quiche_conn_dgram_send(quiche_conn *conn, const uint8_t *buf, size_t buf_len);
 
+/* Removes the queued outgoing datagrams for which f returns true; f gets each payload and its
+ * length and must not modify the bytes. */
+void quiche_conn_dgram_purge_outgoing(quiche_conn *conn, bool (*f)(uint8_t *, size_t));
+
 /* The peer's transport parameters (quiche 0.30's layout). */
 typedef struct {
     uint64_t peer_max_idle_timeout;
@@ -766,9 +916,9 @@ typedef struct {
 /* Fills *out with the peer's transport parameters; false until they arrived. */
 bool quiche_conn_peer_transport_params(const quiche_conn *conn, quiche_transport_params *out);
 
-/* Statistics of one network path (quiche 0.30's layout). Not kept yet by this library, always
- * 0: dgram_recv, dgram_sent, max_rtt, delivery_rate, max_bandwidth. validation_state is 2 while
- * the peer's address is being validated and 4 once it is. */
+/* Statistics of one network path (quiche 0.30's layout). validation_state is -1 (failed), 0
+ * (unknown), 1 (validating) or 3 (validated); max_bandwidth is 0 unless the congestion
+ * controller estimates the bandwidth (BBR). */
 typedef struct {
     struct sockaddr_storage local_addr;
     socklen_t local_addr_len;
@@ -809,6 +959,12 @@ int quiche_conn_path_stats(const quiche_conn *conn, size_t idx, quiche_path_stat
 
 /* Frees a connection. */
 void quiche_conn_free(quiche_conn *conn);
+
+/* Writes a QUIC variable-length integer into buf: 0, or QUICHE_ERR_BUFFER_TOO_SHORT. */
+int quiche_put_varint(uint8_t *buf, size_t buf_len, uint64_t val);
+
+/* Reads a QUIC variable-length integer from buf: its length, or QUICHE_ERR_BUFFER_TOO_SHORT. */
+ssize_t quiche_get_varint(const uint8_t *buf, size_t buf_len, uint64_t *val);
 
 /* ---------------------------------------------------------------------------------------
  * HTTP/3 (RFC 9114) with QPACK (RFC 9204), on top of a quiche_conn.

@@ -67,6 +67,10 @@ pub struct TransportArgs {
     /// Turn pacing off (default: on; datagrams are sent at SendInfo.at)
     #[arg(long)]
     pub disable_pacing: bool,
+    /// Offer the ACK frequency extension (draft-ietf-quic-ack-frequency-12): with a peer that
+    /// offers it too, ask it for fewer ACKs when the congestion window is large (default: off)
+    #[arg(long)]
+    pub ack_frequency: bool,
     /// Initial connection receive window in bytes
     #[arg(long, value_name = "N", value_parser = parse_size_arg, default_value_t = DEFAULT_MAX_DATA)]
     pub max_data: u64,
@@ -120,6 +124,7 @@ impl Default for TransportArgs {
             slow_start: None,
             initial_cwnd_packets: None,
             disable_pacing: false,
+            ack_frequency: false,
             max_data: DEFAULT_MAX_DATA,
             max_stream_data: DEFAULT_MAX_STREAM_DATA,
             max_window: None,
@@ -684,6 +689,7 @@ mod tests {
             "500",
             "--disable-pacing",
             "--disable-gso",
+            "--ack-frequency",
         ]))
         .unwrap();
         assert_eq!(a.listen, "127.0.0.1:4433".parse().unwrap());
@@ -697,6 +703,7 @@ mod tests {
         assert_eq!(a.transport.idle_timeout_ms, 500);
         assert!(a.transport.disable_pacing);
         assert!(a.transport.disable_gso);
+        assert!(a.transport.ack_frequency);
         assert!(!a.transport.disable_hystart);
     }
 
@@ -928,6 +935,7 @@ mod tests {
             "--slow-start",
             "--initial-cwnd-packets",
             "--disable-pacing",
+            "--ack-frequency",
             "--max-data",
             "--max-stream-data",
             "--max-window",

@@ -461,6 +461,14 @@ impl<'a> Client<'a> {
                 send_blocked = flushed == Flush::Blocked;
             }
             if conn.is_closed() {
+                if self.args.transport.ack_frequency {
+                    let s = conn.stats();
+                    eprintln!(
+                        "ack_stats ack_frames_sent={} ack_frames_received={} \
+                         ack_frequency_frames_sent={}",
+                        s.ack_frames_sent, s.ack_frames_received, s.ack_frequency_frames_sent
+                    );
+                }
                 break;
             }
             if !could_request && conn.is_in_early_data() {

@@ -947,7 +947,8 @@ fn log_closed(peer: &Peer) {
         "{}: closed (timed out: {}, local error: {:?}, peer error: {:?}): {} requests served, \
          {} refused, {} packets sent, {} lost, {} bytes sent; retrans={} (after loss {}, \
          in probes {}) spurious_lost={} pto_count={} lost_by_time={} lost_by_packets={} \
-         lost_bytes={} stream_lost_bytes={} stream_resent_bytes={}",
+         lost_bytes={} stream_lost_bytes={} stream_resent_bytes={} ack_frames_sent={} \
+         ack_frames_received={} ack_frequency_frames_sent={}",
         conn.trace_id(),
         conn.is_timed_out(),
         conn.local_error(),
@@ -967,6 +968,9 @@ fn log_closed(peer: &Peer) {
         stats.lost_bytes,
         stats.stream_retrans_bytes,
         stats.stream_resent_bytes,
+        stats.ack_frames_sent,
+        stats.ack_frames_received,
+        stats.ack_frequency_frames_sent,
     );
 }
 

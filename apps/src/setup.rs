@@ -46,6 +46,9 @@ pub fn config(t: &TransportArgs, alpn: &[&[u8]]) -> Result<Config, String> {
     config
         .set_application_protos(alpn)
         .map_err(|e| format!("ALPN: {e:?}"))?;
+    // Spare connection IDs for the peer's migrations; the server routes every ID a
+    // connection issues (`source_ids`).
+    config.enable_automatic_connection_ids(true);
     if let Some(name) = &t.cc_algorithm {
         config
             .set_cc_algorithm_name(name)
@@ -62,6 +65,7 @@ pub fn config(t: &TransportArgs, alpn: &[&[u8]]) -> Result<Config, String> {
         config.set_initial_congestion_window_packets(n);
     }
     config.enable_pacing(!t.disable_pacing);
+    config.enable_ack_frequency(t.ack_frequency);
     config.enable_ecn(!t.disable_ecn);
     config.set_initial_max_data(t.max_data);
     config.set_initial_max_stream_data_bidi_local(t.max_stream_data);

@@ -10,6 +10,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -199,6 +200,38 @@ static void test_creation(quiche_config *config) {
     CHECK(quiche_accept(cid, 16, NULL, 0, l, len, p, len, NULL) == NULL);
 }
 
+/* The ack-eliciting request and the per-path send quantum know the client's one path; the
+ * descriptors handed to the _fd calls are the library's from then on (it closes them, also when
+ * another argument is NULL). */
+static void test_keepalive_and_fds(quiche_conn *conn) {
+    const struct sockaddr *l = (const struct sockaddr *) &local_addr;
+    const struct sockaddr *p = (const struct sockaddr *) &peer_addr;
+    struct sockaddr_in other = peer_addr;
+    socklen_t len = sizeof(local_addr);
+
+    other.sin_port = htons(9);
+    CHECK(quiche_conn_send_ack_eliciting(NULL) < 0);
+    CHECK(quiche_conn_send_ack_eliciting(conn) == 0);
+    CHECK(quiche_conn_send_ack_eliciting_on_path(NULL, l, len, p, len) < 0);
+    CHECK(quiche_conn_send_ack_eliciting_on_path(conn, NULL, len, p, len) < 0);
+    CHECK(quiche_conn_send_ack_eliciting_on_path(conn, l, len, NULL, len) < 0);
+    CHECK(quiche_conn_send_ack_eliciting_on_path(conn, l, len, p, len) == 0);
+    CHECK(quiche_conn_send_ack_eliciting_on_path(conn, l, len, (const struct sockaddr *) &other,
+                                                 len) == QUICHE_ERR_INVALID_STATE);
+    CHECK(quiche_conn_send_quantum_on_path(NULL, l, len, p, len) == 0);
+    CHECK(quiche_conn_send_quantum_on_path(conn, NULL, len, p, len) == 0);
+    CHECK(quiche_conn_send_quantum_on_path(conn, l, len, p, len) == quiche_conn_send_quantum(conn));
+    CHECK(quiche_conn_send_quantum_on_path(conn, l, len, (const struct sockaddr *) &other, len) == 0);
+
+    quiche_conn_set_keylog_fd(NULL, -1);
+    quiche_conn_set_keylog_fd(conn, -1);
+    quiche_conn_set_keylog_fd(conn, open("/dev/null", O_WRONLY));
+    quiche_conn_set_qlog_fd(NULL, -1, "t", "d");
+    quiche_conn_set_qlog_fd(conn, open("/dev/null", O_WRONLY), NULL, "d");
+    quiche_conn_set_qlog_fd(conn, open("/dev/null", O_WRONLY), "t", NULL);
+    quiche_conn_set_qlog_fd(conn, open("/dev/null", O_WRONLY), "t", "d");
+}
+
 static void test_datagrams(quiche_conn *conn) {
     uint8_t buf[1500];
     quiche_send_info si;
@@ -246,6 +279,7 @@ static void test_datagrams(quiche_conn *conn) {
     CHECK(!quiche_conn_set_qlog_path(conn, "/dev/null", "t", NULL));
     CHECK(quiche_conn_set_session(NULL, buf, 10) < 0);
     CHECK(quiche_conn_set_session(conn, NULL, 10) < 0);
+    test_keepalive_and_fds(conn);
 }
 
 static void test_streams(quiche_conn *conn) {

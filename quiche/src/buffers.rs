@@ -64,6 +64,18 @@ impl AsRef<[u8]> for DefaultBuf {
     }
 }
 
+impl BufSplit for bytes::Bytes {
+    fn split_at(&mut self, at: usize) -> Self {
+        self.split_off(at)
+    }
+}
+
+impl BufSplit for bytes::BytesMut {
+    fn split_at(&mut self, at: usize) -> Self {
+        self.split_off(at)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -322,6 +322,60 @@ impl ConnectionIds {
         Ok(cid)
     }
 
+    /// Adds an ID of ours chosen by the application, with its stateless reset token, and
+    /// queues its NEW_CONNECTION_ID; returns its sequence number (the existing one if the ID
+    /// is already active with the same token). When the peer stores no more IDs,
+    /// `retire_if_needed` asks it to retire the oldest ones to make room (Retire Prior To);
+    /// otherwise `IdLimit`. Errors: `InvalidState` with zero-length IDs, for an empty or
+    /// too long ID, or for an active ID given another token.
+    pub fn add_local(
+        &mut self,
+        cid: &ConnectionId,
+        token: [u8; RESET_TOKEN_LEN],
+        retire_if_needed: bool,
+    ) -> Result<u64> {
+        if self.cid_len == 0 || cid.is_empty() || cid.len() > MAX_CONN_ID_LEN {
+            return Err(Error::InvalidState);
+        }
+        if let Some(l) = self.local.iter().find(|l| l.cid[..] == cid[..]) {
+            return if tokens_equal(&l.token, &token) {
+                Ok(l.seq)
+            } else {
+                Err(Error::InvalidState)
+            };
+        }
+        let seq = self.next_local_seq;
+        let active: Vec<u64> = self
+            .local
+            .iter()
+            .map(|l| l.seq)
+            .filter(|&q| q >= self.local_retire_prior_to)
+            .collect();
+        let excess = (active.len() as u64 + 1).saturating_sub(self.peer_limit);
+        if excess > 0 {
+            if !retire_if_needed {
+                return Err(Error::IdLimit);
+            }
+            // Every ID below the new Retire Prior To goes: just enough of the oldest ones.
+            let excess = usize::try_from(excess).unwrap_or(usize::MAX);
+            self.local_retire_prior_to = active.get(excess).copied().unwrap_or(seq);
+        }
+        self.next_local_seq += 1;
+        self.local.push(LocalCid {
+            seq,
+            cid: cid.clone().into_owned(),
+            token,
+        });
+        self.new_cid_queue.push_back(seq);
+        Ok(seq)
+    }
+
+    /// How many of our IDs the peer retired that [`ConnectionIds::retired_scid_next`] has not
+    /// returned yet.
+    pub fn retired_local_count(&self) -> usize {
+        self.retired_local.len()
+    }
+
     /// Issues IDs until the peer's limit is reached (nothing with zero-length IDs).
     pub fn issue_up_to_limit(
         &mut self,
@@ -554,8 +608,17 @@ impl ConnectionIds {
         }
     }
 
-    /// Number of the peer's IDs we hold.
+    /// Number of the peer's IDs we hold and have not used on any path yet (quiche's
+    /// `available_dcids`: the spare ones, 0 with zero-length IDs).
     pub fn available_dcids(&self) -> usize {
+        self.peer
+            .iter()
+            .filter(|p| !p.used && p.seq >= self.peer_retire_prior_to)
+            .count()
+    }
+
+    /// Number of the peer's IDs we hold, the one in use included.
+    pub fn held_dcids(&self) -> usize {
         self.peer.len()
     }
 
@@ -850,12 +913,13 @@ mod tests {
             ids.on_new_connection_id(5, 0, &[1; 8], [11; 16]),
             Err(Error::ProtocolViolation)
         );
-        assert_eq!(ids.available_dcids(), 2);
+        // Two held, one of them (the handshake's) in use: one to spare.
+        assert_eq!((ids.held_dcids(), ids.available_dcids()), (2, 1));
 
         // Retire Prior To 3 retires 0 and 1, including the one in use (2 has not arrived).
         let switched = ids.on_new_connection_id(3, 3, &[3; 8], [13; 16]).unwrap();
         assert_eq!(switched.as_deref(), Some(&[3; 8][..]));
-        assert_eq!(ids.available_dcids(), 1);
+        assert_eq!((ids.held_dcids(), ids.available_dcids()), (1, 0));
         assert_eq!(
             drain_frames(&mut ids),
             vec![
@@ -870,7 +934,7 @@ mod tests {
             drain_frames(&mut ids),
             vec![CidFrame::RetireConnectionId { seq: 2 }]
         );
-        assert_eq!(ids.available_dcids(), 1);
+        assert_eq!((ids.held_dcids(), ids.available_dcids()), (1, 0));
         // A lost retirement is sent again until acknowledged.
         ids.on_frame_lost(CidFrame::RetireConnectionId { seq: 1 });
         assert_eq!(

@@ -12,16 +12,28 @@ use std::collections::VecDeque;
 
 use crate::error::{Error, Result};
 
-/// A bounded FIFO of datagram payloads.
-#[derive(Debug, Default)]
-pub struct DatagramQueue {
-    queue: VecDeque<Vec<u8>>,
+/// A bounded FIFO of datagram payloads, each held in a buffer of type `B` (the connection's
+/// `BufFactory::DgramBuf`: a payload handed over by `dgram_send_buf` is queued as it is).
+#[derive(Debug)]
+pub struct DatagramQueue<B = Vec<u8>> {
+    queue: VecDeque<B>,
     max_len: usize,
     bytes: usize,
     dropped: u64,
 }
 
-impl DatagramQueue {
+impl<B> Default for DatagramQueue<B> {
+    fn default() -> Self {
+        DatagramQueue {
+            queue: VecDeque::new(),
+            max_len: 0,
+            bytes: 0,
+            dropped: 0,
+        }
+    }
+}
+
+impl<B: AsRef<[u8]> + From<Vec<u8>>> DatagramQueue<B> {
     /// A queue holding at most `max_len` datagrams.
     pub fn new(max_len: usize) -> Self {
         DatagramQueue {
@@ -34,29 +46,34 @@ impl DatagramQueue {
 
     /// Appends a copy of `data`; `Error::Done` when the queue is full (nothing is dropped).
     pub fn push(&mut self, data: &[u8]) -> Result<()> {
+        self.push_buf(B::from(data.to_vec()))
+    }
+
+    /// Appends `data` as it is; `Error::Done` when the queue is full (nothing is dropped).
+    pub fn push_buf(&mut self, data: B) -> Result<()> {
         if self.is_full() {
             return Err(Error::Done);
         }
-        self.bytes += data.len();
-        self.queue.push_back(data.to_vec());
+        self.bytes += data.as_ref().len();
+        self.queue.push_back(data);
         Ok(())
     }
 
-    /// Appends a copy of `data`, dropping the oldest datagram first if the queue is full (and
-    /// counting it). A queue of capacity zero drops `data` itself.
-    pub fn push_drop_oldest(&mut self, data: &[u8]) {
+    /// Appends `data`, dropping the oldest datagram first if the queue is full (and counting
+    /// it). A queue of capacity zero drops `data` itself.
+    pub fn push_drop_oldest(&mut self, data: B) {
         if self.max_len == 0 {
             self.dropped += 1;
             return;
         }
         while self.is_full() {
             if let Some(old) = self.queue.pop_front() {
-                self.bytes -= old.len();
+                self.bytes -= old.as_ref().len();
             }
             self.dropped += 1;
         }
-        self.bytes += data.len();
-        self.queue.push_back(data.to_vec());
+        self.bytes += data.as_ref().len();
+        self.queue.push_back(data);
     }
 
     /// Copies the oldest datagram into `out` and removes it; returns its length. `Done` when
@@ -65,28 +82,39 @@ impl DatagramQueue {
         let len = self.front_len().ok_or(Error::Done)?;
         let dst = out.get_mut(..len).ok_or(Error::BufferTooShort)?;
         let data = self.queue.pop_front().ok_or(Error::Done)?;
-        dst.copy_from_slice(&data);
+        dst.copy_from_slice(data.as_ref());
         self.bytes -= len;
         Ok(len)
     }
 
+    /// Copies the first `len` bytes of the oldest datagram into `out`, leaving it queued;
+    /// returns `len`. `Done` when the queue is empty; `BufferTooShort` when `len` exceeds the
+    /// datagram or `out`.
+    pub fn peek_into(&self, out: &mut [u8], len: usize) -> Result<usize> {
+        let front = self.queue.front().ok_or(Error::Done)?;
+        let src = front.as_ref().get(..len).ok_or(Error::BufferTooShort)?;
+        let dst = out.get_mut(..len).ok_or(Error::BufferTooShort)?;
+        dst.copy_from_slice(src);
+        Ok(len)
+    }
+
     /// Removes and returns the oldest datagram.
-    pub fn pop(&mut self) -> Option<Vec<u8>> {
+    pub fn pop(&mut self) -> Option<B> {
         let data = self.queue.pop_front()?;
-        self.bytes -= data.len();
+        self.bytes -= data.as_ref().len();
         Some(data)
     }
 
     /// The length of the oldest datagram.
     pub fn front_len(&self) -> Option<usize> {
-        self.queue.front().map(Vec::len)
+        self.queue.front().map(|d| d.as_ref().len())
     }
 
     /// Removes every queued datagram for which `drop` returns true.
     pub fn purge(&mut self, mut drop: impl FnMut(&[u8]) -> bool) {
         let before = self.queue.len();
-        self.queue.retain(|d| !drop(d));
-        self.bytes = self.queue.iter().map(Vec::len).sum();
+        self.queue.retain(|d| !drop(d.as_ref()));
+        self.bytes = self.queue.iter().map(|d| d.as_ref().len()).sum();
         self.dropped += (before - self.queue.len()) as u64;
     }
 
@@ -122,7 +150,7 @@ mod tests {
 
     #[test]
     fn send_side_refuses_when_full() {
-        let mut q = DatagramQueue::new(2);
+        let mut q = DatagramQueue::<Vec<u8>>::new(2);
         q.push(b"a").unwrap();
         q.push(b"bc").unwrap();
         assert!(q.is_full());
@@ -137,9 +165,9 @@ mod tests {
 
     #[test]
     fn receive_side_drops_the_oldest_and_counts() {
-        let mut q = DatagramQueue::new(2);
+        let mut q = DatagramQueue::<Vec<u8>>::new(2);
         for d in [&b"one"[..], b"two", b"three"] {
-            q.push_drop_oldest(d);
+            q.push_drop_oldest(d.to_vec());
         }
         assert_eq!(q.len(), 2);
         assert_eq!(q.dropped(), 1);
@@ -148,15 +176,15 @@ mod tests {
         assert_eq!(&out[..3], b"two");
         assert_eq!(q.byte_size(), 5);
 
-        let mut zero = DatagramQueue::new(0);
-        zero.push_drop_oldest(b"x");
+        let mut zero = DatagramQueue::<Vec<u8>>::new(0);
+        zero.push_drop_oldest(b"x".to_vec());
         assert!(zero.is_empty());
         assert_eq!(zero.dropped(), 1);
     }
 
     #[test]
     fn short_buffer_keeps_the_datagram() {
-        let mut q = DatagramQueue::new(4);
+        let mut q = DatagramQueue::<Vec<u8>>::new(4);
         q.push(b"hello").unwrap();
         let mut small = [0u8; 4];
         assert_eq!(q.pop_into(&mut small), Err(Error::BufferTooShort));
@@ -164,6 +192,17 @@ mod tests {
         let mut out = [0u8; 5];
         assert_eq!(q.pop_into(&mut out), Ok(5));
         assert_eq!(q.pop_into(&mut out), Err(Error::Done));
+        q.push(b"peek").unwrap();
+        assert_eq!(q.peek_into(&mut out, 2), Ok(2));
+        assert_eq!(&out[..2], b"pe");
+        assert_eq!(
+            q.peek_into(&mut out, 5),
+            Err(Error::BufferTooShort),
+            "longer than it"
+        );
+        assert_eq!(q.peek_into(&mut small[..1], 2), Err(Error::BufferTooShort));
+        assert_eq!(q.len(), 1, "peeking leaves it queued");
+        q.pop();
         // An empty datagram is a datagram too.
         q.push(b"").unwrap();
         assert_eq!(q.pop_into(&mut []), Ok(0));
@@ -171,7 +210,7 @@ mod tests {
 
     #[test]
     fn purge_removes_matching_and_keeps_byte_count() {
-        let mut q = DatagramQueue::new(8);
+        let mut q = DatagramQueue::<Vec<u8>>::new(8);
         for d in [&b"keep"[..], b"drop", b"keep2"] {
             q.push(d).unwrap();
         }

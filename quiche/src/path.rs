@@ -52,19 +52,48 @@ pub enum PathEvent {
     /// The peer migrated to the path (local, peer): non-probing packets arrived on it and it is
     /// validated (servers only).
     PeerMigrated(SocketAddr, SocketAddr),
+    /// The path MTU usable for application traffic on the path changed (path MTU discovery
+    /// on): a probe proved a larger size, or a black hole or `revalidate_pmtu` sent it back
+    /// to the minimum. The size a new path starts with is not reported.
+    PmtuUpdated {
+        /// The path's local address.
+        local: SocketAddr,
+        /// The path's peer address.
+        peer: SocketAddr,
+        /// The new path MTU (the largest UDP payload sent on the path).
+        pmtu: usize,
+    },
 }
 
 /// Where a path is in its validation (RFC 9000 §8.2).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum PathState {
+    /// Validation timed out.
+    Failed,
     /// Not validated and no validation running.
     Unknown,
     /// PATH_CHALLENGE sent, waiting for the matching PATH_RESPONSE.
     Validating,
+    /// The address is validated but not the path's MTU (quiche's state). Never reported here:
+    /// challenges travel in datagrams padded to 1200 bytes (RFC 9000 §8.2.1), so one answer
+    /// validates both.
+    ValidatingMTU,
     /// The peer answered a challenge on this path (or the handshake validated it).
     Validated,
-    /// Validation timed out.
-    Failed,
+}
+
+impl PathState {
+    /// The state as `quiche_path_stats.validation_state` gives it (quiche's numbering).
+    #[cfg(feature = "ffi")]
+    pub fn to_c(self) -> libc::ssize_t {
+        match self {
+            PathState::Failed => -1,
+            PathState::Unknown => 0,
+            PathState::Validating => 1,
+            PathState::ValidatingMTU => 2,
+            PathState::Validated => 3,
+        }
+    }
 }
 
 /// What a path timer produced.
@@ -105,6 +134,12 @@ pub struct Path {
     pub recv_packets: usize,
     /// Packets sent on the path.
     pub sent_packets: usize,
+    /// DATAGRAM frames received on the path.
+    pub dgram_recv: usize,
+    /// DATAGRAM frames sent on the path.
+    pub dgram_sent: usize,
+    /// DATAGRAM frames in packets declared lost that went out on the path.
+    pub dgram_lost: usize,
     /// Whether the amplification limit applies until validation: true for a peer address a
     /// server learnt from received datagrams, false for a path this endpoint opened itself.
     pub amplification_limited: bool,
@@ -124,6 +159,14 @@ pub struct Path {
     /// The path's congestion controller, RTT estimate and pacer: fresh for a new path, kept
     /// when the connection leaves it, so that coming back (a failed migration) finds them.
     pub sender: PathSender,
+    /// Bytes the path may carry per byte received before validation (RFC 9000 §8.1).
+    amplification_factor: u64,
+    /// PATH_RESPONSE frames owed on the path at most.
+    max_pending_responses: usize,
+    /// The application asked for an ack-eliciting packet on the path
+    /// (`Connection::send_ack_eliciting`): the next packet sent on it carries a PING if it
+    /// has no other ack-eliciting frame.
+    ack_eliciting_due: bool,
 }
 
 impl Path {
@@ -148,6 +191,9 @@ impl Path {
             sent_bytes: 0,
             recv_packets: 0,
             sent_packets: 0,
+            dgram_recv: 0,
+            dgram_sent: 0,
+            dgram_lost: 0,
             amplification_limited: true,
             dcid_seq: 0,
             dcid: ConnectionId::default(),
@@ -155,7 +201,31 @@ impl Path {
             uid: 0,
             ecn: EcnValidation::new(true),
             sender,
+            amplification_factor: AMPLIFICATION_FACTOR,
+            max_pending_responses: MAX_PENDING_RESPONSES,
+            ack_eliciting_due: false,
         }
+    }
+
+    /// Takes the connection's per-path limits.
+    fn apply_limits(&mut self, limits: PathLimits) {
+        self.amplification_factor = limits.amplification_factor;
+        self.max_pending_responses = limits.max_pending_responses;
+    }
+
+    /// Asks for an ack-eliciting packet on the path (a PING if nothing else elicits an ACK).
+    pub fn request_ack_eliciting(&mut self) {
+        self.ack_eliciting_due = true;
+    }
+
+    /// Whether an ack-eliciting packet was asked for and not sent yet.
+    pub fn ack_eliciting_due(&self) -> bool {
+        self.ack_eliciting_due
+    }
+
+    /// An ack-eliciting packet went out on the path.
+    pub fn on_ack_eliciting_sent(&mut self) {
+        self.ack_eliciting_due = false;
     }
 
     /// The path's unique id (see the field).
@@ -187,7 +257,7 @@ impl Path {
         }
         Some(
             self.recv_bytes
-                .saturating_mul(AMPLIFICATION_FACTOR)
+                .saturating_mul(self.amplification_factor)
                 .saturating_sub(self.sent_bytes),
         )
     }
@@ -267,7 +337,7 @@ impl Path {
 
     /// Queues a PATH_RESPONSE for `data`; false when the queue is full and it was dropped.
     pub fn push_response(&mut self, data: [u8; 8]) -> bool {
-        if self.responses.len() >= MAX_PENDING_RESPONSES {
+        if self.responses.len() >= self.max_pending_responses {
             return false;
         }
         self.responses.push_back(data);
@@ -341,6 +411,8 @@ impl Path {
 #[derive(Debug)]
 pub struct PathSet {
     slots: Vec<Option<Path>>,
+    /// Applied to every path that joins the set.
+    limits: PathLimits,
     active: usize,
     use_counter: u64,
     /// The last uid given to a path.
@@ -348,7 +420,34 @@ pub struct PathSet {
     events: VecDeque<PathEvent>,
 }
 
+/// Per-path limits a connection configures (`Config::set_max_amplification_factor`,
+/// `Config::set_path_challenge_recv_max_queue_len`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PathLimits {
+    /// Bytes a path may carry per byte received before it is validated.
+    pub amplification_factor: u64,
+    /// PATH_RESPONSE frames owed on one path at most.
+    pub max_pending_responses: usize,
+}
+
+impl Default for PathLimits {
+    fn default() -> Self {
+        PathLimits {
+            amplification_factor: AMPLIFICATION_FACTOR,
+            max_pending_responses: MAX_PENDING_RESPONSES,
+        }
+    }
+}
+
 impl PathSet {
+    /// Applies `limits` to the paths in the set and to every path that joins it.
+    pub fn set_limits(&mut self, limits: PathLimits) {
+        self.limits = limits;
+        for path in self.slots.iter_mut().flatten() {
+            path.apply_limits(limits);
+        }
+    }
+
     /// A set holding `initial` as the active path.
     pub fn new(mut initial: Path) -> Self {
         initial.last_used = 1;
@@ -358,6 +457,7 @@ impl PathSet {
         let slots: Vec<Option<Path>> = vec![Some(initial)];
         PathSet {
             slots,
+            limits: PathLimits::default(),
             active: 0,
             use_counter: 1,
             last_uid: 1,
@@ -393,6 +493,11 @@ impl PathSet {
     /// The path at `id`, mutably.
     pub fn get_mut(&mut self, id: usize) -> Option<&mut Path> {
         self.slots.get_mut(id).and_then(Option::as_mut)
+    }
+
+    /// The path whose uid is `uid` (sent packets record it), mutably.
+    pub fn by_uid_mut(&mut self, uid: u64) -> Option<&mut Path> {
+        self.slots.iter_mut().flatten().find(|p| p.uid == uid)
     }
 
     /// The id of the path between `local` and `peer`.
@@ -454,6 +559,7 @@ impl PathSet {
                 victim
             }
         };
+        path.apply_limits(self.limits);
         self.slots[id] = Some(path);
         self.touch(id);
         (id, evicted)

@@ -324,6 +324,26 @@ impl Pmtud {
         }
     }
 
+    /// Checks the PLPMTU again (quiche's `revalidate_pmtu`): the PLPMTU falls back to
+    /// BASE_PLPMTU and a search starts that tries the old size first, so the size comes back
+    /// with the first probe's acknowledgment, or the search goes on below it if the probes are
+    /// lost. Nothing happens while the PLPMTU is BASE_PLPMTU or the search has not started.
+    pub fn revalidate(&mut self) {
+        if self.state == PmtudState::Disabled || self.current <= BASE_PLPMTU {
+            return;
+        }
+        let old = self.current;
+        self.set_current(BASE_PLPMTU);
+        self.suspect_losses = 0;
+        self.in_flight = None;
+        self.losses = 0;
+        self.raise_at = None;
+        self.lo = BASE_PLPMTU;
+        self.hi = old + 1;
+        self.first = true;
+        self.state = PmtudState::Searching;
+    }
+
     /// The raise timer fired: search again from the PLPMTU up to MAX_PLPMTU.
     fn reopen(&mut self) {
         self.raise_at = None;

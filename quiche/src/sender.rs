@@ -115,6 +115,11 @@ impl PathSender {
         &self.pacer
     }
 
+    /// Caps the pacing rate at `max` bytes per second (`Config::set_max_pacing_rate`).
+    pub fn set_max_pacing_rate(&mut self, max: Option<u64>) {
+        self.pacer.set_max_rate(max);
+    }
+
     /// An ack-eliciting datagram of `bytes` is ready at `now`: returns when the pacer
     /// releases it, and charges it to the pacer.
     pub fn pace(&mut self, now: Instant, bytes: usize) -> Instant {

@@ -1,6 +1,7 @@
 //! Transport parameters (RFC 9000 §18): encoding, decoding and validation.
 //!
-//! Also covers `max_datagram_frame_size` (RFC 9221 §3) and `grease_quic_bit` (RFC 9287 §3).
+//! Also covers `max_datagram_frame_size` (RFC 9221 §3), `grease_quic_bit` (RFC 9287 §3) and
+//! `min_ack_delay` (draft-ietf-quic-ack-frequency-12 §3).
 //!
 //! Every decoding failure is reported as [`Error::InvalidTransportParam`], whose wire code is
 //! TRANSPORT_PARAMETER_ERROR, including plain truncation: the parameters arrive inside a TLS
@@ -13,6 +14,12 @@ use octets::{Octets, OctetsMut};
 
 use crate::error::{Error, Result};
 use crate::packet::{ConnectionId, MAX_CONN_ID_LEN};
+
+mod unknown;
+
+pub use self::unknown::{
+    UnknownTransportParameter, UnknownTransportParameterIterator, UnknownTransportParameters,
+};
 
 const ORIGINAL_DESTINATION_CONNECTION_ID: u64 = 0x00;
 const MAX_IDLE_TIMEOUT: u64 = 0x01;
@@ -34,6 +41,8 @@ const RETRY_SOURCE_CONNECTION_ID: u64 = 0x10;
 const VERSION_INFORMATION: u64 = 0x11;
 const MAX_DATAGRAM_FRAME_SIZE: u64 = 0x20;
 const GREASE_QUIC_BIT: u64 = 0x2ab2;
+/// draft-ietf-quic-ack-frequency-12 §3, §11.1 (a provisional codepoint).
+const MIN_ACK_DELAY: u64 = 0xff04_de1b;
 
 /// The default (and largest permitted) `max_udp_payload_size` (RFC 9000 §18.2).
 pub const DEFAULT_MAX_UDP_PAYLOAD_SIZE: u64 = 65527;
@@ -106,6 +115,18 @@ pub struct TransportParams {
     /// The sender's Version Information (RFC 9368 §3), which authenticates version
     /// negotiation; `None` when not sent.
     pub version_information: Option<VersionInformation>,
+    /// The shortest time, in microseconds, the sender is willing to delay an acknowledgment
+    /// (draft-ietf-quic-ack-frequency-12 §3). Sending it says the sender accepts ACK_FREQUENCY
+    /// and IMMEDIATE_ACK frames; `None` when not sent. Never above `max_ack_delay` (which is in
+    /// milliseconds).
+    pub min_ack_delay: Option<u64>,
+    /// The parameters of the peer this library does not know, kept when the config asked for
+    /// them ([`Config::enable_track_unknown_transport_parameters`]); `None` otherwise. Never
+    /// encoded: they describe what a peer sent.
+    ///
+    /// [`Config::enable_track_unknown_transport_parameters`]:
+    /// crate::config::Config::enable_track_unknown_transport_parameters
+    pub unknown_params: Option<UnknownTransportParameters>,
 }
 
 /// Version Information (RFC 9368 §3): the version the sender chose and the versions it offers.
@@ -179,6 +200,8 @@ impl Default for TransportParams {
             max_datagram_frame_size: None,
             grease_quic_bit: false,
             version_information: None,
+            min_ack_delay: None,
+            unknown_params: None,
         }
     }
 }
@@ -394,6 +417,7 @@ fn known_bit(id: u64) -> Option<u32> {
         MAX_DATAGRAM_FRAME_SIZE => Some(1 << 17),
         GREASE_QUIC_BIT => Some(1 << 18),
         VERSION_INFORMATION => Some(1 << 19),
+        MIN_ACK_DELAY => Some(1 << 20),
         _ => None,
     }
 }
@@ -442,8 +466,25 @@ impl TransportParams {
     /// values of the connection ID parameters are checked separately, by
     /// [`TransportParams::validate_connection_ids`], once the connection knows what to expect.
     pub fn decode(buf: &[u8], is_server: bool) -> Result<TransportParams> {
+        Self::decode_keeping_unknown(buf, is_server, None)
+    }
+
+    /// [`TransportParams::decode`], keeping the parameters it does not know in
+    /// [`TransportParams::unknown_params`] when `unknown_budget` is given: as many as fit in
+    /// that many bytes (see [`UnknownTransportParameters::push`]), the others dropped.
+    pub fn decode_keeping_unknown(
+        buf: &[u8],
+        is_server: bool,
+        unknown_budget: Option<usize>,
+    ) -> Result<TransportParams> {
         let mut b = Octets::with_slice(buf);
-        let mut tp = TransportParams::default();
+        let mut tp = TransportParams {
+            unknown_params: unknown_budget.map(|capacity| UnknownTransportParameters {
+                capacity,
+                parameters: Vec::new(),
+            }),
+            ..TransportParams::default()
+        };
         let mut seen: u32 = 0;
 
         // Each round consumes at least the two varints of id and length, so the loop ends.
@@ -454,6 +495,13 @@ impl TransportParams {
             let val = b.get_bytes(len).map_err(truncated)?;
 
             let Some(bit) = known_bit(id) else {
+                if let Some(unknown) = tp.unknown_params.as_mut() {
+                    // One that does not fit is dropped; a smaller one after it may fit.
+                    let _ = unknown.push(UnknownTransportParameter {
+                        id,
+                        value: val.buf(),
+                    });
+                }
                 continue;
             };
             if seen & bit != 0 {
@@ -513,6 +561,7 @@ impl TransportParams {
             VERSION_INFORMATION => {
                 self.version_information = Some(VersionInformation::decode(val, is_server)?)
             }
+            MIN_ACK_DELAY => self.min_ack_delay = Some(varint_value(val)?),
             // `known_bit` admits only the IDs above.
             _ => (),
         }
@@ -537,6 +586,7 @@ impl TransportParams {
             self.max_ack_delay,
             self.active_conn_id_limit,
             self.max_datagram_frame_size.unwrap_or(0),
+            self.min_ack_delay.unwrap_or(0),
         ];
         let cids = [
             &self.original_destination_connection_id,
@@ -554,6 +604,7 @@ impl TransportParams {
             && self.active_conn_id_limit >= DEFAULT_ACTIVE_CONNECTION_ID_LIMIT
             && self.initial_max_streams_bidi <= MAX_STREAMS_LIMIT
             && self.initial_max_streams_uni <= MAX_STREAMS_LIMIT
+            && self.min_ack_delay_ok()
             && (!is_server || self.preferred_address_ok());
 
         if ok {
@@ -561,6 +612,13 @@ impl TransportParams {
         } else {
             Err(Error::InvalidTransportParam)
         }
+    }
+
+    /// draft-ietf-quic-ack-frequency-12 §3: min_ack_delay (µs) may not exceed max_ack_delay (ms);
+    /// a peer's that does is a TRANSPORT_PARAMETER_ERROR.
+    fn min_ack_delay_ok(&self) -> bool {
+        self.min_ack_delay
+            .is_none_or(|min| min <= self.max_ack_delay.saturating_mul(1000))
     }
 
     fn preferred_address_ok(&self) -> bool {
@@ -724,6 +782,7 @@ impl TransportParams {
                 VERSION_INFORMATION,
                 self.version_information.as_ref().map(Value::Versions),
             ),
+            (MIN_ACK_DELAY, self.min_ack_delay.map(Value::Varint)),
         ];
         for (id, value) in params {
             if let Some(value) = value {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # API compatibility with quiche 0.30, checked by running the same programs on both libraries:
 #   - tools/compat/api-check: one Rust program written against quiche 0.30's public API, built
-#     against quiche 0.30.0 (cargo fetches the package; its build compiles BoringSSL, hence
+#     against quiche 0.30.0 (cargo fetches the package; it links the BoringSSL that
+#     tools/boringssl/build.sh builds once per run, hence
 #     cmake, clang and libclang-dev) and against this repository's crate, selected by a cargo
 #     feature. Both runs print one `name: value` line per check; the outputs must be identical.
 #   - tools/compat/api_check.c: its C twin on quiche.h, compiled against our include/quiche.h
@@ -33,9 +34,16 @@ fi
 say "building against this repository's quiche"
 cargo build --quiet --manifest-path "$CRATE/Cargo.toml" --features ours \
     --target-dir "$REPO/target/api-check/ours"
-say "building against quiche 0.30.0 (BoringSSL: slow the first time)"
-cargo build --quiet --manifest-path "$CRATE/Cargo.toml" --features upstream \
-    --target-dir "$REPO/target/api-check/upstream"
+say "building against quiche 0.30.0 (on the BoringSSL of tools/boringssl/build.sh)"
+# quiche 0.30.0's boring-sys (5.4.0, as ours) links the copy that tools/boringssl/build.sh
+# builds once per run, instead of compiling BoringSSL again in this target directory.
+# RUSTC_BOOTSTRAP=1 as tools/compat/surface.sh needs it for rustdoc's JSON output: cargo
+# hashes it into every artifact, so with the same setting both scripts share one build here.
+(
+    eval "$(tools/boringssl/build.sh --env)"
+    RUSTC_BOOTSTRAP=1 cargo build --quiet --manifest-path "$CRATE/Cargo.toml" --features upstream \
+        --target-dir "$REPO/target/api-check/upstream"
+)
 
 status=0
 for lib in upstream ours; do

@@ -77,6 +77,18 @@ static quiche_config *make_config(const char *certs, uint32_t version, bool is_s
     quiche_config_set_initial_max_stream_data_uni(c, 1000000);
     quiche_config_set_initial_max_streams_bidi(c, 100);
     quiche_config_set_initial_max_streams_uni(c, 100);
+    quiche_config_enable_dgram(c, true, 16, 16);
+    // The tuning setters: values that change nothing printed here.
+    quiche_config_set_max_amplification_factor(c, 3);
+    quiche_config_set_max_pacing_rate(c, UINT64_C(1) << 30);
+    quiche_config_set_disable_dcid_reuse(c, false);
+    quiche_config_set_enable_cubic_idle_restart_fix(c, true);
+    quiche_config_set_use_initial_max_data_as_flow_control_win(c, false);
+    if (is_server) {
+        uint8_t token[16];
+        memset(token, 0x5a, sizeof(token));
+        quiche_config_set_stateless_reset_token(c, token);
+    }
     return c;
 }
 
@@ -257,6 +269,79 @@ static void print_error(const char *name, quiche_conn *conn, bool local) {
         printf("%s: none\n", name);
 }
 
+static bool purge_two(uint8_t *buf, size_t len) {
+    return len == 3 && memcmp(buf, "two", 3) == 0;
+}
+
+static bool server_dgram(void *arg) {
+    (void)arg;
+    return quiche_conn_dgram_recv_front_len(server.conn) >= 0;
+}
+
+static bool server_readable_16(void *arg) {
+    (void)arg;
+    return quiche_conn_stream_readable(server.conn, 16);
+}
+
+/* The stream and CID iterators, the varint helpers, the DATAGRAM purge, send_ack_eliciting,
+   send_quantum_on_path and is_readable. */
+static void calls_beyond_the_examples(void) {
+    uint8_t v[8] = {0};
+    uint64_t val = 0;
+    /* The call first: the order in which a call's arguments are evaluated is unspecified. */
+    int put = quiche_put_varint(v, sizeof(v), 15293);
+    printf("put_varint(15293): %d %02x%02x\n", put, v[0], v[1]);
+    printf("get_varint: %zd %llu\n", quiche_get_varint(v, sizeof(v), &val), (unsigned long long)val);
+    printf("put_varint(2^62, short buffer): %d\n", quiche_put_varint(v, 4, UINT64_C(1) << 62));
+    printf("get_varint(empty): %zd\n", quiche_get_varint(v, 0, &val));
+
+    uint64_t err = 0;
+    printf("calls.client.is_readable: %d\n", quiche_conn_is_readable(client.conn));
+    printf("calls.client.stream_send(16): %zd\n",
+           quiche_conn_stream_send(client.conn, 16, (const uint8_t *)"sixteen", 7, true, &err));
+    bool writable16 = false;
+    int64_t id;
+    while ((id = quiche_conn_stream_writable_next(client.conn)) >= 0) writable16 |= id == 16;
+    printf("calls.client.stream_writable_next has 16: %d\n", writable16);
+    pump(server_readable_16, NULL);
+    printf("calls.server.is_readable: %d\n", quiche_conn_is_readable(server.conn));
+    bool readable16 = false;
+    while ((id = quiche_conn_stream_readable_next(server.conn)) >= 0) readable16 |= id == 16;
+    printf("calls.server.stream_readable_next has 16: %d\n", readable16);
+
+    quiche_conn_dgram_send(client.conn, (const uint8_t *)"one", 3);
+    quiche_conn_dgram_send(client.conn, (const uint8_t *)"two", 3);
+    quiche_conn_dgram_purge_outgoing(client.conn, purge_two);
+    printf("calls.client.dgram_send_queue_len after purge: %zd\n",
+           quiche_conn_dgram_send_queue_len(client.conn));
+    pump(server_dgram, NULL);
+    uint8_t d[16];
+    ssize_t dn = quiche_conn_dgram_recv(server.conn, d, sizeof(d));
+    printf("calls.server.dgram_recv: %zd %.*s\n", dn, dn > 0 ? (int)dn : 0, (const char *)d);
+
+    printf("calls.client.send_ack_eliciting: %zd\n", quiche_conn_send_ack_eliciting(client.conn));
+    printf("calls.client.send_quantum_on_path>0: %d\n",
+           quiche_conn_send_quantum_on_path(client.conn, (struct sockaddr *)&client.addr,
+                                            sizeof(client.addr), (struct sockaddr *)&server.addr,
+                                            sizeof(server.addr)) > 0);
+
+    size_t n = 0;
+    quiche_connection_id_iter *it = quiche_conn_source_ids(client.conn);
+    const uint8_t *cid;
+    size_t cid_len;
+    while (quiche_connection_id_iter_next(it, &cid, &cid_len)) n++;
+    quiche_connection_id_iter_free(it);
+    printf("calls.client.source_ids>=1: %d\n", n >= 1);
+    printf("calls.client.active_scids>=1: %d\n", quiche_conn_active_scids(client.conn) >= 1);
+    printf("calls.client.retired_scids: %zu\n", quiche_conn_retired_scids(client.conn));
+    it = quiche_conn_retired_scid_iter(client.conn);
+    n = 0;
+    while (quiche_connection_id_iter_next(it, &cid, &cid_len)) n++;
+    quiche_connection_id_iter_free(it);
+    printf("calls.client.retired_scid_iter: %zu\n", n);
+    printf("calls.client.set_max_idle_timeout: %d\n", quiche_conn_set_max_idle_timeout(client.conn, 5000));
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: api_check CERT_DIR\n");
@@ -348,6 +433,8 @@ int main(int argc, char **argv) {
     printf("stream.8.server.stream_recv_after_reset: %zd error_code=%llu\n", r8.last, (unsigned long long)r8.err);
     printf("stream.3.client.stream_send(server uni): %zd\n",
            quiche_conn_stream_send(client.conn, 3, (const uint8_t *)"x", 1, false, &err));
+
+    calls_beyond_the_examples();
 
     // Stats.
     quiche_stats s;

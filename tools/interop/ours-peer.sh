@@ -9,8 +9,11 @@ BIN="${OURS_BIN:-$TARGET/release}"
 role="${1:-}"; shift || true
 # run.sh sets INTEROP_NO_GSO when it captures the test: on loopback a GSO batch is captured as
 # one oversized datagram, which tshark cannot split into its QUIC packets.
-gso=()
-[ -n "${INTEROP_NO_GSO:-}" ] && gso=(--disable-gso)
+extra=()
+[ -n "${INTEROP_NO_GSO:-}" ] && extra=(--disable-gso)
+# OURS_ACK_FREQUENCY=1 offers the ACK frequency extension (draft-ietf-quic-ack-frequency);
+# quinn offers it too, so with quinn it is used. Both sides log their ACK frame counters.
+[ -n "${OURS_ACK_FREQUENCY:-}" ] && extra+=(--ack-frequency)
 # quiche-server answers h3 and hq-interop on one port; quiche-client speaks h3 unless given
 # --http09, which every case but http3 uses (the interop runner's cases are HTTP/0.9).
 case "$role" in
@@ -27,7 +30,7 @@ server)
     [ "$retry" = 1 ] || args+=(--no-retry)
     # v2: move clients that offer QUIC v2 to it (compatible version negotiation, RFC 9368).
     [ "${TESTCASE:-}" = v2 ] && args+=(--compatible-versions "0x6b3343cf,1")
-    exec "$BIN/quiche-server" ${gso[@]+"${gso[@]}"} "${args[@]}"
+    exec "$BIN/quiche-server" ${extra[@]+"${extra[@]}"} "${args[@]}"
     ;;
 client)
     args=(); urls=(); kase=handshake
@@ -60,7 +63,7 @@ client)
         v2) args+=(--compatible-versions "0x6b3343cf,1") ;;
         *) echo unsupported; exit 127 ;;
     esac
-    exec "$BIN/quiche-client" ${gso[@]+"${gso[@]}"} "${args[@]}" "${urls[@]}"
+    exec "$BIN/quiche-client" ${extra[@]+"${extra[@]}"} "${args[@]}" "${urls[@]}"
     ;;
 *)
     echo "usage: ours-peer.sh server|client ..." >&2

@@ -54,6 +54,8 @@ fn config(server: bool, ids: &Arc<CountingIds>) -> quiche::Config {
     c.set_initial_max_streams_uni(8);
     c.set_active_connection_id_limit(4);
     c.enable_dgram(true, 16, 16);
+    // ACK_FREQUENCY and IMMEDIATE_ACK reach the receiver only when offered.
+    c.enable_ack_frequency(true);
     c.set_stateless_reset_key(&[if server { 0x53 } else { 0x43 }; 32]);
     c.set_cid_generator(ids.clone());
     if server {

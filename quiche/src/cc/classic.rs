@@ -20,7 +20,10 @@
 
 use std::time::Instant;
 
-use super::{AckBatch, CcConfig, CcState, CcStats, CongestionControl, CongestionSignal, SentInfo};
+use super::{
+    AckBatch, CcConfig, CcState, CcStats, CongestionControl, CongestionSignal, SentInfo,
+    StartupExit, StartupExitReason,
+};
 use crate::rtt::RttStats;
 
 /// The window state a [`SlowStart`] strategy or a [`WindowGrowth`] law works on.
@@ -219,10 +222,16 @@ impl<S: SlowStart, G: WindowGrowth> Classic<S, G> {
         }
     }
 
-    /// Records the first time the controller left every slow-start phase.
-    fn note_first_end(&mut self, now: Instant) {
+    /// Records the first time the controller left every slow-start phase, with the window
+    /// then and why.
+    fn note_first_end(&mut self, now: Instant, cwnd: usize, reason: StartupExitReason) {
         if self.stats.first_slow_start_end.is_none() {
             self.stats.first_slow_start_end = Some(now);
+            self.stats.startup_exit = Some(StartupExit {
+                cwnd,
+                bandwidth: None,
+                reason,
+            });
         }
     }
 
@@ -256,7 +265,16 @@ impl<S: SlowStart, G: WindowGrowth> Classic<S, G> {
             }
             self.note_slow_start_change(now, state_before, ssthresh_before);
             if !self.slow_start.is_active(&self.win) {
-                self.note_first_end(now);
+                let reason = match state_before {
+                    CcState::ConservativeSlowStart | CcState::LimitedSlowStart => {
+                        StartupExitReason::ConservativeSlowStartRounds
+                    }
+                    // A slow start that ends by itself before any loss measured a plateau
+                    // (SEARCH).
+                    _ if ssthresh_before == usize::MAX => StartupExitReason::BandwidthPlateau,
+                    _ => StartupExitReason::ConservativeSlowStartRounds,
+                };
+                self.note_first_end(now, self.win.cwnd, reason);
             }
         } else {
             self.growth.on_ack(now, ack, rtt, &mut self.win);
@@ -309,7 +327,7 @@ impl<S: SlowStart, G: WindowGrowth> CongestionControl for Classic<S, G> {
             if self.win.ssthresh == usize::MAX {
                 self.note_first_exit(now, self.win.cwnd);
             }
-            self.note_first_end(now);
+            self.note_first_end(now, self.win.cwnd, StartupExitReason::Loss);
         }
         if reduce {
             self.recovery_start = Some(now);

@@ -98,6 +98,35 @@ pub struct CcStats {
     pub first_slow_start_end: Option<Instant>,
     /// Reductions undone because their losses proved spurious.
     pub spurious_undos: u64,
+    /// How and with what window the first slow start (BBR: Startup) ended for good.
+    pub startup_exit: Option<StartupExit>,
+}
+
+/// The end of a controller's first slow start or Startup (quiche's `StartupExit`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StartupExit {
+    /// The congestion window when it ended, in bytes (before any reduction).
+    pub cwnd: usize,
+    /// The bandwidth estimate then, in bytes per second, from controllers that keep one
+    /// (BBR).
+    pub bandwidth: Option<u64>,
+    /// What ended it.
+    pub reason: StartupExitReason,
+}
+
+/// What ended slow start or Startup.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StartupExitReason {
+    /// A congestion event (loss or ECN-CE; BBR: sustained loss in a round).
+    Loss,
+    /// The delivery rate stopped growing (BBR's full pipe, SEARCH).
+    BandwidthPlateau,
+    /// A queue that persisted across rounds. No controller here ends Startup this way
+    /// (draft-ietf-ccwg-bbr-06 has no such exit); kept for quiche's API.
+    PersistentQueue,
+    /// HyStart++'s Conservative Slow Start ran its rounds (RFC 9406 §4.2), or a
+    /// delay-based slow start otherwise ended without loss.
+    ConservativeSlowStartRounds,
 }
 
 /// A congestion controller for one path.

@@ -20,15 +20,17 @@ pub enum CongestionControlAlgorithm {
     Reno = 0,
     /// CUBIC (RFC 8312 with RFC 9438's corrections).
     CUBIC = 1,
-    /// BBR (draft-ietf-ccwg-bbr-06, BBRv3), quiche's `QUICHE_CC_BBR2_GCONGESTION` value.
-    Bbr = 4,
+    /// BBR (draft-ietf-ccwg-bbr-06, BBRv3), under quiche's name for its BBRv2-family
+    /// controller (`QUICHE_CC_BBR2_GCONGESTION`), so that quiche programs that name or match
+    /// it build unchanged. [`CongestionControlAlgorithm::Bbr`] is the same value.
+    Bbr2Gcongestion = 4,
 }
 
 #[allow(non_upper_case_globals)]
 impl CongestionControlAlgorithm {
-    /// quiche's name for its BBRv2-family controller; here the same as
-    /// [`CongestionControlAlgorithm::Bbr`].
-    pub const Bbr2Gcongestion: CongestionControlAlgorithm = CongestionControlAlgorithm::Bbr;
+    /// BBR (draft-ietf-ccwg-bbr-06): this crate's name for
+    /// [`CongestionControlAlgorithm::Bbr2Gcongestion`].
+    pub const Bbr: CongestionControlAlgorithm = CongestionControlAlgorithm::Bbr2Gcongestion;
 }
 
 impl FromStr for CongestionControlAlgorithm {
@@ -268,6 +270,19 @@ mod tests {
             Err(Error::CongestionControl)
         );
         assert_eq!(CongestionControlAlgorithm::Bbr as i32, 4);
+        // quiche's three variants, matched exhaustively as a quiche program would.
+        let quiche_name = |a: CongestionControlAlgorithm| match a {
+            CongestionControlAlgorithm::Reno => "reno",
+            CongestionControlAlgorithm::CUBIC => "cubic",
+            CongestionControlAlgorithm::Bbr2Gcongestion => "bbr2_gcongestion",
+        };
+        for a in [
+            CongestionControlAlgorithm::Reno,
+            CongestionControlAlgorithm::CUBIC,
+            CongestionControlAlgorithm::Bbr,
+        ] {
+            assert_eq!(quiche_name(a).parse(), Ok(a));
+        }
         assert_eq!(
             "".parse::<CongestionControlAlgorithm>(),
             Err(Error::CongestionControl)

@@ -38,7 +38,9 @@ mod test_sender;
 
 pub use self::bbr::{Bbr, BbrOptions, BbrState};
 pub use self::classic::{Classic, SlowStart, Window, WindowGrowth};
-pub use self::congestion_control::{CcState, CcStats, CongestionControl};
+pub use self::congestion_control::{
+    CcState, CcStats, CongestionControl, StartupExit, StartupExitReason,
+};
 pub use self::cubic::{cubic_k, w_cubic, Cubic, ALPHA_CUBIC, BETA_CUBIC};
 pub use self::factory::{CcFactory, CongestionControlAlgorithm, Controller};
 pub use self::hystart::{

@@ -38,8 +38,48 @@ pub struct Pacer {
     tokens: i128,
     /// The rate in bytes per second; 0 for unpaced (no RTT estimate yet, or a zero RTT).
     rate: u64,
+    /// A ceiling on `rate` (`Config::set_max_pacing_rate`).
+    max_rate: Option<u64>,
     /// When `tokens` was last brought up to date; `None` before the first packet.
     last: Option<Instant>,
+}
+
+/// When the pacer lets the next packet leave, and whether it may follow the previous one
+/// without a gap (quiche's `ReleaseDecision`, from `Connection::get_next_release_time`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReleaseDecision {
+    /// The release instant; `None` when the pacer does not hold the packet back (pacing off,
+    /// no rate yet, nothing sent yet).
+    at: Option<Instant>,
+    allow_burst: bool,
+}
+
+impl ReleaseDecision {
+    /// How close two release times must be to count as the same (see
+    /// [`ReleaseDecision::time_eq`]): well below any pacing interval worth keeping (a 1200-byte
+    /// packet every 50 µs is 190 Mbit/s), so that only packets one burst could carry match.
+    pub const EQUAL_THRESHOLD: Duration = Duration::from_micros(50);
+
+    /// The instant the next packet should leave, if it lies after `now`; `None` means it may
+    /// leave now.
+    pub fn time(&self, now: Instant) -> Option<Instant> {
+        self.at.filter(|&at| at > now)
+    }
+
+    /// Whether the packet may leave right after the previous one, in the same burst (the
+    /// bucket had a datagram's worth left, or the pacer holds nothing back).
+    pub fn can_burst(&self) -> bool {
+        self.allow_burst
+    }
+
+    /// Whether this release time and `other`'s are within [`Self::EQUAL_THRESHOLD`] of each
+    /// other, as seen at `now` (a time not after `now` counts as `now`): the packets may
+    /// leave together.
+    pub fn time_eq(&self, other: &Self, now: Instant) -> bool {
+        let a = self.time(now).unwrap_or(now);
+        let b = other.time(now).unwrap_or(now);
+        a.max(b).duration_since(a.min(b)) <= Self::EQUAL_THRESHOLD
+    }
 }
 
 impl Pacer {
@@ -52,6 +92,7 @@ impl Pacer {
             capacity: 0,
             tokens: 0,
             rate: 0,
+            max_rate: None,
             last: None,
         }
     }
@@ -64,6 +105,16 @@ impl Pacer {
     /// The current pacing rate in bytes per second, if pacing and known.
     pub fn rate(&self) -> Option<u64> {
         (self.enabled && self.rate > 0).then_some(self.rate)
+    }
+
+    /// Caps the pacing rate at `max` bytes per second (`None`: no cap).
+    pub fn set_max_rate(&mut self, max: Option<u64>) {
+        self.max_rate = max.map(|m| m.max(1));
+    }
+
+    /// The cap on the pacing rate, if any (see [`Pacer::set_max_rate`]).
+    pub fn max_rate(&self) -> Option<u64> {
+        self.max_rate
     }
 
     /// The maximum datagram size changed (path MTU discovery).
@@ -130,6 +181,32 @@ impl Pacer {
         from.checked_add(wait).unwrap_or(from)
     }
 
+    /// When the next packet may leave, without a `now`: what [`Pacer::next_send_time`] gives
+    /// for any `now` up to the release instant (after it, the packet may leave at once).
+    pub fn release_decision(&self) -> ReleaseDecision {
+        let paced = self.enabled && self.rate > 0;
+        let Some(last) = self.last.filter(|_| paced) else {
+            return ReleaseDecision {
+                at: None,
+                allow_burst: true,
+            };
+        };
+        // The tokens at `last` are exact; from there they grow at `rate`.
+        let deficit = self.datagram_tokens().saturating_sub(self.tokens);
+        if deficit <= 0 {
+            return ReleaseDecision {
+                at: Some(last),
+                allow_burst: true,
+            };
+        }
+        let wait_ns = (deficit as u128).div_ceil(self.rate as u128);
+        let wait = Duration::from_nanos(u64::try_from(wait_ns).unwrap_or(u64::MAX));
+        ReleaseDecision {
+            at: Some(last.checked_add(wait).unwrap_or(last)),
+            allow_burst: false,
+        }
+    }
+
     /// A packet of `bytes` left at `now`; `cc` gives the window, its pacing rate and send
     /// quantum at this instant, `smoothed_rtt` the RTT the default rate divides by.
     pub fn on_packet_sent<C: CongestionControl + ?Sized>(
@@ -164,7 +241,12 @@ impl Pacer {
         let refilled = self.last.map(|_| self.tokens_at(now));
         self.capacity = (burst.max(self.max_datagram_size) as u128).saturating_mul(NANOS_PER_BYTE);
         let tokens = refilled.unwrap_or(self.capacity_i128());
-        self.rate = rate.unwrap_or(0);
+        self.rate = match (rate, self.max_rate) {
+            (Some(rate), Some(max)) => rate.min(max),
+            // Without an estimate of its own the pacer still keeps to the ceiling.
+            (None, Some(max)) => max,
+            (rate, None) => rate.unwrap_or(0),
+        };
         let sent = (bytes as i128).saturating_mul(NANOS_PER_BYTE as i128);
         self.tokens = tokens.min(self.capacity_i128()).saturating_sub(sent);
         self.last = Some(now);
@@ -196,6 +278,63 @@ mod tests {
             pacer.on_packet_sent_with(now, MSS, Some(rate), burst);
         }
         out
+    }
+
+    #[test]
+    fn release_decisions_agree_with_next_send_time() {
+        let t0 = test_now();
+        let mut pacer = Pacer::new(true, MSS);
+        // Nothing sent yet: nothing held back.
+        let first = pacer.release_decision();
+        assert_eq!(first.time(t0), None);
+        assert!(first.can_burst());
+        let mut now = t0;
+        let mut held = 0;
+        for i in 0..30 {
+            let d = pacer.release_decision();
+            // At any instant before the release, and at and after it, the same answer as
+            // next_send_time.
+            for probe in [
+                now,
+                now + Duration::from_micros(300),
+                now + Duration::from_millis(5),
+            ] {
+                assert_eq!(
+                    d.time(probe).unwrap_or(probe),
+                    pacer.next_send_time(probe),
+                    "packet {i}"
+                );
+            }
+            if d.time(now).is_some() {
+                held += 1;
+                assert!(
+                    !d.can_burst(),
+                    "packet {i} waits, so it is not part of a burst"
+                );
+            }
+            now = pacer.next_send_time(now);
+            pacer.on_packet_sent_with(now, MSS, Some(1_200_000), 4 * MSS);
+        }
+        // After the four-packet burst, each packet waited for the pacer.
+        assert_eq!(held, 26);
+        // Disabled: never held back.
+        let mut off = Pacer::new(false, MSS);
+        off.on_packet_sent_with(t0, MSS, Some(1_200_000), MSS);
+        assert_eq!(off.release_decision().time(t0), None);
+    }
+
+    #[test]
+    fn release_times_within_the_threshold_are_equal() {
+        let t0 = test_now();
+        let at = |us: u64| ReleaseDecision {
+            at: Some(t0 + Duration::from_micros(us)),
+            allow_burst: false,
+        };
+        assert!(at(100).time_eq(&at(150), t0));
+        assert!(!at(100).time_eq(&at(151), t0));
+        // Times already past count as now.
+        assert!(at(0).time_eq(&at(50), t0));
+        assert!(at(100).time_eq(&at(100), t0 + Duration::from_millis(1)));
     }
 
     #[test]

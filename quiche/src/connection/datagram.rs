@@ -54,20 +54,44 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     /// datagrams (or not yet known) or the connection is closing; `BufferTooShort` if it is
     /// larger than [`Connection::dgram_max_writable_len`]; `Done` if the send queue is full.
     pub fn dgram_send(&mut self, buf: &[u8]) -> Result<()> {
+        self.check_dgram_send(buf.len())?;
+        self.dgram_send.push_buf(F::dgram_buf_from_slice(buf))
+    }
+
+    /// [`Connection::dgram_send`] of a buffer the connection takes over without copying it.
+    pub fn dgram_send_buf(&mut self, buf: F::DgramBuf) -> Result<()> {
+        self.check_dgram_send(buf.as_ref().len())?;
+        self.dgram_send.push_buf(buf)
+    }
+
+    fn check_dgram_send(&self, len: usize) -> Result<()> {
         if self.lifecycle.is_closing_or_draining() {
             return Err(Error::InvalidState);
         }
         let max = self.dgram_max_writable_len().ok_or(Error::InvalidState)?;
-        if buf.len() > max {
+        if len > max {
             return Err(Error::BufferTooShort);
         }
-        self.dgram_send.push(buf)
+        Ok(())
     }
 
     /// Reads the oldest received datagram into `out`; returns its length. `Done` when none
     /// is queued; `BufferTooShort` (the datagram stays queued) when `out` is too small.
     pub fn dgram_recv(&mut self, out: &mut [u8]) -> Result<usize> {
         self.dgram_recv.pop_into(out)
+    }
+
+    /// Takes the oldest received datagram out of the queue, in the buffer it was received
+    /// into (no copy); `Done` when none is queued.
+    pub fn dgram_recv_buf(&mut self) -> Result<F::DgramBuf> {
+        self.dgram_recv.pop().ok_or(Error::Done)
+    }
+
+    /// Copies the first `len` bytes of the oldest received datagram into `buf` and leaves it
+    /// queued; returns `len`. `Done` when none is queued, `BufferTooShort` when `len` is
+    /// larger than the datagram or than `buf`.
+    pub fn dgram_recv_peek(&self, buf: &mut [u8], len: usize) -> Result<usize> {
+        self.dgram_recv.peek_into(buf, len)
     }
 
     /// The length of the oldest received datagram, if any.
@@ -111,7 +135,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     }
 
     /// Removes the queued outgoing datagrams for which `drop` returns true.
-    pub fn dgram_purge_outgoing(&mut self, drop: impl FnMut(&[u8]) -> bool) {
+    pub fn dgram_purge_outgoing<FN: Fn(&[u8]) -> bool>(&mut self, drop: FN) {
         self.dgram_send.purge(drop);
     }
 
@@ -129,7 +153,13 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         if 1 + data.len() as u64 > max {
             return Err(Error::ProtocolViolation);
         }
-        self.dgram_recv.push_drop_oldest(data);
+        self.dgram_recv
+            .push_drop_oldest(F::dgram_buf_from_slice(data));
+        self.stats.dgram_recv += 1;
+        let path = self.recv_path.unwrap_or(self.paths.active_id());
+        if let Some(path) = self.paths.get_mut(path) {
+            path.dgram_recv += 1;
+        }
         Ok(())
     }
 
@@ -163,8 +193,13 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             let Some(data) = self.dgram_send.pop() else {
                 break;
             };
-            Frame::Datagram { data: &data }.to_bytes(b)?;
-            frames.push(SentFrame::Other);
+            let data = data.as_ref();
+            Frame::Datagram { data }.to_bytes(b)?;
+            frames.push(SentFrame::Datagram);
+            self.stats.dgram_sent += 1;
+            if let Some(path) = self.paths.get_mut(self.send_path) {
+                path.dgram_sent += 1;
+            }
             qlog!(self, q => q.sent_frames().push_datagram(data.len()));
             eliciting = true;
         }

@@ -38,6 +38,67 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
                     return Err(Error::ProtocolViolation);
                 }
             }
+            Frame::MaxData { max } => self.tx_max_data = self.tx_max_data.max(max),
+            Frame::DataBlocked { .. } => {
+                self.stats.data_blocked_recv_count += 1;
+                // The peer is blocked by our window: make sure an update is on its way.
+                self.max_data_pending |= self.rx_fc.should_update_max_data();
+            }
+            f @ (Frame::Stream { .. }
+            | Frame::ResetStream { .. }
+            | Frame::StopSending { .. }
+            | Frame::MaxStreamData { .. }
+            | Frame::MaxStreamsBidi { .. }
+            | Frame::MaxStreamsUni { .. }
+            | Frame::StreamDataBlocked { .. }
+            | Frame::StreamsBlockedBidi { .. }
+            | Frame::StreamsBlockedUni { .. }) => self.process_stream_frame(f)?,
+            Frame::NewConnectionId {
+                seq_num,
+                retire_prior_to,
+                conn_id,
+                reset_token,
+            } => self.on_new_connection_id_frame(seq_num, retire_prior_to, conn_id, reset_token)?,
+            Frame::RetireConnectionId { seq_num } => self.on_retire_connection_id_frame(seq_num)?,
+            Frame::PathChallenge { data } => {
+                self.stats.path_challenge_rx_count += 1;
+                self.on_path_challenge(data)
+            }
+            Frame::PathResponse { data } => self.on_path_response(data, now),
+            Frame::ConnectionClose {
+                error_code, reason, ..
+            } => self.on_peer_close(false, error_code, reason, now),
+            Frame::ApplicationClose { error_code, reason } => {
+                self.on_peer_close(true, error_code, reason, now)
+            }
+            Frame::HandshakeDone => {
+                if self.is_server {
+                    return Err(Error::ProtocolViolation);
+                }
+                self.on_handshake_confirmed(now);
+            }
+            Frame::Datagram { data } => self.on_datagram_frame(data)?,
+            Frame::AckFrequency {
+                seq_num,
+                ack_eliciting_threshold,
+                request_max_ack_delay,
+                reordering_threshold,
+            } => self.on_ack_frequency_frame(
+                seq_num,
+                ack_eliciting_threshold,
+                request_max_ack_delay,
+                reordering_threshold,
+            )?,
+            // Acknowledged at once once the packet is recorded (`on_authenticated_packet`).
+            Frame::ImmediateAck => self.check_ack_frequency_offered()?,
+        }
+        Ok(())
+    }
+
+    /// Applies one received frame about streams (data, resets, stream limits and their
+    /// blocked signals: RFC 9000 §19.4-19.14).
+    fn process_stream_frame(&mut self, frame: Frame) -> Result<()> {
+        match frame {
             Frame::Stream {
                 stream_id,
                 offset,
@@ -55,52 +116,40 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
                 let new = self
                     .streams
                     .on_reset_stream(stream_id, error_code, final_size)?;
+                self.stats.reset_stream_count_remote += 1;
                 self.on_peer_data(new)?;
             }
             Frame::StopSending {
                 stream_id,
                 error_code,
             } => {
-                self.streams.on_stop_sending(stream_id, error_code)?;
+                // Counted as quiche counts them: a STOP_SENDING that resets the stream is a
+                // stop by the peer and a reset by us (the RESET_STREAM it makes us send).
+                if self.streams.on_stop_sending(stream_id, error_code)? {
+                    self.stats.stopped_stream_count_remote += 1;
+                    self.stats.reset_stream_count_local += 1;
+                }
                 self.reclaim_unsent_stream_data();
             }
-            Frame::MaxData { max } => self.tx_max_data = self.tx_max_data.max(max),
             Frame::MaxStreamData { stream_id, max } => {
                 self.streams.on_max_stream_data(stream_id, max)?
             }
             Frame::MaxStreamsBidi { max } => self.streams.on_max_streams(true, max)?,
             Frame::MaxStreamsUni { max } => self.streams.on_max_streams(false, max)?,
-            Frame::DataBlocked { .. } => {
-                // The peer is blocked by our window: make sure an update is on its way.
-                self.max_data_pending |= self.rx_fc.should_update_max_data();
-            }
             Frame::StreamDataBlocked { stream_id, limit } => {
+                self.stats.stream_data_blocked_recv_count += 1;
                 self.streams.on_stream_data_blocked(stream_id, limit)?
             }
-            Frame::StreamsBlockedBidi { limit } => self.streams.on_streams_blocked(true, limit)?,
-            Frame::StreamsBlockedUni { limit } => self.streams.on_streams_blocked(false, limit)?,
-            Frame::NewConnectionId {
-                seq_num,
-                retire_prior_to,
-                conn_id,
-                reset_token,
-            } => self.on_new_connection_id_frame(seq_num, retire_prior_to, conn_id, reset_token)?,
-            Frame::RetireConnectionId { seq_num } => self.on_retire_connection_id_frame(seq_num)?,
-            Frame::PathChallenge { data } => self.on_path_challenge(data),
-            Frame::PathResponse { data } => self.on_path_response(data, now),
-            Frame::ConnectionClose {
-                error_code, reason, ..
-            } => self.on_peer_close(false, error_code, reason, now),
-            Frame::ApplicationClose { error_code, reason } => {
-                self.on_peer_close(true, error_code, reason, now)
+            Frame::StreamsBlockedBidi { limit } => {
+                self.stats.streams_blocked_bidi_recv_count += 1;
+                self.streams.on_streams_blocked(true, limit)?
             }
-            Frame::HandshakeDone => {
-                if self.is_server {
-                    return Err(Error::ProtocolViolation);
-                }
-                self.on_handshake_confirmed(now);
+            Frame::StreamsBlockedUni { limit } => {
+                self.stats.streams_blocked_uni_recv_count += 1;
+                self.streams.on_streams_blocked(false, limit)?
             }
-            Frame::Datagram { data } => self.on_datagram_frame(data)?,
+            // `process_frame` passes only the stream frames above.
+            _ => {}
         }
         Ok(())
     }
@@ -168,6 +217,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             .unwrap_or(u64::MAX);
         let delay = Duration::from_micros(micros);
 
+        self.stats.ack_frames_received += 1;
         let mut outcome = std::mem::take(&mut self.ack_outcome);
         let result = self.recovery.on_ack_received(
             epoch,
@@ -185,6 +235,10 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         self.ack_outcome = outcome;
         if result.is_ok() {
             self.on_ack_ecn(epoch, ranges.largest(), ecn_counts, &acked, now);
+            if epoch == Epoch::Application {
+                let congestion = self.ack_outcome.congestion_event;
+                self.ack_frequency_after_ack(congestion, now);
+            }
         }
         self.qlog_metrics(now);
         result
@@ -193,6 +247,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     /// Applies the acknowledgements and losses recovery reported.
     fn settle(&mut self, epoch: Epoch, outcome: &mut crate::recovery::AckOutcome<SentFrames>) {
         for pkt in outcome.acked.drain(..) {
+            self.stats.acked_bytes += pkt.size as u64;
             self.on_frames_acked(epoch, &pkt.payload);
             self.recycle(pkt.payload);
         }
@@ -236,7 +291,11 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
                     self.handshake_done_acked = true;
                 }
                 SentFrame::Cid(cf) => self.cids.on_frame_acked(cf),
-                SentFrame::MaxData | SentFrame::DataBlocked | SentFrame::Other => {}
+                SentFrame::AckFrequency { seq } => self.on_ack_frequency_acked(seq),
+                SentFrame::MaxData
+                | SentFrame::DataBlocked
+                | SentFrame::Datagram
+                | SentFrame::Other => {}
             }
         }
     }
@@ -248,6 +307,11 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         for frame in frames.iter() {
             match *frame {
                 SentFrame::Ack { .. } | SentFrame::Other => {}
+                SentFrame::Datagram => {
+                    if let Some(path) = self.paths.by_uid_mut(frames.path) {
+                        path.dgram_lost += 1;
+                    }
+                }
                 SentFrame::Crypto { offset, len } => {
                     self.spaces[epoch.index()].crypto_send.on_lost(offset, len)
                 }
@@ -264,6 +328,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
                 SentFrame::MaxData => self.max_data_pending = true,
                 SentFrame::DataBlocked => self.data_blocked_sent_at = None,
                 SentFrame::Cid(cf) => self.cids.on_frame_lost(cf),
+                SentFrame::AckFrequency { seq } => self.on_ack_frequency_lost(seq),
                 SentFrame::HandshakeDone => {
                     if (!self.handshake_confirmed || self.is_server) && !self.handshake_done_acked {
                         self.handshake_done_pending = true;
@@ -376,8 +441,11 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
                     if !space.crypto_send.has_pending() {
                         space.crypto_send.resend_all_unacked();
                     }
-                } else if !self.streams.has_data_to_send() {
-                    self.requeue_oldest_in_flight(epoch);
+                } else {
+                    self.ack_frequency_on_probe();
+                    if !self.streams.has_data_to_send() {
+                        self.requeue_oldest_in_flight(epoch);
+                    }
                 }
             }
             TimeoutAction::AntiDeadlock => self.anti_deadlock_probe = true,

@@ -22,6 +22,16 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     }
 
     /// The server learnt the client's original DCID: its transport parameters can be set.
+    /// A server accepted after a Retry whose Source Connection ID was `retry_scid`: its
+    /// parameters echo it (RFC 9000 §7.3), and the client's Initial and 0-RTT packets
+    /// addressed to it are the connection's until the client switches to our own ID.
+    pub(super) fn set_retry_source(&mut self, retry_scid: &ConnectionId) -> Result<()> {
+        let retry_scid = retry_scid.clone().into_owned();
+        self.local_tp.retry_source_connection_id = Some(retry_scid.clone());
+        self.retry_scid = Some(retry_scid);
+        self.set_server_transport_params()
+    }
+
     pub(super) fn set_server_transport_params(&mut self) -> Result<()> {
         if self.local_tp.original_destination_connection_id.is_none() {
             self.local_tp.original_destination_connection_id = Some(self.odcid.clone());
@@ -80,7 +90,11 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
 
     /// Validates and applies the peer's transport parameters (RFC 9000 §7.3, §18).
     fn apply_peer_transport_params(&mut self, raw: &[u8]) -> Result<()> {
-        let tp = TransportParams::decode(raw, !self.is_server)?;
+        let tp = TransportParams::decode_keeping_unknown(
+            raw,
+            !self.is_server,
+            self.tuning.unknown_transport_params_budget,
+        )?;
         if let Err(e) = self.check_version_information(&tp) {
             let now = self.last_now.unwrap_or_else(Self::wall_now);
             self.close_with(e, now);
@@ -112,11 +126,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             tp.initial_max_streams_uni,
         )?;
         self.peer_ack_delay_exponent = tp.ack_delay_exponent;
-        // Every path's RTT estimate needs it, the ones not in use yet too.
-        let max_ack_delay = Duration::from_millis(tp.max_ack_delay);
-        for (_, path) in self.paths.iter_mut() {
-            path.sender.set_max_ack_delay(max_ack_delay);
-        }
+        self.set_peer_max_ack_delay(Duration::from_millis(tp.max_ack_delay));
         let peer_max = usize::try_from(tp.max_udp_payload_size).unwrap_or(usize::MAX);
         self.pmtud_set_peer_max(peer_max);
         #[cfg(feature = "qlog")]
@@ -125,6 +135,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             q.parameters_set(now, crate::qlog::Owner::Remote, &tp);
         }
         self.init_peer_cids(&tp);
+        self.negotiate_ack_frequency(&tp);
         self.peer_tp = Some(tp);
         Ok(())
     }
@@ -153,7 +164,10 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             let now = self.last_now.unwrap_or_else(Self::wall_now);
             self.qlog_state(now, crate::qlog::ConnectionState::HandshakeCompleted);
         }
-        self.issue_scids()?;
+        if self.tuning.automatic_connection_ids {
+            self.issue_scids()?;
+        }
+        self.early_data_reason = self.settle_early_data_reason();
         if !self.is_server && self.zero_rtt.is_some() && !self.tls.is_early_data_accepted() {
             self.on_zero_rtt_rejected()?;
         }
@@ -167,6 +181,40 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             self.on_handshake_confirmed(now);
         }
         Ok(())
+    }
+
+    /// Why 0-RTT was or was not used, in BoringSSL's `ssl_early_data_reason_t` numbering
+    /// (what quiche's `early_data_reason` reports), once the handshake completed.
+    fn settle_early_data_reason(&self) -> u32 {
+        // ssl_early_data_disabled, _accepted, _peer_declined, _no_session_offered,
+        // _session_not_resumed, _unsupported_for_session.
+        const DISABLED: u32 = 1;
+        const ACCEPTED: u32 = 2;
+        const PEER_DECLINED: u32 = 4;
+        const NO_SESSION_OFFERED: u32 = 5;
+        const SESSION_NOT_RESUMED: u32 = 6;
+        const UNSUPPORTED_FOR_SESSION: u32 = 7;
+        if !self.early_data_enabled {
+            return DISABLED;
+        }
+        if self.tls.is_early_data_accepted() {
+            return ACCEPTED;
+        }
+        let offered = self.zero_rtt.is_some();
+        match (self.is_server, offered, self.tls.is_resumed()) {
+            (_, _, false) if self.is_server || offered => SESSION_NOT_RESUMED,
+            (false, false, false) => NO_SESSION_OFFERED,
+            (false, false, true) => UNSUPPORTED_FOR_SESSION,
+            _ => PEER_DECLINED,
+        }
+    }
+
+    /// Why 0-RTT was or was not used: BoringSSL's `ssl_early_data_reason_t` as quiche reports
+    /// it (0 until the handshake completes, 1 early data not enabled, 2 accepted, 4 the peer
+    /// declined or did not offer it, 5 no session to resume, 6 the session was not resumed,
+    /// 7 the session does not allow early data).
+    pub fn early_data_reason(&self) -> u32 {
+        self.early_data_reason
     }
 
     /// The server rejected 0-RTT (RFC 9001 §4.6.2). Its packets will never be acknowledged:
@@ -232,6 +280,14 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             .discard_epoch(epoch, now, &mut self.paths.active_mut().sender);
     }
 
+    /// The max_ack_delay the peer may use (its transport parameter, or what ACK frequency asked
+    /// for): every path's RTT estimate needs it, the ones not in use yet too.
+    pub(super) fn set_peer_max_ack_delay(&mut self, max_ack_delay: Duration) {
+        for (_, path) in self.paths.iter_mut() {
+            path.sender.set_max_ack_delay(max_ack_delay);
+        }
+    }
+
     /// A client learns the server's connection ID from the first packet it receives
     /// (RFC 9000 §7.2).
     pub(super) fn learn_peer_cid(&mut self, scid: &[u8]) {
@@ -270,6 +326,28 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         // The Initial keys, derived from this DCID (after a Retry, the one the server chose),
         // were installed when the packet was opened.
         self.set_server_transport_params()
+    }
+}
+
+impl<F: crate::buffers::BufFactory> Connection<F> {
+    /// Sets our `max_idle_timeout` transport parameter, in milliseconds (0: none), as quiche's
+    /// `Connection::set_max_idle_timeout`: only right after the connection was created, before
+    /// any packet was sent or received. `InvalidState` once the handshake took the
+    /// parameters.
+    pub fn set_max_idle_timeout(&mut self, v: u64) -> Result<()> {
+        if self.stats.sent > 0 || self.stats.recv > 0 {
+            return Err(Error::InvalidState);
+        }
+        let v = v.min(octets::MAX_VAR_INT);
+        self.local_tp.max_idle_timeout = v;
+        self.lifecycle
+            .set_local_idle_timeout((v > 0).then(|| Duration::from_millis(v)));
+        // A server's parameters are encoded once the client's original DCID is known.
+        if self.is_server && self.local_tp.original_destination_connection_id.is_none() {
+            return Ok(());
+        }
+        let encoded = self.local_tp.encode_to_vec(self.is_server)?;
+        self.tls.set_transport_params(encoded)
     }
 }
 

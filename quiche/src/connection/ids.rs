@@ -76,7 +76,10 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     /// RETIRE_CONNECTION_ID (RFC 9000 §19.16): the peer no longer uses one of our IDs; a
     /// replacement keeps it supplied up to its limit.
     pub(super) fn on_retire_connection_id_frame(&mut self, seq: u64) -> Result<()> {
-        if self.cids.on_retire_connection_id(seq)?.is_some() && self.handshake_complete {
+        if self.cids.on_retire_connection_id(seq)?.is_some()
+            && self.handshake_complete
+            && self.tuning.automatic_connection_ids
+        {
             self.issue_scids()?;
         }
         Ok(())
@@ -153,7 +156,8 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         self.cids.active_source_count()
     }
 
-    /// How many of the peer's connection IDs we hold (including the one in use).
+    /// How many of the peer's connection IDs we hold and have not used yet: the spare ones a
+    /// new path or a retirement can take (0 with zero-length IDs).
     pub fn available_dcids(&self) -> usize {
         self.cids.available_dcids()
     }
@@ -168,5 +172,76 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         }
         let mut source = Self::cid_source(self.cid_generator.as_ref());
         self.cids.issue(&mut source, retire_prior)
+    }
+
+    /// Adds `scid`, an ID of ours the application chose, with its stateless reset token, and
+    /// announces it (NEW_CONNECTION_ID); returns its sequence number (the same one again for
+    /// an ID already active with the same token). When the peer stores no more of our IDs
+    /// ([`Connection::scids_left`] is 0), `retire_if_needed` asks it to retire the oldest
+    /// ones; otherwise [`Error::IdLimit`]. [`Error::InvalidState`] with zero-length IDs, for
+    /// an active ID given another token, or before the peer's limit is known.
+    pub fn new_scid(
+        &mut self,
+        scid: &ConnectionId,
+        reset_token: u128,
+        retire_if_needed: bool,
+    ) -> Result<u64> {
+        if self.peer_tp.is_none() {
+            return Err(Error::InvalidState);
+        }
+        self.cids
+            .add_local(scid, reset_token.to_be_bytes(), retire_if_needed)
+    }
+
+    /// How many more of our IDs the peer stores: the smaller of its and our
+    /// active_connection_id_limit, less the IDs active now (0 while a retirement is pending
+    /// or before the peer's limit is known).
+    pub fn scids_left(&self) -> usize {
+        let peer = self
+            .peer_tp
+            .as_ref()
+            .map_or(0, |tp| tp.active_conn_id_limit);
+        let limit = peer.min(self.local_tp.active_conn_id_limit);
+        usize::try_from(limit)
+            .unwrap_or(usize::MAX)
+            .saturating_sub(self.active_scids())
+    }
+
+    /// How many of our IDs the peer retired that [`Connection::retired_scid_next`] has not
+    /// returned yet.
+    pub fn retired_scids(&self) -> usize {
+        self.cids.retired_local_count()
+    }
+
+    /// Stops using the peer's connection ID `dcid_seq` and tells the peer
+    /// (RETIRE_CONNECTION_ID, RFC 9000 §5.1.2). If the active path uses it, the path moves to
+    /// a spare ID of the peer's; a probed path that used it gets another one or is dropped.
+    /// Errors: [`Error::InvalidState`] with zero-length IDs or for an ID not held;
+    /// [`Error::OutOfIdentifiers`] while we hold only one of the peer's IDs (whatever
+    /// `dcid_seq` is, as quiche checks), or for the active path's ID when no spare one is left.
+    pub fn retire_dcid(&mut self, dcid_seq: u64) -> Result<()> {
+        if self.dcid.is_empty() {
+            return Err(Error::InvalidState);
+        }
+        if self.cids.held_dcids() <= 1 {
+            return Err(Error::OutOfIdentifiers);
+        }
+        if self.cids.peer_cid(dcid_seq).is_none() {
+            return Err(Error::InvalidState);
+        }
+        if dcid_seq == self.cids.current_dcid_seq() {
+            let (seq, cid) = self
+                .cids
+                .take_unused_dcid()
+                .ok_or(Error::OutOfIdentifiers)?;
+            self.cids.set_current_dcid_seq(seq);
+            let path = self.paths.active_mut();
+            path.dcid_seq = seq;
+            path.dcid = cid.clone();
+            self.dcid = cid;
+        }
+        self.cids.retire_dcid(dcid_seq);
+        self.refresh_path_dcids();
+        Ok(())
     }
 }

@@ -121,9 +121,16 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         };
         let (local, peer) = (path.local, path.peer);
         let migrating = self.migrate_to == Some(id);
-        if !migrating && !path.has_path_frames() {
+        // `Config::set_disable_dcid_reuse`: without a spare ID of the peer's the path cannot
+        // be used without linking it to the current one.
+        let no_fresh_dcid =
+            self.tuning.disable_dcid_reuse && !self.dcid.is_empty() && !self.cids.has_unused_dcid();
+        if (!migrating && !path.has_path_frames()) || no_fresh_dcid {
             self.paths.remove_silently(id);
             self.recv_path = None;
+            if migrating {
+                self.migrate_to = None;
+            }
             return;
         }
         self.stats.paths_count += 1;
@@ -230,12 +237,14 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         let cfg = &self.recovery_config;
         let cc = super::open::build_controller(cfg, self.cc_factory.as_deref());
         let rtt = crate::rtt::RttEstimator::new(cfg.initial_rtt, current.rtt().max_ack_delay());
-        crate::sender::PathSender::new(
+        let mut sender = crate::sender::PathSender::new(
             cc,
             rtt,
             current.max_datagram_size(),
             current.pacer().enabled(),
-        )
+        );
+        sender.set_max_pacing_rate(current.pacer().max_rate());
+        sender
     }
 
     /// Makes `id` the active path: its connection ID goes into packets, its sender takes
@@ -425,18 +434,16 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             let probe = self
                 .paths
                 .iter()
-                .find(|(id, p)| *id != active && p.has_path_frames())
+                .find(|(id, p)| *id != active && (p.has_path_frames() || p.ack_eliciting_due()))
                 .map(|(id, _)| id);
             return Ok(probe.filter(|_| can_probe).unwrap_or(active));
         }
         let matches =
             |p: &Path| from.is_none_or(|a| a == p.local) && to.is_none_or(|a| a == p.peer);
         if self.paths.get(active).is_some_and(matches) {
-            if let Some((id, _)) = self
-                .paths
-                .iter()
-                .find(|(id, p)| *id != active && matches(p) && p.has_path_frames())
-            {
+            if let Some((id, _)) = self.paths.iter().find(|(id, p)| {
+                *id != active && matches(p) && (p.has_path_frames() || p.ack_eliciting_due())
+            }) {
                 return Ok(id);
             }
             return Ok(active);
@@ -463,7 +470,11 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         if self.lifecycle.is_closing_or_draining() || self.one_rtt.is_none() {
             return Err(Error::Done);
         }
-        let Some(path) = self.paths.get(id).filter(|p| p.has_path_frames()) else {
+        let Some(path) = self
+            .paths
+            .get(id)
+            .filter(|p| p.has_path_frames() || p.ack_eliciting_due())
+        else {
             return Err(Error::Done);
         };
         let (local, peer) = (path.local, path.peer);
@@ -499,8 +510,18 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     pub(super) fn on_datagram_sent(&mut self, id: usize, len: usize) {
         self.stats.sent_bytes += len as u64;
         if let Some(path) = self.paths.get_mut(id) {
+            let budget_before = path.amplification_allowance();
             path.sent_bytes += len as u64;
             path.sent_packets += 1;
+            // The datagram spent what was left of the anti-amplification budget: the path is
+            // stuck until the peer sends more (or is validated).
+            let room = super::send::MIN_PACKET_ROOM as u64;
+            let spent = path
+                .amplification_allowance()
+                .is_some_and(|left| left < room);
+            if spent && budget_before.is_some_and(|b| b >= room) {
+                self.stats.amplification_limited_count += 1;
+            }
         }
     }
 

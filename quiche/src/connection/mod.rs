@@ -7,6 +7,7 @@
 //! `timeout`, `on_timeout`) are quiche-compatible wrappers and the only places that read the
 //! clock.
 
+mod ack_frequency;
 mod datagram;
 pub mod ecn;
 mod frame_dispatch;
@@ -14,8 +15,10 @@ mod frame_dispatch;
 mod fuzzing;
 mod handshake;
 mod ids;
+mod keepalive;
 mod migration;
 mod open;
+mod pacing;
 mod pmtud;
 mod qlog;
 mod recv;
@@ -25,6 +28,7 @@ pub mod spaces;
 pub mod state;
 pub mod stats;
 mod stream_api;
+mod stream_calls;
 #[cfg(test)]
 pub(crate) mod tests;
 mod version_switch;
@@ -49,13 +53,16 @@ use self::sent_frames::SentFrames;
 use self::spaces::{OneRttKeys, PacketSpace};
 use self::state::Lifecycle;
 
-pub use self::open::{accept, accept_with_buf_factory, connect, connect_with_buffer_factory};
+pub use self::open::{
+    accept, accept_with_buf_factory, accept_with_retry, connect, connect_with_buffer_factory,
+    RetryConnectionIds,
+};
 #[cfg(feature = "custom-client-dcid")]
 pub use self::open::{connect_with_dcid, connect_with_dcid_and_buffer_factory};
 #[cfg(all(feature = "ffi", feature = "boringssl-boring-crate"))]
 pub(crate) use self::open::{connect_with_tls, random_client_dcid};
 pub use self::state::ConnectionError;
-pub use self::stats::{PathStats, PathStatsIter, Stats};
+pub use self::stats::{PathStats, PathStatsIter, Stats, TxBufferTrackingState};
 
 /// Information about a received datagram.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,8 +112,9 @@ pub struct Connection<F: BufFactory = DefaultBufFactory> {
     dcid_from_peer: bool,
     /// The token a client puts in its Initial packets (from a Retry).
     token: Option<Vec<u8>>,
-    /// The Source Connection ID of the Retry the client processed, which the server's
-    /// `retry_source_connection_id` must match (RFC 9000 §7.3).
+    /// The Source Connection ID of the Retry: a client's, the one it processed, which the
+    /// server's `retry_source_connection_id` must match (RFC 9000 §7.3); a server's, the one
+    /// it was accepted with (`accept_with_retry`), when it is not the server's own ID.
     retry_scid: Option<ConnectionId<'static>>,
     /// The version of the first flight, once a client answered Version Negotiation with a new
     /// one (RFC 9368 §2.1); the server's Version Information is checked against it.
@@ -209,9 +217,9 @@ pub struct Connection<F: BufFactory = DefaultBufFactory> {
     /// Our connection IDs and the peer's (NEW/RETIRE_CONNECTION_ID, stateless reset tokens).
     cids: ConnectionIds,
     /// DATAGRAM payloads waiting for a packet (RFC 9221).
-    dgram_send: DatagramQueue,
+    dgram_send: DatagramQueue<F::DgramBuf>,
     /// DATAGRAM payloads received and not yet read.
-    dgram_recv: DatagramQueue,
+    dgram_recv: DatagramQueue<F::DgramBuf>,
 
     /// The largest datagram to send: the PLPMTU while path MTU discovery runs, otherwise the
     /// configured size (both capped by the peer's `max_udp_payload_size`).
@@ -225,12 +233,23 @@ pub struct Connection<F: BufFactory = DefaultBufFactory> {
     last_now: Option<Instant>,
     /// Which 1-RTT packet numbers to skip, to catch optimistic ACKs.
     pn_skipper: crate::recovery::PnSkipper,
+    /// The ACK frequency policy towards the peer, when both sides offered the extension.
+    ack_freq: Option<crate::ack_frequency::AckFrequencySender>,
     stats: Stats,
     #[cfg(feature = "qlog")]
     qlog: Option<Box<crate::qlog::QlogLogger>>,
     /// A server's trace waiting for the client's first Initial (see `set_qlog`).
     #[cfg(feature = "qlog")]
     qlog_pending: Option<Box<self::qlog::PendingQlog>>,
+    /// The config's tuning values the connection reads after its creation.
+    tuning: crate::config::tuning::Tuning,
+    /// What `stats()` derives from the connection's history (time with bytes in flight,
+    /// delivery rate, largest RTT).
+    tracker: self::stats::StatsTracker,
+    /// `Config::enable_early_data` was called.
+    early_data_enabled: bool,
+    /// See [`Connection::early_data_reason`].
+    early_data_reason: u32,
     buf_factory: PhantomData<F>,
 }
 
@@ -341,6 +360,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         }
         self.on_loss_detection_timeout(now);
         self.on_path_timeout(now);
+        self.track_bytes_in_flight(now);
         // Delayed ACK deadlines need no action here: `send` sees them as due.
     }
 
@@ -568,69 +588,6 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         cc.send_quantum()
             .max(by_rate.min(MAX_SEND_QUANTUM))
             .min(cc.cwnd().max(self.max_send_udp_payload_size))
-    }
-
-    /// Connection statistics.
-    pub fn stats(&self) -> Stats {
-        let r = self.recovery.stats();
-        Stats {
-            lost: r.lost_packets as usize,
-            lost_bytes: r.lost_bytes,
-            lost_by_packet_threshold: r.lost_by_packet_threshold as usize,
-            lost_by_time_threshold: r.lost_by_time_threshold as usize,
-            spurious_lost: r.spurious_losses as usize,
-            pto_count: r.pto_count as usize,
-            pto_probes_sent: r.probes_sent as usize,
-            persistent_congestion: r.persistent_congestion as usize,
-            lost_in_first_slow_start: r.lost_in_first_slow_start as usize,
-            ..self.stats.clone()
-        }
-    }
-
-    /// How the congestion controller's slow starts ended (exits by delay and by loss, when the
-    /// first one ended), as the controller counts them.
-    pub fn cc_stats(&self) -> crate::cc::CcStats {
-        use crate::cc::CongestionControl;
-        self.sender().controller().stats()
-    }
-
-    /// Statistics of the connection's paths, as quiche's `path_stats()` gives them: an
-    /// iterator over the active path (the one recovery and congestion control serve; probed
-    /// paths are queried with [`Connection::is_path_validated`]). The iterator also
-    /// dereferences to that path's statistics, so `conn.path_stats().cwnd` reads the path directly.
-    pub fn path_stats(&self) -> PathStatsIter {
-        PathStatsIter::new(self.active_path_stats())
-    }
-
-    /// Statistics of the path the connection uses.
-    fn active_path_stats(&self) -> PathStats {
-        use crate::cc::CongestionControl;
-        let stats = self.stats();
-        let rtt = self.sender().rtt();
-        let cc = self.sender().controller();
-        PathStats {
-            local_addr: self.paths.active().local,
-            peer_addr: self.paths.active().peer,
-            validated: self.paths.active().validated(),
-            recv: stats.recv,
-            sent: stats.sent,
-            lost: stats.lost,
-            retrans: stats.retrans,
-            rtt: rtt.smoothed_rtt(),
-            min_rtt: rtt.stats().has_sample().then(|| rtt.min_rtt()),
-            latest_rtt: rtt.latest_rtt(),
-            rttvar: rtt.rttvar(),
-            cwnd: self.sender().cwnd(),
-            ssthresh: cc.ssthresh(),
-            bytes_in_flight: self.recovery.bytes_in_flight(),
-            pacing_rate: cc.pacing_rate(),
-            cc_state: cc.state().as_str(),
-            sent_bytes: stats.sent_bytes,
-            recv_bytes: stats.recv_bytes,
-            lost_bytes: stats.lost_bytes,
-            stream_retrans_bytes: stats.stream_retrans_bytes,
-            pmtu: self.max_send_udp_payload_size,
-        }
     }
 
     /// The peer's transport parameters, once received.

@@ -104,10 +104,53 @@ pub fn accept(
     accept_with_buf_factory(scid, odcid, local, peer, config)
 }
 
-/// Creates a new server-side connection whose buffers come from the factory `F`.
+/// Creates a new server-side connection whose buffers come from the factory `F`. With
+/// `odcid`, `scid` is taken to be the Source Connection ID of the Retry as well (see
+/// [`accept_with_retry`] for one that differs).
 pub fn accept_with_buf_factory<F: BufFactory>(
     scid: &ConnectionId,
     odcid: Option<&ConnectionId>,
+    local: SocketAddr,
+    peer: SocketAddr,
+    config: &mut Config,
+) -> Result<Connection<F>> {
+    let retry_cids = odcid.map(|odcid| RetryConnectionIds {
+        original_destination_cid: odcid,
+        retry_source_cid: scid,
+    });
+    accept_server(scid, retry_cids, local, peer, config)
+}
+
+/// The connection IDs of a Retry exchange, which a server accepting the client's second
+/// Initial echoes in its transport parameters (RFC 9000 §7.3), for [`accept_with_retry`].
+pub struct RetryConnectionIds<'a> {
+    /// The Destination Connection ID of the client's first Initial, the one the Retry
+    /// answered.
+    pub original_destination_cid: &'a ConnectionId<'a>,
+    /// The Source Connection ID of the Retry, which the client's second Initial is addressed
+    /// to. It may differ from the connection's own Source Connection ID.
+    pub retry_source_cid: &'a ConnectionId<'a>,
+}
+
+/// Creates a new server-side connection for a client that answered a Retry (made with
+/// [`crate::retry`]) with a valid token: `scid` is the connection's own Source Connection ID,
+/// which may be a new one (the client's Initial DCID is the Retry's SCID, chosen by whoever
+/// sent the Retry, and the client switches to `scid` when the server's first Initial arrives);
+/// `retry_cids` ties the connection to the Retry exchange. The client checks both IDs
+/// (RFC 9000 §7.3): wrong ones fail its handshake with TRANSPORT_PARAMETER_ERROR.
+pub fn accept_with_retry<F: BufFactory>(
+    scid: &ConnectionId,
+    retry_cids: RetryConnectionIds,
+    local: SocketAddr,
+    peer: SocketAddr,
+    config: &mut Config,
+) -> Result<Connection<F>> {
+    accept_server(scid, Some(retry_cids), local, peer, config)
+}
+
+fn accept_server<F: BufFactory>(
+    scid: &ConnectionId,
+    retry_cids: Option<RetryConnectionIds>,
     local: SocketAddr,
     peer: SocketAddr,
     config: &mut Config,
@@ -116,7 +159,12 @@ pub fn accept_with_buf_factory<F: BufFactory>(
     check_endpoint(true, scid, config)?;
     // The transport parameters are set once the client's DCID is known.
     let tls = Handshake::new_server(&mut config.tls, Vec::new())?;
-    Connection::new(true, tls, scid, odcid, local, peer, config)
+    let odcid = retry_cids.as_ref().map(|r| r.original_destination_cid);
+    let mut conn = Connection::new(true, tls, scid, odcid, local, peer, config)?;
+    if let Some(r) = retry_cids {
+        conn.set_retry_source(r.retry_source_cid)?;
+    }
+    Ok(conn)
 }
 
 /// Whether a connection with source connection ID `scid` may be made from `config`.
@@ -149,7 +197,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         let (pmtud, max_datagram, recovery_config, sender, seed) =
             build_recovery_parts(is_server, scid, config);
         let (streams, rx_fc) = build_streams(is_server, &local_tp, config);
-        let path = initial_path(is_server, odcid.is_some(), (local, peer), sender, config);
+        let paths = initial_paths(is_server, odcid.is_some(), (local, peer), sender, config);
         let idle = idle_timeout(&local_tp);
         let odcid = odcid.map(|c| c.clone().into_owned()).unwrap_or_default();
         let mut conn = Connection {
@@ -165,7 +213,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             compat_original: None,
             compatible_versions: config.compatible_versions.clone(),
             pending_switch: None,
-            paths: crate::path::PathSet::new(path),
+            paths,
             recv_path: None,
             recv_path_new: false,
             migrate_to: None,
@@ -215,6 +263,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             peer_ack_delay_exponent: 3,
             last_now: None,
             pn_skipper: crate::recovery::PnSkipper::new(seed.rotate_left(17)),
+            ack_freq: None,
             stats: Stats {
                 paths_count: 1,
                 ..Stats::default()
@@ -223,6 +272,10 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             qlog: None,
             #[cfg(feature = "qlog")]
             qlog_pending: None,
+            tuning: config.tuning,
+            tracker: self::stats::StatsTracker::default(),
+            early_data_enabled: config.tls.is_early_data_enabled(),
+            early_data_reason: 0,
             buf_factory: PhantomData,
         };
 
@@ -309,13 +362,14 @@ fn build_recovery_parts(
     };
     let recovery_config = RecoveryConfig {
         max_ack_delay: Duration::from_millis(25),
-        initial_rtt: crate::rtt::INITIAL_RTT,
+        initial_rtt: config.tuning.initial_rtt,
         is_server,
         cc_algorithm: config.cc_algorithm,
         cc: config.cc_config(max_datagram),
     };
     let cc = build_controller(&recovery_config, config.cc_factory.as_deref());
     let mut sender = recovery_config.sender_with(cc, config.pacing);
+    sender.set_max_pacing_rate(config.tuning.max_pacing_rate);
     // The source connection ID is random per connection: it seeds BBR's probe timing, so
     // that flows sharing a bottleneck do not probe in lockstep.
     let seed = scid
@@ -344,6 +398,7 @@ fn build_streams(
             initial_max_stream_data_bidi_remote: local_tp.initial_max_stream_data_bidi_remote,
             initial_max_stream_data_uni: local_tp.initial_max_stream_data_uni,
             max_stream_window: config.max_stream_window,
+            send_streams_blocked: config.tuning.send_streams_blocked,
             ..StreamConfig::default()
         },
     );
@@ -353,20 +408,26 @@ fn build_streams(
     (streams, rx_fc)
 }
 
-/// The handshake's path. A client's is validated; so is a server's after a Retry, by the token
-/// (RFC 9000 §8.1.2); a server's is amplification-limited until then.
-fn initial_path(
+/// The path set with the handshake's path. A client's is validated; so is a server's after a
+/// Retry, by the token (RFC 9000 §8.1.2); a server's is amplification-limited until then.
+fn initial_paths(
     is_server: bool,
     retried: bool,
     (local, peer): (SocketAddr, SocketAddr),
     sender: crate::sender::PathSender,
     config: &Config,
-) -> crate::path::Path {
+) -> crate::path::PathSet {
     let mut path = crate::path::Path::new(local, peer, !is_server || retried, sender);
     path.amplification_limited = is_server;
     path.ecn = crate::ecn::EcnValidation::new(config.ecn);
-    path
+    let mut paths = crate::path::PathSet::new(path);
+    paths.set_limits(crate::path::PathLimits {
+        amplification_factor: config.tuning.max_amplification_factor,
+        max_pending_responses: config.tuning.path_challenge_recv_max_queue_len,
+    });
+    paths
 }
+
 
 /// Our idle timeout, if we set one (RFC 9000 §10.1).
 fn idle_timeout(local_tp: &TransportParams) -> Option<Duration> {

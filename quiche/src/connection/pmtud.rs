@@ -111,20 +111,20 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
                 self.pmtud.on_packet_lost(pkt.pkt_num, pkt.size, now);
             }
         }
-        self.apply_pmtu_update(now);
+        self.apply_pmtu_update(now, true);
     }
 
     /// The handshake is confirmed: the search may start.
     pub(super) fn pmtud_start(&mut self, now: Instant) {
         self.pmtud.start(now);
-        self.apply_pmtu_update(now);
+        self.apply_pmtu_update(now, false);
     }
 
     /// The active path changed to one with another address: search its MTU afresh.
     pub(super) fn pmtud_on_new_path(&mut self, now: Instant) {
         if self.pmtud.is_enabled() {
             self.pmtud.restart_for_new_path(now);
-            self.apply_pmtu_update(now);
+            self.apply_pmtu_update(now, false);
         }
     }
 
@@ -139,8 +139,9 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         }
     }
 
-    /// Applies a PLPMTU the search changed: datagram size, congestion controller, pacer, qlog.
-    fn apply_pmtu_update(&mut self, now: Instant) {
+    /// Applies a PLPMTU the search changed: datagram size, congestion controller, pacer, qlog,
+    /// and with `report` a `PathEvent::PmtuUpdated`.
+    fn apply_pmtu_update(&mut self, now: Instant, report: bool) {
         let Some(size) = self.pmtud.take_update() else {
             return;
         };
@@ -148,6 +149,15 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         if size != old {
             self.max_send_udp_payload_size = size;
             self.sender_mut().on_mtu_update(size);
+            if report {
+                let path = self.paths.active();
+                let (local, peer) = (path.local, path.peer);
+                self.paths.push_event(crate::path::PathEvent::PmtuUpdated {
+                    local,
+                    peer,
+                    pmtu: size,
+                });
+            }
         }
         let done = self.pmtud.is_search_complete();
         qlog!(self, q => q.mtu_updated(now, old, size, done));
@@ -159,5 +169,22 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     /// Counters of the path MTU search.
     pub fn pmtud_stats(&self) -> crate::pmtud::PmtudStats {
         self.pmtud.stats()
+    }
+
+    /// The path MTU the search settled on for the active path, once it has (`None` while it
+    /// runs, or with path MTU discovery off): the largest UDP payload known to get through.
+    pub fn pmtu(&self) -> Option<usize> {
+        self.pmtud
+            .is_search_complete()
+            .then(|| self.pmtud.current())
+    }
+
+    /// Checks the active path's MTU again: datagrams go back to the minimum size at once and
+    /// a probe of the old size goes out; if it gets through the size comes back, otherwise
+    /// the search finds the new one. A `PathEvent::PmtuUpdated` reports each change.
+    pub fn revalidate_pmtu(&mut self) {
+        let now = self.last_now.unwrap_or_else(Self::wall_now);
+        self.pmtud.revalidate();
+        self.apply_pmtu_update(now, true);
     }
 }

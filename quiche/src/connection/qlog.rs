@@ -25,6 +25,7 @@ pub(super) struct PendingQlog {
     description: String,
     reference_time_ms: f64,
     start: Instant,
+    level: crate::qlog::QlogLevel,
 }
 
 impl<F: crate::buffers::BufFactory> Connection<F> {
@@ -73,7 +74,45 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             description,
             reference_time_ms,
             start,
+            level: crate::qlog::QlogLevel::Extra,
         };
+        self.begin_qlog(trace);
+    }
+
+    /// As [`Connection::set_qlog`], writing only the events of `qlog_level`'s importance and
+    /// above (qlog's Core, Base and Extra events; `set_qlog` writes them all).
+    #[cfg(feature = "qlog")]
+    pub fn set_qlog_with_level(
+        &mut self,
+        writer: Box<dyn std::io::Write + Send + Sync>,
+        title: String,
+        description: String,
+        qlog_level: crate::qlog::QlogLevel,
+    ) {
+        let start = self.last_now.unwrap_or_else(Self::wall_now);
+        self.begin_qlog(PendingQlog {
+            writer,
+            title,
+            description,
+            reference_time_ms: 0.0,
+            start,
+            level: qlog_level,
+        });
+    }
+
+    /// A `qlog` crate streamer whose events go into this connection's trace, for the
+    /// application's own events; `None` until the trace started (see `set_qlog`). The crate is
+    /// qlog 0.16 (schema 0.3, what qvis opens), not quiche 0.30's qlog 0.18.
+    #[cfg(feature = "qlog")]
+    pub fn qlog_streamer(&mut self) -> Option<&mut ::qlog::streamer::QlogStreamer> {
+        self.qlog
+            .as_deref_mut()
+            .map(crate::qlog::QlogLogger::streamer)
+    }
+
+    /// Starts `trace` now, or once the client's original DCID is known (see `set_qlog`).
+    #[cfg(feature = "qlog")]
+    fn begin_qlog(&mut self, trace: PendingQlog) {
         if self.is_server && self.odcid.is_empty() {
             // The trace's group_id is the client's original DCID, which a server accepted
             // without a Retry learns only from the first Initial: the header waits for it.
@@ -100,6 +139,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             description,
             reference_time_ms,
             start,
+            level,
         } = trace;
         let vantage = if self.is_server {
             Vantage::Server
@@ -115,6 +155,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             reference_time_ms,
             start,
         );
+        logger.set_level(level);
         logger.set_version(self.version);
         logger.parameters_set(start, Owner::Local, &self.local_tp);
         if let Some(tp) = &self.peer_tp {
@@ -196,6 +237,8 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
                         ("persistent_congestion", s.persistent_congestion as u64),
                         ("stream_lost_bytes", s.stream_retrans_bytes),
                         ("stream_resent_bytes", s.stream_resent_bytes),
+                        ("ack_frames_sent", s.ack_frames_sent as u64),
+                        ("ack_frames_received", s.ack_frames_received as u64),
                     ],
                 );
             }

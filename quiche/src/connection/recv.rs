@@ -48,6 +48,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         self.recv_ecn = ecn & 0b11;
         let result = self.recv_datagram(buf, info, now);
         self.recv_ecn = 0;
+        self.track_bytes_in_flight(now);
         result
     }
 
@@ -179,7 +180,9 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         let dcid_ok = self.is_our_dcid(dcid)
             || (self.is_server
                 && matches!(hdr.ty, Type::Initial | Type::ZeroRTT)
-                && (!self.dcid_from_peer || dcid == &self.odcid[..]));
+                && (!self.dcid_from_peer
+                    || dcid == &self.odcid[..]
+                    || self.retry_scid.as_deref() == Some(dcid)));
         if !dcid_ok || self.spaces[hdr.ty.epoch().index()].discarded {
             return Ok(skip);
         }
@@ -320,6 +323,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         let mut ack_eliciting = false;
         let mut non_probing = false;
         let mut carries_data = false;
+        let mut immediate_ack = false;
         for frame in parse_all(payload, hdr.ty) {
             let frame = match frame {
                 Ok(frame) => frame,
@@ -329,6 +333,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
                 }
             };
             ack_eliciting |= frame.is_ack_eliciting();
+            immediate_ack |= matches!(frame, crate::frame::Frame::ImmediateAck);
             carries_data |= matches!(
                 frame,
                 crate::frame::Frame::Stream { .. }
@@ -366,6 +371,10 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         };
         let acks = &mut self.spaces[epoch.index()].acks;
         acks.on_packet_received(pn, ack_eliciting, now, max_ack_delay, sparse_gap);
+        if immediate_ack {
+            // draft-ietf-quic-ack-frequency-12 §5.
+            acks.request_ack_now();
+        }
         // Each processed packet of a datagram counts its IP header's codepoint (RFC 9000 §13.4.1).
         acks.on_ecn(self.recv_ecn);
         self.stats.recv += 1;

@@ -17,7 +17,7 @@ use crate::stream::ControlFrame;
 use crate::tls::{HeaderProtectionKey, PacketKey};
 
 /// Smallest room worth starting a packet in: header, a few frame bytes and the AEAD tag.
-const MIN_PACKET_ROOM: usize = 64;
+pub(super) const MIN_PACKET_ROOM: usize = 64;
 
 /// What `write_packet` produced.
 pub(super) struct Written {
@@ -60,7 +60,9 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         }
         let path = self.paths.active_id();
         self.send_path = path;
-        self.send_active(out, now)
+        let result = self.send_active(out, now);
+        self.track_bytes_in_flight(now);
+        result
     }
 
     /// Writes one datagram for the active path: its size limit, then its packets
@@ -295,6 +297,9 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         if ty == Type::Short && self.paths.active().has_path_frames() {
             return true;
         }
+        if self.paths.active().ack_eliciting_due() && self.ack_eliciting_epoch() == Some(epoch) {
+            return true;
+        }
         if self.is_probing(epoch) {
             return true;
         }
@@ -450,6 +455,11 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         // A probe on another path stays out of the active path's congestion control and loss
         // recovery (RFC 9000 §9.4): its own timer repeats the challenge.
         let probe = self.probe_only;
+        if ack_eliciting {
+            if let Some(path) = self.paths.get_mut(self.send_path) {
+                path.on_ack_eliciting_sent();
+            }
+        }
         let in_flight = (ack_eliciting || padded) && !probe;
         let ack_eliciting = ack_eliciting && !probe;
         if frames.retransmission {
@@ -521,7 +531,8 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         let cap = payload.len();
         let mut b = OctetsMut::with_slice(payload);
         if self.probe_only {
-            let eliciting = self.write_path_frames(self.send_path, &mut b, frames, now)?;
+            let mut eliciting = self.write_path_frames(self.send_path, &mut b, frames, now)?;
+            eliciting |= self.write_requested_ping(eliciting, &mut b, frames)?;
             return Ok((b.off(), eliciting));
         }
 
@@ -563,7 +574,8 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             && ty == Type::Short
             && self.write_path_frames(self.send_path, &mut b, frames, now)?;
         if !can_send_data {
-            return Ok((b.off(), path_frames));
+            let ping = self.write_requested_ping(path_frames, &mut b, frames)?;
+            return Ok((b.off(), path_frames || ping));
         }
         // The congestion window bounds ack-eliciting bytes (probes may exceed it, RFC 9002
         // §7.5): leave the packet shorter rather than overshoot.
@@ -594,11 +606,10 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         }
 
         if probing && !eliciting && b.cap() > 0 {
-            b.put_u8(0x01)?; // PING
-            frames.push(SentFrame::Other);
-            qlog!(self, q => q.sent_frames().push_ping());
+            write_ping(self, &mut b, frames)?;
             eliciting = true;
         }
+        eliciting |= self.write_requested_ping(eliciting, &mut b, frames)?;
         // Only whole: a truncated ACK would drop ranges the peer never heard of once this
         // packet is acknowledged. If it does not fit, a later packet carries it.
         if let Some(len) = ack_last {
@@ -607,6 +618,33 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             }
         }
         Ok((b.off(), eliciting))
+    }
+
+    /// A PING when the application asked for an ack-eliciting packet on the path being sent
+    /// on (`send_ack_eliciting`) and the packet has no other ack-eliciting frame.
+    fn write_requested_ping(
+        &mut self,
+        eliciting: bool,
+        b: &mut OctetsMut,
+        frames: &mut SentFrames,
+    ) -> Result<bool> {
+        let due = self
+            .paths
+            .get(self.send_path)
+            .is_some_and(crate::path::Path::ack_eliciting_due);
+        if eliciting || !due || b.cap() == 0 {
+            return Ok(false);
+        }
+        write_ping(self, b, frames)?;
+        Ok(true)
+    }
+
+    /// The packet number space an ack-eliciting packet asked for by the application goes
+    /// in: the highest one with keys to seal.
+    pub(super) fn ack_eliciting_epoch(&self) -> Option<Epoch> {
+        [Epoch::Application, Epoch::Handshake, Epoch::Initial]
+            .into_iter()
+            .find(|&e| !self.spaces[e.index()].discarded && self.sealing_type(e).is_some())
     }
 
     /// Whether an ACK of `ack_len` bytes at the front of a packet with `cap` payload bytes
@@ -667,6 +705,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             frames.push(SentFrame::Ack { largest });
         }
         space.acks.on_ack_sent();
+        self.stats.ack_frames_sent += 1;
     }
 
     /// CONNECTION_CLOSE. In Initial and Handshake packets an application close becomes a
@@ -739,6 +778,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     /// HANDSHAKE_DONE, MAX_DATA, DATA_BLOCKED and stream control frames.
     fn write_app_control(&mut self, b: &mut OctetsMut, frames: &mut SentFrames) -> Result<bool> {
         let mut eliciting = false;
+        eliciting |= self.write_ack_frequency_frames(b, frames)?;
         if self.is_server && self.handshake_done_pending && b.cap() >= 1 {
             b.put_u8(0x1e)?;
             frames.push(SentFrame::HandshakeDone);
@@ -780,6 +820,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             if frame.wire_len() <= b.cap() {
                 frame.to_bytes(b)?;
                 frames.push(SentFrame::DataBlocked);
+                self.stats.data_blocked_sent_count += 1;
                 qlog!(self, q => q.sent_frames().push_frame(&frame));
                 self.data_blocked_sent_at = Some(self.tx_max_data);
                 eliciting = true;
@@ -791,6 +832,9 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
                 break;
             }
             frame.to_bytes(b)?;
+            if let ControlFrame::StreamDataBlocked { .. } = cf {
+                self.stats.stream_data_blocked_sent_count += 1;
+            }
             self.streams.on_control_frame_sent(&cf);
             frames.push(SentFrame::Control(cf));
             qlog!(self, q => q.sent_frames().push_frame(&frame));
@@ -959,4 +1003,16 @@ fn control_frame(cf: &ControlFrame) -> Frame<'static> {
         ControlFrame::StreamsBlocked { bidi: true, limit } => Frame::StreamsBlockedBidi { limit },
         ControlFrame::StreamsBlocked { bidi: false, limit } => Frame::StreamsBlockedUni { limit },
     }
+}
+
+/// Writes a PING frame (RFC 9000 §19.2).
+fn write_ping<F: crate::buffers::BufFactory>(
+    conn: &mut Connection<F>,
+    b: &mut OctetsMut,
+    frames: &mut SentFrames,
+) -> Result<()> {
+    b.put_u8(0x01)?;
+    frames.push(SentFrame::Other);
+    qlog!(conn, q => q.sent_frames().push_ping());
+    Ok(())
 }

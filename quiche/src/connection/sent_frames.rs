@@ -41,8 +41,15 @@ pub enum SentFrame {
     HandshakeDone,
     /// NEW_CONNECTION_ID or RETIRE_CONNECTION_ID.
     Cid(crate::cid::CidFrame),
-    /// PING, or another frame whose loss needs no repair (PADDING, DATAGRAM, PATH_RESPONSE,
-    /// CONNECTION_CLOSE).
+    /// DATAGRAM: never repaired, only counted when lost.
+    Datagram,
+    /// ACK_FREQUENCY with this Sequence Number.
+    AckFrequency {
+        /// The frame's Sequence Number.
+        seq: u64,
+    },
+    /// PING, or another frame whose loss needs no repair (PADDING, PATH_RESPONSE,
+    /// CONNECTION_CLOSE, IMMEDIATE_ACK).
     Other,
 }
 

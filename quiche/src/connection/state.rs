@@ -139,6 +139,13 @@ impl Lifecycle {
         self.peer_error.as_ref()
     }
 
+    /// Replaces our own `max_idle_timeout` before the peer's is known (the connection's
+    /// `set_max_idle_timeout`).
+    pub fn set_local_idle_timeout(&mut self, local: Option<Duration>) {
+        self.local_idle_timeout = local;
+        self.idle_timeout = local;
+    }
+
     /// Applies the peer's `max_idle_timeout`: the effective timeout is the smaller of both
     /// non-zero values (§10.1).
     pub fn on_peer_idle_timeout(&mut self, peer: Option<Duration>) {

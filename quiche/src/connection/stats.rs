@@ -1,7 +1,14 @@
-//! Counters a connection exposes through `stats()` and `path_stats()`.
+//! Counters a connection exposes through `stats()` and `path_stats()`, and the few it
+//! derives from its history as it goes (time with bytes in flight, delivery rate, largest
+//! RTT).
 
 use std::net::SocketAddr;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use super::Connection;
+use crate::buffers::BufFactory;
+use crate::cc::StartupExit;
+use crate::path::PathState;
 
 /// Statistics about a connection. The leading fields follow quiche's order, so the C struct
 /// `quiche_stats` can mirror them.
@@ -65,6 +72,60 @@ pub struct Stats {
     /// `stream_retrans_bytes` (the STREAM bytes of packets declared lost), anything above 1.0
     /// is data resent that was never declared lost.
     pub stream_resent_bytes: u64,
+    /// Bytes of the packets the peer acknowledged (UDP payload bytes).
+    pub acked_bytes: u64,
+    /// DATAGRAM frames received.
+    pub dgram_recv: usize,
+    /// DATAGRAM frames sent.
+    pub dgram_sent: usize,
+    /// Streams this endpoint reset (`stream_shutdown` of the write side).
+    pub reset_stream_count_local: u64,
+    /// Streams this endpoint stopped reading (`stream_shutdown` of the read side).
+    pub stopped_stream_count_local: u64,
+    /// RESET_STREAM frames received.
+    pub reset_stream_count_remote: u64,
+    /// STOP_SENDING frames received.
+    pub stopped_stream_count_remote: u64,
+    /// DATA_BLOCKED frames sent: the peer's connection window held data back.
+    pub data_blocked_sent_count: u64,
+    /// STREAM_DATA_BLOCKED frames sent: a stream window of the peer's held data back.
+    pub stream_data_blocked_sent_count: u64,
+    /// DATA_BLOCKED frames received.
+    pub data_blocked_recv_count: u64,
+    /// STREAM_DATA_BLOCKED frames received.
+    pub stream_data_blocked_recv_count: u64,
+    /// STREAMS_BLOCKED frames for bidirectional streams received: the peer wanted to open
+    /// more than we allowed.
+    pub streams_blocked_bidi_recv_count: u64,
+    /// STREAMS_BLOCKED frames for unidirectional streams received.
+    pub streams_blocked_uni_recv_count: u64,
+    /// PATH_CHALLENGE frames received.
+    pub path_challenge_rx_count: u64,
+    /// Times a datagram spent the rest of the anti-amplification budget of a path not yet
+    /// validated (RFC 9000 §8.1): sending stopped until the peer sent more.
+    pub amplification_limited_count: u64,
+    /// How long bytes were in flight (sent, not yet acknowledged or declared lost), in total.
+    pub bytes_in_flight_duration: Duration,
+    /// Whether the connection's count of unsent stream bytes agrees with the stream buffers.
+    pub tx_buffered_state: TxBufferTrackingState,
+    /// ACK frames sent, all packet number spaces (Rust only).
+    pub ack_frames_sent: usize,
+    /// ACK frames received, all packet number spaces (Rust only).
+    pub ack_frames_received: usize,
+    /// ACK_FREQUENCY frames sent (draft-ietf-quic-ack-frequency-12; Rust only).
+    pub ack_frequency_frames_sent: usize,
+}
+
+/// Whether the connection's own count of stream bytes written but not sent agrees with what
+/// its streams hold (quiche's check of its send-buffer accounting).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TxBufferTrackingState {
+    /// They agree.
+    #[default]
+    Ok,
+    /// The connection counts more unsent bytes than the streams hold: flow-control credit
+    /// would be lost.
+    Inconsistent,
 }
 
 /// Statistics about the path of a connection.
@@ -76,6 +137,29 @@ pub struct PathStats {
     pub peer_addr: SocketAddr,
     /// Whether the peer's address is validated (ends the anti-amplification limit).
     pub validated: bool,
+    /// Where the path is in its validation.
+    pub validation_state: PathState,
+    /// Whether the connection sends its data on this path.
+    pub active: bool,
+    /// Probe timeouts that fired on the path.
+    pub total_pto_count: usize,
+    /// DATAGRAM frames received on the path.
+    pub dgram_recv: usize,
+    /// DATAGRAM frames sent on the path.
+    pub dgram_sent: usize,
+    /// DATAGRAM frames in packets declared lost that went out on the path.
+    pub dgram_lost: usize,
+    /// The largest RTT sample.
+    pub max_rtt: Option<Duration>,
+    /// Bytes acknowledged per second over the last round trip or so (0 before the first).
+    pub delivery_rate: u64,
+    /// The controller's bandwidth estimate in bytes per second (BBR.bw; BBR only).
+    pub max_bandwidth: Option<u64>,
+    /// Persistent RTT jumps confirmed. quiche counts them only in its gcongestion BBR with an
+    /// internal setting (off by default); no controller here detects them: always 0.
+    pub rtt_persistent_jump_count: u64,
+    /// How the first slow start (BBR: Startup) ended.
+    pub startup_exit: Option<StartupExit>,
     /// Packets received on the path.
     pub recv: usize,
     /// Packets sent on the path.
@@ -161,6 +245,144 @@ impl std::ops::Deref for PathStatsIter {
     }
 }
 
+/// The history `stats()` summarises: since when bytes are in flight, a delivery-rate window
+/// and the largest RTT sample.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct StatsTracker {
+    in_flight_since: Option<Instant>,
+    in_flight_total: Duration,
+    /// Start of the current delivery-rate window and the bytes acknowledged then.
+    rate_window: Option<(Instant, u64)>,
+    delivery_rate: u64,
+    max_rtt: Option<Duration>,
+}
+
+impl<F: BufFactory> Connection<F> {
+    /// Brings the history up to `now`, after anything that may have sent or acknowledged
+    /// packets (`send`, `recv`, `on_timeout`).
+    pub(super) fn track_bytes_in_flight(&mut self, now: Instant) {
+        let busy = self.recovery.bytes_in_flight() > 0;
+        let t = &mut self.tracker;
+        match (busy, t.in_flight_since) {
+            (true, None) => t.in_flight_since = Some(now),
+            (false, Some(since)) => {
+                t.in_flight_total += now.saturating_duration_since(since);
+                t.in_flight_since = None;
+            }
+            _ => {}
+        }
+        let rtt = self.paths.active().sender.rtt();
+        if rtt.stats().has_sample() {
+            let latest = rtt.latest_rtt();
+            t.max_rtt = Some(t.max_rtt.map_or(latest, |m| m.max(latest)));
+        }
+        // The delivery rate over windows of at least one smoothed RTT.
+        let acked = self.stats.acked_bytes;
+        match t.rate_window {
+            None => t.rate_window = Some((now, acked)),
+            Some((start, base)) => {
+                let elapsed = now.saturating_duration_since(start);
+                let window = rtt.smoothed_rtt().max(Duration::from_millis(1));
+                if elapsed >= window {
+                    let bytes = u128::from(acked - base);
+                    let rate = bytes * 1_000_000_000 / elapsed.as_nanos().max(1);
+                    t.delivery_rate = u64::try_from(rate).unwrap_or(u64::MAX);
+                    t.rate_window = Some((now, acked));
+                }
+            }
+        }
+    }
+
+    /// Connection statistics.
+    pub fn stats(&self) -> Stats {
+        let r = self.recovery.stats();
+        let ongoing = match (self.tracker.in_flight_since, self.last_now) {
+            (Some(since), Some(now)) => now.saturating_duration_since(since),
+            _ => Duration::ZERO,
+        };
+        // Every byte counted as written and not sent must sit in some stream's buffer.
+        let unsent = self.tx_data.saturating_sub(self.tx_emitted);
+        let tx_buffered_state = if unsent > self.streams.send_buffered() {
+            TxBufferTrackingState::Inconsistent
+        } else {
+            TxBufferTrackingState::Ok
+        };
+        Stats {
+            lost: r.lost_packets as usize,
+            lost_bytes: r.lost_bytes,
+            lost_by_packet_threshold: r.lost_by_packet_threshold as usize,
+            lost_by_time_threshold: r.lost_by_time_threshold as usize,
+            spurious_lost: r.spurious_losses as usize,
+            pto_count: r.pto_count as usize,
+            pto_probes_sent: r.probes_sent as usize,
+            persistent_congestion: r.persistent_congestion as usize,
+            lost_in_first_slow_start: r.lost_in_first_slow_start as usize,
+            bytes_in_flight_duration: self.tracker.in_flight_total + ongoing,
+            tx_buffered_state,
+            ..self.stats.clone()
+        }
+    }
+
+    /// How the congestion controller's slow starts ended (exits by delay and by loss, when the
+    /// first one ended), as the controller counts them.
+    pub fn cc_stats(&self) -> crate::cc::CcStats {
+        use crate::cc::CongestionControl;
+        self.sender().controller().stats()
+    }
+
+    /// Statistics of the connection's paths, as quiche's `path_stats()` gives them: an
+    /// iterator over the active path (the one recovery and congestion control serve; probed
+    /// paths are queried with [`Connection::is_path_validated`]). The iterator also
+    /// dereferences to that path's statistics, so `conn.path_stats().cwnd` reads the path
+    /// directly.
+    pub fn path_stats(&self) -> PathStatsIter {
+        PathStatsIter::new(self.active_path_stats())
+    }
+
+    /// Statistics of the path the connection uses.
+    fn active_path_stats(&self) -> PathStats {
+        use crate::cc::CongestionControl;
+        let stats = self.stats();
+        let rtt = self.sender().rtt();
+        let cc = self.sender().controller();
+        let path = self.paths.active();
+        PathStats {
+            local_addr: path.local,
+            peer_addr: path.peer,
+            validated: path.validated(),
+            validation_state: path.state(),
+            active: true,
+            total_pto_count: stats.pto_count,
+            dgram_recv: path.dgram_recv,
+            dgram_sent: path.dgram_sent,
+            dgram_lost: path.dgram_lost,
+            max_rtt: self.tracker.max_rtt,
+            delivery_rate: self.tracker.delivery_rate,
+            max_bandwidth: cc.bandwidth_estimate(),
+            rtt_persistent_jump_count: 0,
+            startup_exit: cc.stats().startup_exit,
+            recv: stats.recv,
+            sent: stats.sent,
+            lost: stats.lost,
+            retrans: stats.retrans,
+            rtt: rtt.smoothed_rtt(),
+            min_rtt: rtt.stats().has_sample().then(|| rtt.min_rtt()),
+            latest_rtt: rtt.latest_rtt(),
+            rttvar: rtt.rttvar(),
+            cwnd: self.sender().cwnd(),
+            ssthresh: cc.ssthresh(),
+            bytes_in_flight: self.recovery.bytes_in_flight(),
+            pacing_rate: cc.pacing_rate(),
+            cc_state: cc.state().as_str(),
+            sent_bytes: stats.sent_bytes,
+            recv_bytes: stats.recv_bytes,
+            lost_bytes: stats.lost_bytes,
+            stream_retrans_bytes: stats.stream_retrans_bytes,
+            pmtu: self.max_send_udp_payload_size,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -172,6 +394,17 @@ mod tests {
             local_addr: addr,
             peer_addr: addr,
             validated: true,
+            validation_state: PathState::Validated,
+            active: true,
+            total_pto_count: 0,
+            dgram_recv: 0,
+            dgram_sent: 0,
+            dgram_lost: 0,
+            max_rtt: None,
+            delivery_rate: 0,
+            max_bandwidth: None,
+            rtt_persistent_jump_count: 0,
+            startup_exit: None,
             recv: 3,
             sent: 4,
             lost: 0,

@@ -26,26 +26,33 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
 
     /// How many more stream bytes the connection accepts over all streams: the peer's
     /// connection window (MAX_DATA) and the bound on data written but not yet sent.
-    fn send_capacity(&self) -> u64 {
+    pub(super) fn send_capacity(&self) -> u64 {
         let unsent = self.tx_data.saturating_sub(self.tx_emitted);
-        self.tx_max_data
+        let capacity = self
+            .tx_max_data
             .saturating_sub(self.tx_data)
-            .min(self.max_unsent_stream_data.saturating_sub(unsent))
+            .min(self.max_unsent_stream_data.saturating_sub(unsent));
+        match self.tuning.send_capacity_factor {
+            // `Config::set_send_capacity_factor`: the window's free room, scaled.
+            Some(factor) => {
+                let room = self.recovery.cwnd_available(self.sender()) as f64 * factor;
+                capacity.min((room as u64).saturating_sub(unsent))
+            }
+            None => capacity,
+        }
     }
 
     /// Reads data from a stream into `out`; returns the bytes read and whether the stream
     /// ended. `Error::Done` when nothing is readable.
     pub fn stream_recv(&mut self, stream_id: u64, out: &mut [u8]) -> Result<(usize, bool)> {
-        let now = self.last_now.unwrap_or_else(Self::wall_now);
-        let srtt = self.sender().rtt().smoothed_rtt();
-        let result = self.streams.stream_recv(stream_id, out, now, srtt);
-        let read = match &result {
-            Ok((n, _)) => *n as u64,
-            Err(_) => 0,
-        };
-        let consumed = read + self.streams.take_recv_discarded();
-        self.on_consumed(consumed, now);
-        result
+        let mut filled = 0;
+        let max = out.len();
+        self.stream_recv_with(stream_id, max, |chunk| {
+            if let Some(dst) = out.get_mut(filled..filled + chunk.len()) {
+                dst.copy_from_slice(chunk);
+            }
+            filled += chunk.len();
+        })
     }
 
     /// Sets a stream's priority (RFC 9218: urgency 0..=7, lower first; incremental streams of
@@ -63,6 +70,10 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     /// Shuts down reading (STOP_SENDING) or writing (RESET_STREAM) of a stream.
     pub fn stream_shutdown(&mut self, stream_id: u64, direction: Shutdown, err: u64) -> Result<()> {
         self.streams.stream_shutdown(stream_id, direction, err)?;
+        match direction {
+            Shutdown::Read => self.stats.stopped_stream_count_local += 1,
+            Shutdown::Write => self.stats.reset_stream_count_local += 1,
+        }
         self.reclaim_unsent_stream_data();
         let now = self.last_now.unwrap_or_else(Self::wall_now);
         let discarded = self.streams.take_recv_discarded();
@@ -89,9 +100,16 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         self.streams.stream_finished(stream_id)
     }
 
-    /// Whether `len` bytes can be written to the stream now.
-    pub fn stream_writable(&self, stream_id: u64, len: usize) -> Result<bool> {
-        Ok(self.streams.stream_writable(stream_id, len)? && self.send_capacity() >= len as u64)
+    /// Whether `len` bytes can be written to the stream now. When not, `len` becomes the
+    /// stream's low-water mark: [`stream_writable_next`](Self::stream_writable_next) returns
+    /// it only once it can take that much.
+    pub fn stream_writable(&mut self, stream_id: u64, len: usize) -> Result<bool> {
+        let writable = self.streams.stream_writable(stream_id, len)?;
+        if writable && self.send_capacity() >= len as u64 {
+            return Ok(true);
+        }
+        self.streams.set_send_lowat(stream_id, len as u64);
+        Ok(false)
     }
 
     /// Stream bytes written by the application and not yet acknowledged by the peer, over all
@@ -121,7 +139,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     }
 
     /// The application read or discarded `n` bytes: credit the connection window.
-    fn on_consumed(&mut self, n: u64, now: Instant) {
+    pub(super) fn on_consumed(&mut self, n: u64, now: Instant) {
         if n == 0 {
             return;
         }

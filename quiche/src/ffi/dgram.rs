@@ -152,3 +152,28 @@ pub unsafe extern "C" fn quiche_conn_dgram_send(
         })
     }
 }
+
+/// Removes the queued outgoing datagrams for which `f` returns true. `f` sees each payload
+/// and must not modify it.
+///
+/// # Safety
+/// `conn` is NULL or live; `f` is NULL or a function that reads at most `len` bytes at the
+/// pointer it is given and does not keep the pointer.
+#[no_mangle]
+pub unsafe extern "C" fn quiche_conn_dgram_purge_outgoing(
+    conn: *mut Conn,
+    f: Option<unsafe extern "C" fn(*mut u8, size_t) -> bool>,
+) {
+    let Some(f) = f else {
+        return;
+    };
+    let purge = |c: &mut Conn| {
+        c.conn.dgram_purge_outgoing(|d: &[u8]| {
+            // SAFETY: `d` is valid for `d.len()` reads during the call; the callback only reads
+            // (its contract), so handing out a `*mut` to shared bytes is sound.
+            unsafe { f(d.as_ptr().cast_mut(), d.len()) }
+        });
+    };
+    // SAFETY: the contract is passed on.
+    unsafe { on_conn(conn, (), purge) }
+}

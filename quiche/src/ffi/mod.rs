@@ -816,10 +816,15 @@ pub extern "C" fn quiche_version_is_supported(version: u32) -> bool {
 mod conn;
 mod dgram;
 mod h3;
+mod ids;
+mod keepalive;
+mod logs;
 mod path;
 mod reset;
 mod stats;
 mod stream;
+mod stream_calls;
 #[cfg(test)]
 mod tests;
 mod tls;
+mod tuning;

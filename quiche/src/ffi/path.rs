@@ -239,7 +239,8 @@ pub unsafe extern "C" fn quiche_conn_path_event_next(conn: *mut Conn) -> *mut Pa
 }
 
 /// The event's type: quiche's `enum quiche_path_event_type` (NEW 0, VALIDATED 1,
-/// FAILED_VALIDATION 2, CLOSED 3, REUSED_SOURCE_CONNECTION_ID 4, PEER_MIGRATED 5); -1 for NULL.
+/// FAILED_VALIDATION 2, CLOSED 3, REUSED_SOURCE_CONNECTION_ID 4, PEER_MIGRATED 5,
+/// PMTU_UPDATED 6); -1 for NULL.
 ///
 /// # Safety
 /// `ev` is NULL or an event from `quiche_conn_path_event_next` not freed yet.
@@ -253,6 +254,7 @@ pub unsafe extern "C" fn quiche_path_event_type(ev: *const PathEvent) -> c_int {
         Some(PathEvent::Closed(..)) => 3,
         Some(PathEvent::ReusedSourceConnectionId(..)) => 4,
         Some(PathEvent::PeerMigrated(..)) => 5,
+        Some(PathEvent::PmtuUpdated { .. }) => 6,
         None => -1,
     }
 }
@@ -362,6 +364,41 @@ pub unsafe extern "C" fn quiche_path_event_reused_source_connection_id(
                 put_addr(op, old_peer, old_peer_len);
                 put_addr(l, local, local_len);
                 put_addr(p, peer, peer_len);
+            }
+        }
+    })
+}
+
+/// The addresses and the new path MTU of a PMTU_UPDATED event (left untouched for another
+/// type).
+///
+/// # Safety
+/// `ev` is NULL or live; the out pointers NULL or valid for writes.
+#[no_mangle]
+pub unsafe extern "C" fn quiche_path_event_pmtu_updated(
+    ev: *const PathEvent,
+    local: *mut sockaddr_storage,
+    local_len: *mut socklen_t,
+    peer: *mut sockaddr_storage,
+    peer_len: *mut socklen_t,
+    pmtu: *mut size_t,
+) {
+    guard((), || {
+        // SAFETY: NULL is checked; otherwise live by contract.
+        let ev = unsafe { ev.as_ref() };
+        if let Some(PathEvent::PmtuUpdated {
+            local: l,
+            peer: p,
+            pmtu: size,
+        }) = ev
+        {
+            // SAFETY: NULL is checked; the out pointers are valid for writes by contract.
+            unsafe {
+                put_addr(l, local, local_len);
+                put_addr(p, peer, peer_len);
+                if let Some(pmtu) = pmtu.as_mut() {
+                    *pmtu = *size;
+                }
             }
         }
     })

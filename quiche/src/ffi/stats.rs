@@ -13,8 +13,7 @@ use crate::connection::Stats;
 use crate::error::Error;
 
 /// `quiche_stats`, with quiche 0.30's layout field for field (a C program compiled against
-/// quiche's own header reads it right). Counters this library does not keep yet are 0 (the
-/// header lists them).
+/// quiche's own header reads it right).
 #[repr(C)]
 #[derive(Default)]
 pub struct CStats {
@@ -57,9 +56,26 @@ impl CStats {
             sent_bytes: s.sent_bytes,
             recv_bytes: s.recv_bytes,
             lost_bytes: s.lost_bytes,
+            acked_bytes: s.acked_bytes,
             stream_retrans_bytes: s.stream_retrans_bytes,
+            dgram_recv: s.dgram_recv,
+            dgram_sent: s.dgram_sent,
             paths_count: s.paths_count,
-            ..CStats::default()
+            reset_stream_count_local: s.reset_stream_count_local,
+            stopped_stream_count_local: s.stopped_stream_count_local,
+            reset_stream_count_remote: s.reset_stream_count_remote,
+            stopped_stream_count_remote: s.stopped_stream_count_remote,
+            data_blocked_sent_count: s.data_blocked_sent_count,
+            stream_data_blocked_sent_count: s.stream_data_blocked_sent_count,
+            data_blocked_recv_count: s.data_blocked_recv_count,
+            stream_data_blocked_recv_count: s.stream_data_blocked_recv_count,
+            streams_blocked_bidi_recv_count: s.streams_blocked_bidi_recv_count,
+            streams_blocked_uni_recv_count: s.streams_blocked_uni_recv_count,
+            path_challenge_rx_count: s.path_challenge_rx_count,
+            bytes_in_flight_duration_msec: u64::try_from(s.bytes_in_flight_duration.as_millis())
+                .unwrap_or(u64::MAX),
+            tx_buffered_inconsistent: s.tx_buffered_state
+                == crate::connection::stats::TxBufferTrackingState::Inconsistent,
         }
     }
 }
@@ -157,10 +173,6 @@ pub struct CPathStats {
     pub(super) startup_exit_cwnd: u64,
 }
 
-/// Path validation states in `quiche_path_stats.validation_state`.
-const PATH_VALIDATING: ssize_t = 2;
-const PATH_VALIDATED: ssize_t = 4;
-
 fn nanos(d: std::time::Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
@@ -187,12 +199,10 @@ pub unsafe extern "C" fn quiche_conn_path_stats(
                 return Error::Done.to_c();
             }
             let p = c.conn.path_stats();
-            let s = c.conn.stats();
             let mut local_addr = zeroed_storage();
             let local_addr_len = std_to_sockaddr(&p.local_addr, &mut local_addr);
             let mut peer_addr = zeroed_storage();
             let peer_addr_len = std_to_sockaddr(&p.peer_addr, &mut peer_addr);
-            let cc = c.conn.cc_stats();
             put(
                 out,
                 CPathStats {
@@ -200,22 +210,18 @@ pub unsafe extern "C" fn quiche_conn_path_stats(
                     local_addr_len,
                     peer_addr,
                     peer_addr_len,
-                    validation_state: if p.validated {
-                        PATH_VALIDATED
-                    } else {
-                        PATH_VALIDATING
-                    },
-                    active: true,
+                    validation_state: p.validation_state.to_c(),
+                    active: p.active,
                     recv: p.recv,
                     sent: p.sent,
                     lost: p.lost,
                     retrans: p.retrans,
-                    total_pto_count: s.pto_count,
-                    dgram_recv: 0,
-                    dgram_sent: 0,
+                    total_pto_count: p.total_pto_count,
+                    dgram_recv: p.dgram_recv,
+                    dgram_sent: p.dgram_sent,
                     rtt: nanos(p.rtt),
                     min_rtt: p.min_rtt.map_or(0, nanos),
-                    max_rtt: 0,
+                    max_rtt: p.max_rtt.map_or(0, nanos),
                     rttvar: nanos(p.rttvar),
                     cwnd: p.cwnd,
                     sent_bytes: p.sent_bytes,
@@ -223,9 +229,9 @@ pub unsafe extern "C" fn quiche_conn_path_stats(
                     lost_bytes: p.lost_bytes,
                     stream_retrans_bytes: p.stream_retrans_bytes,
                     pmtu: p.pmtu,
-                    delivery_rate: 0,
-                    max_bandwidth: 0,
-                    startup_exit_cwnd: cc.first_slow_start_exit_cwnd.map_or(0, |w| w as u64),
+                    delivery_rate: p.delivery_rate,
+                    max_bandwidth: p.max_bandwidth.unwrap_or(0),
+                    startup_exit_cwnd: p.startup_exit.map_or(0, |e| e.cwnd as u64),
                 },
             );
             0

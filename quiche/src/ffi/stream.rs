@@ -150,19 +150,20 @@ pub unsafe extern "C" fn quiche_conn_stream_capacity(conn: *const Conn, stream_i
     }
 }
 
-/// Whether `len` bytes can be written to the stream now: 1, 0 or a negative error.
+/// Whether `len` bytes can be written to the stream now: 1, 0 or a negative error. On 0, `len`
+/// becomes the low-water mark `quiche_conn_stream_writable_next` waits for.
 ///
 /// # Safety
 /// `conn` is NULL or live.
 #[no_mangle]
 pub unsafe extern "C" fn quiche_conn_stream_writable(
-    conn: *const Conn,
+    conn: *mut Conn,
     stream_id: u64,
     len: size_t,
 ) -> c_int {
     // SAFETY: the contract is passed on.
     unsafe {
-        with_conn(conn, invalid(), |c| {
+        with_conn_mut(conn, invalid(), |c| {
             match c.conn.stream_writable(stream_id, len) {
                 Ok(w) => c_int::from(w),
                 Err(e) => e.to_c(),

@@ -98,6 +98,8 @@ pub(super) fn decode_body<'a>(b: &mut Octets<'a>, ty: u64) -> Result<Frame<'a>> 
         DATAGRAM_LEN => Frame::Datagram {
             data: get_bytes_with_len(b)?,
         },
+        ACK_FREQUENCY => super::ack_frequency::decode(b)?,
+        IMMEDIATE_ACK => Frame::ImmediateAck,
         _ => return Err(Error::InvalidFrame),
     };
     Ok(frame)
@@ -200,7 +202,7 @@ pub(super) fn check_end(offset: u64, len: usize) -> Result<()> {
 }
 
 pub(super) fn is_known_type(ty: u64) -> bool {
-    ty <= HANDSHAKE_DONE || ty == DATAGRAM || ty == DATAGRAM_LEN
+    ty <= IMMEDIATE_ACK || ty == DATAGRAM || ty == DATAGRAM_LEN || ty == ACK_FREQUENCY
 }
 
 /// Table 3 of RFC 9000 §12.4 ("Pkts" column) plus RFC 9221 §4 for DATAGRAM, which is
@@ -213,6 +215,9 @@ pub(super) fn type_allowed_in(ty: u64, pkt: Type) -> bool {
         // (RFC 9000 §17.2.3).
         ACK | ACK_ECN | CRYPTO => IN_INITIAL | IN_HANDSHAKE | IN_1RTT,
         NEW_TOKEN | PATH_RESPONSE | HANDSHAKE_DONE => IN_1RTT,
+        // Not in 0-RTT: the peer's min_ack_delay, which allows them, is not remembered across
+        // connections (draft-ietf-quic-ack-frequency-12 §3).
+        ACK_FREQUENCY | IMMEDIATE_ACK => IN_1RTT,
         _ if is_known_type(ty) => IN_0RTT | IN_1RTT,
         _ => 0,
     };

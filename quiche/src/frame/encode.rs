@@ -114,7 +114,20 @@ impl Frame<'_> {
                 put_bytes_with_len(b, reason)?;
             }
             Frame::Datagram { data } => put_bytes_with_len(b, data)?,
+            Frame::AckFrequency {
+                seq_num,
+                ack_eliciting_threshold,
+                request_max_ack_delay,
+                reordering_threshold,
+            } => super::ack_frequency::encode(
+                b,
+                *seq_num,
+                *ack_eliciting_threshold,
+                *request_max_ack_delay,
+                *reordering_threshold,
+            )?,
             Frame::Ping
+            | Frame::ImmediateAck
             | Frame::HandshakeDone
             | Frame::Padding { .. }
             | Frame::Crypto { .. }

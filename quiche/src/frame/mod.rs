@@ -1,4 +1,5 @@
-//! Every frame of RFC 9000 §19 plus DATAGRAM (RFC 9221): decode, encode, wire length.
+//! Every frame of RFC 9000 §19 plus DATAGRAM (RFC 9221), ACK_FREQUENCY and IMMEDIATE_ACK
+//! (draft-ietf-quic-ack-frequency-12): decode, encode, wire length.
 //!
 //! Decoding borrows from the packet buffer and never allocates: data, tokens, reasons and even
 //! the ACK ranges ([`AckRanges::Wire`]) stay in the buffer and are read in place. Everything a
@@ -15,15 +16,18 @@ use octets::{Octets, OctetsMut};
 use crate::error::{Error, Result};
 use crate::packet::Type;
 
+mod ack_frequency;
 mod ack_ranges;
 mod decode;
 mod encode;
 mod wire;
 
+use self::ack_frequency::{ACK_FREQUENCY, IMMEDIATE_ACK};
 use self::ack_ranges::ecn_len;
 use self::decode::{decode_body, is_known_type, stream_type, type_allowed_in};
 use self::wire::{get_varint, vlen, vlen_usize};
 
+pub use self::ack_frequency::MAX_REQUESTED_MAX_ACK_DELAY;
 pub use self::ack_ranges::{AckRanges, AckRangesIter, WireAckRanges};
 pub use self::encode::{
     crypto_header_len, encode_ack, encode_crypto_header, encode_stream_header,
@@ -242,6 +246,21 @@ pub enum Frame<'a> {
         /// The datagram payload.
         data: &'a [u8],
     },
+    /// ACK_FREQUENCY (0xaf, draft-ietf-quic-ack-frequency-12 §4).
+    AckFrequency {
+        /// Sequence Number: frames not above the largest processed one are obsolete.
+        seq_num: u64,
+        /// Ack-Eliciting Threshold: acknowledge once more than this many ack-eliciting
+        /// packets wait.
+        ack_eliciting_threshold: u64,
+        /// Requested Max Ack Delay, in microseconds; below 2^14 ms
+        /// ([`MAX_REQUESTED_MAX_ACK_DELAY`]).
+        request_max_ack_delay: u64,
+        /// Reordering Threshold: 0 ignores reordering, 1 is RFC 9000's rule.
+        reordering_threshold: u64,
+    },
+    /// IMMEDIATE_ACK (0x1f, draft-ietf-quic-ack-frequency-12 §5).
+    ImmediateAck,
 }
 
 impl<'a> Frame<'a> {
@@ -250,8 +269,9 @@ impl<'a> Frame<'a> {
     ///
     /// Errors: [`Error::InvalidFrame`] (FRAME_ENCODING_ERROR) for a truncated or malformed frame
     /// or an unknown frame type; [`Error::ProtocolViolation`] for a frame not allowed in `pkt`,
-    /// or a frame type that is not minimally encoded. On error the position of `b` is
-    /// unspecified.
+    /// a frame type that is not minimally encoded, or an ACK_FREQUENCY frame whose Requested
+    /// Max Ack Delay is 2^14 ms or more (draft-ietf-quic-ack-frequency-12 §4). On error the
+    /// position of `b` is unspecified.
     pub fn from_bytes(b: &mut Octets<'a>, pkt: Type) -> Result<Frame<'a>> {
         let start = b.off();
         let ty = get_varint(b)?;
@@ -288,7 +308,7 @@ impl<'a> Frame<'a> {
     pub fn wire_len(&self) -> usize {
         let body = match self {
             Frame::Padding { len } => return *len,
-            Frame::Ping | Frame::HandshakeDone => 0,
+            Frame::Ping | Frame::HandshakeDone | Frame::ImmediateAck => 0,
             Frame::ACK {
                 ack_delay,
                 ranges,
@@ -338,6 +358,17 @@ impl<'a> Frame<'a> {
                 vlen(*error_code) + vlen_usize(reason.len()) + reason.len()
             }
             Frame::Datagram { data } => vlen_usize(data.len()) + data.len(),
+            Frame::AckFrequency {
+                seq_num,
+                ack_eliciting_threshold,
+                request_max_ack_delay,
+                reordering_threshold,
+            } => ack_frequency::body_len(
+                *seq_num,
+                *ack_eliciting_threshold,
+                *request_max_ack_delay,
+                *reordering_threshold,
+            ),
         };
         vlen(self.ty()) + body
     }
@@ -372,6 +403,8 @@ impl<'a> Frame<'a> {
             Frame::ApplicationClose { .. } => APPLICATION_CLOSE,
             Frame::HandshakeDone => HANDSHAKE_DONE,
             Frame::Datagram { .. } => DATAGRAM_LEN,
+            Frame::AckFrequency { .. } => ACK_FREQUENCY,
+            Frame::ImmediateAck => IMMEDIATE_ACK,
         }
     }
 

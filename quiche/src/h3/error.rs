@@ -47,42 +47,85 @@ pub enum Error {
     VersionFallback,
 }
 
-/// HTTP/3 error codes (RFC 9114 §8.1).
+/// The HTTP/3 error codes of RFC 9114 §8.1, as quiche names them: `code as u64` is the value
+/// sent in CONNECTION_CLOSE, RESET_STREAM and STOP_SENDING. QPACK's codes (RFC 9204 §6) are in
+/// [`wire`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WireErrorCode {
+    /// H3_NO_ERROR: the stream or connection ends without an error.
+    NoError = 0x100,
+    /// H3_GENERAL_PROTOCOL_ERROR: a protocol violation no more precise code describes.
+    GeneralProtocolError = 0x101,
+    /// H3_INTERNAL_ERROR: a failure of the HTTP/3 stack itself.
+    InternalError = 0x102,
+    /// H3_STREAM_CREATION_ERROR: the peer opened a stream it may not open.
+    StreamCreationError = 0x103,
+    /// H3_CLOSED_CRITICAL_STREAM: a stream the connection needs was closed or reset.
+    ClosedCriticalStream = 0x104,
+    /// H3_FRAME_UNEXPECTED: a frame not allowed where it arrived.
+    FrameUnexpected = 0x105,
+    /// H3_FRAME_ERROR: a frame whose layout or size is wrong.
+    FrameError = 0x106,
+    /// H3_EXCESSIVE_LOAD: the peer makes the endpoint spend too much.
+    ExcessiveLoad = 0x107,
+    /// H3_ID_ERROR: a stream or push ID used wrongly.
+    IdError = 0x108,
+    /// H3_SETTINGS_ERROR: a SETTINGS frame's content is invalid.
+    SettingsError = 0x109,
+    /// H3_MISSING_SETTINGS: the control stream did not begin with SETTINGS.
+    MissingSettings = 0x10a,
+    /// H3_REQUEST_REJECTED: the server refused the request without processing it.
+    RequestRejected = 0x10b,
+    /// H3_REQUEST_CANCELLED: the request or its response is no longer wanted.
+    RequestCancelled = 0x10c,
+    /// H3_REQUEST_INCOMPLETE: the request stream ended before the request was complete.
+    RequestIncomplete = 0x10d,
+    /// H3_MESSAGE_ERROR: a malformed HTTP message.
+    MessageError = 0x10e,
+    /// H3_CONNECT_ERROR: the connection of a CONNECT request failed.
+    ConnectError = 0x10f,
+    /// H3_VERSION_FALLBACK: the request should be retried over HTTP/1.1.
+    VersionFallback = 0x110,
+}
+
+/// HTTP/3 error codes (RFC 9114 §8.1) and QPACK's (RFC 9204 §6) as plain integers.
 pub mod wire {
+    use super::WireErrorCode as W;
+
     /// H3_NO_ERROR.
-    pub const NO_ERROR: u64 = 0x100;
+    pub const NO_ERROR: u64 = W::NoError as u64;
     /// H3_GENERAL_PROTOCOL_ERROR.
-    pub const GENERAL_PROTOCOL_ERROR: u64 = 0x101;
+    pub const GENERAL_PROTOCOL_ERROR: u64 = W::GeneralProtocolError as u64;
     /// H3_INTERNAL_ERROR.
-    pub const INTERNAL_ERROR: u64 = 0x102;
+    pub const INTERNAL_ERROR: u64 = W::InternalError as u64;
     /// H3_STREAM_CREATION_ERROR.
-    pub const STREAM_CREATION_ERROR: u64 = 0x103;
+    pub const STREAM_CREATION_ERROR: u64 = W::StreamCreationError as u64;
     /// H3_CLOSED_CRITICAL_STREAM.
-    pub const CLOSED_CRITICAL_STREAM: u64 = 0x104;
+    pub const CLOSED_CRITICAL_STREAM: u64 = W::ClosedCriticalStream as u64;
     /// H3_FRAME_UNEXPECTED.
-    pub const FRAME_UNEXPECTED: u64 = 0x105;
+    pub const FRAME_UNEXPECTED: u64 = W::FrameUnexpected as u64;
     /// H3_FRAME_ERROR.
-    pub const FRAME_ERROR: u64 = 0x106;
+    pub const FRAME_ERROR: u64 = W::FrameError as u64;
     /// H3_EXCESSIVE_LOAD.
-    pub const EXCESSIVE_LOAD: u64 = 0x107;
+    pub const EXCESSIVE_LOAD: u64 = W::ExcessiveLoad as u64;
     /// H3_ID_ERROR.
-    pub const ID_ERROR: u64 = 0x108;
+    pub const ID_ERROR: u64 = W::IdError as u64;
     /// H3_SETTINGS_ERROR.
-    pub const SETTINGS_ERROR: u64 = 0x109;
+    pub const SETTINGS_ERROR: u64 = W::SettingsError as u64;
     /// H3_MISSING_SETTINGS.
-    pub const MISSING_SETTINGS: u64 = 0x10a;
+    pub const MISSING_SETTINGS: u64 = W::MissingSettings as u64;
     /// H3_REQUEST_REJECTED.
-    pub const REQUEST_REJECTED: u64 = 0x10b;
+    pub const REQUEST_REJECTED: u64 = W::RequestRejected as u64;
     /// H3_REQUEST_CANCELLED.
-    pub const REQUEST_CANCELLED: u64 = 0x10c;
+    pub const REQUEST_CANCELLED: u64 = W::RequestCancelled as u64;
     /// H3_REQUEST_INCOMPLETE.
-    pub const REQUEST_INCOMPLETE: u64 = 0x10d;
+    pub const REQUEST_INCOMPLETE: u64 = W::RequestIncomplete as u64;
     /// H3_MESSAGE_ERROR.
-    pub const MESSAGE_ERROR: u64 = 0x10e;
+    pub const MESSAGE_ERROR: u64 = W::MessageError as u64;
     /// H3_CONNECT_ERROR.
-    pub const CONNECT_ERROR: u64 = 0x10f;
+    pub const CONNECT_ERROR: u64 = W::ConnectError as u64;
     /// H3_VERSION_FALLBACK.
-    pub const VERSION_FALLBACK: u64 = 0x110;
+    pub const VERSION_FALLBACK: u64 = W::VersionFallback as u64;
     /// QPACK_DECOMPRESSION_FAILED (RFC 9204 §6).
     pub const QPACK_DECOMPRESSION_FAILED: u64 = 0x200;
     /// QPACK_ENCODER_STREAM_ERROR (RFC 9204 §6).
@@ -139,5 +182,46 @@ impl From<crate::Error> for Error {
 impl From<octets::BufferTooShortError> for Error {
     fn from(_: octets::BufferTooShortError) -> Self {
         Error::BufferTooShort
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wire_error_codes_are_rfc_9114s_and_errors_send_them() {
+        // RFC 9114 §8.1, in the table's order.
+        let codes = [
+            WireErrorCode::NoError,
+            WireErrorCode::GeneralProtocolError,
+            WireErrorCode::InternalError,
+            WireErrorCode::StreamCreationError,
+            WireErrorCode::ClosedCriticalStream,
+            WireErrorCode::FrameUnexpected,
+            WireErrorCode::FrameError,
+            WireErrorCode::ExcessiveLoad,
+            WireErrorCode::IdError,
+            WireErrorCode::SettingsError,
+            WireErrorCode::MissingSettings,
+            WireErrorCode::RequestRejected,
+            WireErrorCode::RequestCancelled,
+            WireErrorCode::RequestIncomplete,
+            WireErrorCode::MessageError,
+            WireErrorCode::ConnectError,
+            WireErrorCode::VersionFallback,
+        ];
+        for (i, code) in codes.into_iter().enumerate() {
+            assert_eq!(code as u64, 0x100 + i as u64, "{code:?}");
+        }
+        assert_eq!(
+            Error::RequestCancelled.to_wire(),
+            WireErrorCode::RequestCancelled as u64
+        );
+        assert_eq!(Error::Done.to_wire(), WireErrorCode::NoError as u64);
+        assert_eq!(
+            Error::TransportError(crate::Error::Done).to_wire(),
+            WireErrorCode::GeneralProtocolError as u64
+        );
     }
 }

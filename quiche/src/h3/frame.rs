@@ -52,6 +52,20 @@ pub fn grease_id(n: u64) -> u64 {
     0x1f * (n % 1000) + 0x21
 }
 
+/// The largest N for which 0x1f * N + 0x21 still fits a varint (2^62 - 1).
+const GREASE_MAX_N: u64 = (octets::MAX_VAR_INT - 0x21) / 0x1f;
+
+/// A random reserved identifier, 0x1f * N + 0x21 for any N that keeps it within a varint
+/// (RFC 9114 §7.2.4.1, §7.2.8, §9): a setting, frame or stream type the peer must ignore.
+/// Falls back to the smallest one, 0x21, if the system has no randomness to give.
+pub fn grease_value() -> u64 {
+    let mut random = [0u8; 8];
+    if ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut random).is_err() {
+        return 0x21;
+    }
+    0x1f * (u64::from_ne_bytes(random) % (GREASE_MAX_N + 1)) + 0x21
+}
+
 /// Appends a QUIC variable-length integer.
 pub fn put_varint(out: &mut Vec<u8>, v: u64) {
     let mut buf = [0u8; 8];
@@ -134,6 +148,27 @@ pub fn parse_priority_update(payload: &[u8]) -> Result<(u64, &[u8])> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn grease_values_are_random_reserved_varints() {
+        let values: Vec<u64> = (0..64).map(|_| grease_value()).collect();
+        for &v in &values {
+            assert!(
+                v >= 0x21 && (v - 0x21) % 0x1f == 0,
+                "{v:#x} is not reserved"
+            );
+            assert!(v <= octets::MAX_VAR_INT, "{v:#x} is not a varint");
+        }
+        let distinct: std::collections::HashSet<u64> = values.iter().copied().collect();
+        assert!(
+            distinct.len() > 32,
+            "{} distinct values of 64",
+            distinct.len()
+        );
+        // The largest N still fits.
+        const { assert!(0x1f * GREASE_MAX_N + 0x21 <= octets::MAX_VAR_INT) };
+        const { assert!(0x1f * (GREASE_MAX_N + 1) + 0x21 > octets::MAX_VAR_INT) };
+    }
 
     #[test]
     fn varints_and_frames_round_trip() {

@@ -24,7 +24,8 @@ mod stream;
 mod tests;
 
 pub use connection::Connection;
-pub use error::{wire, Error};
+pub use error::{wire, Error, WireErrorCode};
+pub use frame::grease_value;
 pub use header::{Header, HeaderRef, NameValue};
 pub use priority::Priority;
 
@@ -38,8 +39,14 @@ pub type Result<T> = std::result::Result<T, Error>;
 pub const DEFAULT_QPACK_MAX_TABLE_CAPACITY: u64 = 4096;
 /// Streams the peer's encoder may block, unless configured.
 pub const DEFAULT_QPACK_BLOCKED_STREAMS: u64 = 16;
-/// The largest PRIORITY_UPDATE Priority Field Value accepted, unless configured.
-pub const DEFAULT_MAX_PRIORITY_UPDATE_SIZE: u64 = 256;
+/// The largest PRIORITY_UPDATE Priority Field Value accepted, unless configured (RFC 9218
+/// §7.2 leaves the bound to the endpoint).
+pub const PRIORITY_UPDATE_FRAME_PAYLOAD_MAX_SIZE_DEFAULT: u64 = 256;
+/// [`PRIORITY_UPDATE_FRAME_PAYLOAD_MAX_SIZE_DEFAULT`], under this crate's earlier name.
+pub const DEFAULT_MAX_PRIORITY_UPDATE_SIZE: u64 = PRIORITY_UPDATE_FRAME_PAYLOAD_MAX_SIZE_DEFAULT;
+/// The SETTINGS_MAX_FIELD_SECTION_SIZE a [`Config`] sends unless configured otherwise (RFC 9114
+/// §4.2.2): larger header sections from the peer reset their stream.
+pub const SETTINGS_MAX_FIELD_SECTION_SIZE_DEFAULT: u64 = 32_768;
 
 /// HTTP/3 settings.
 #[derive(Clone, Debug)]
@@ -54,14 +61,15 @@ pub struct Config {
 
 impl Config {
     /// The defaults: QPACK dynamic table of [`DEFAULT_QPACK_MAX_TABLE_CAPACITY`] bytes with
-    /// [`DEFAULT_QPACK_BLOCKED_STREAMS`] blocked streams, no field section size limit.
-    pub fn new() -> Result<Config> {
+    /// [`DEFAULT_QPACK_BLOCKED_STREAMS`] blocked streams, header sections up to
+    /// [`SETTINGS_MAX_FIELD_SECTION_SIZE_DEFAULT`] bytes (quiche's defaults).
+    pub const fn new() -> Result<Config> {
         Ok(Config {
-            max_field_section_size: None,
+            max_field_section_size: Some(SETTINGS_MAX_FIELD_SECTION_SIZE_DEFAULT),
             qpack_max_table_capacity: DEFAULT_QPACK_MAX_TABLE_CAPACITY,
             qpack_blocked_streams: DEFAULT_QPACK_BLOCKED_STREAMS,
             extended_connect: false,
-            max_priority_update_size: DEFAULT_MAX_PRIORITY_UPDATE_SIZE,
+            max_priority_update_size: PRIORITY_UPDATE_FRAME_PAYLOAD_MAX_SIZE_DEFAULT,
             additional_settings: Vec::new(),
         })
     }

@@ -120,6 +120,12 @@ impl From<Vec<u8>> for ConnectionId<'static> {
     }
 }
 
+impl From<ConnectionId<'_>> for Vec<u8> {
+    fn from(cid: ConnectionId<'_>) -> Self {
+        cid.0.into_owned()
+    }
+}
+
 impl fmt::Debug for ConnectionId<'_> {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         for b in self.0.iter() {

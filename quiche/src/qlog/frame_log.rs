@@ -319,6 +319,27 @@ pub fn to_qlog_frame(frame: &Frame, ack_delay_exponent: u64) -> QuicFrame {
             length: data.len() as u64,
             raw: None,
         },
+        Frame::AckFrequency { .. } | Frame::ImmediateAck => extension_frame(frame),
+    }
+}
+
+/// A frame qlog 0.16's schema predates (ACK_FREQUENCY, IMMEDIATE_ACK): logged as `unknown` with
+/// its type and its whole wire form in hex, which qvis shows as is.
+fn extension_frame(frame: &Frame) -> QuicFrame {
+    // Four varints and a two-byte type at most.
+    let mut buf = [0u8; 34];
+    let len = frame
+        .to_bytes(&mut octets::OctetsMut::with_slice(&mut buf))
+        .unwrap_or(0);
+    let wire = buf.get(..len).unwrap_or(&[]);
+    QuicFrame::Unknown {
+        raw_frame_type: frame.ty(),
+        frame_type_value: Some(frame.ty()),
+        raw: Some(RawInfo {
+            length: Some(len as u64),
+            payload_length: None,
+            data: Some(hex(wire)),
+        }),
     }
 }
 

@@ -18,7 +18,9 @@
 
 mod app;
 mod frame_log;
+mod params;
 mod reset;
+mod streamer;
 
 #[cfg(test)]
 mod tests;
@@ -27,12 +29,12 @@ use std::fmt;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use ::qlog::events::connectivity::{self, ConnectionStateUpdated, TransportOwner};
+use ::qlog::events::connectivity::{self, ConnectionStateUpdated};
 use ::qlog::events::quic::{
     self as q, CongestionStateUpdated, LossTimerUpdated, MetricsUpdated, PacketDropped,
-    PacketHeader, PacketLost, PacketReceived, PacketSent, TransportParametersSet,
+    PacketHeader, PacketLost, PacketReceived, PacketSent,
 };
-use ::qlog::events::{Event, EventData, RawInfo};
+use ::qlog::events::{Event, EventData, EventImportance, Eventable, RawInfo};
 use ::qlog::{CommonFields, Configuration, QlogSeq, TraceSeq, VantagePoint, VantagePointType};
 
 pub use self::app::AppQlog;
@@ -251,9 +253,38 @@ pub struct Metrics {
     pub cc_min_rtt: Option<Duration>,
 }
 
+/// Which events a trace keeps, by their importance in the qlog event definitions (quiche's
+/// `QlogLevel`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QlogLevel {
+    /// Core events only (packets sent, received and lost, metrics, parameters ...).
+    Core = 0,
+    /// Core and Base events (also dropped packets, state changes ...).
+    Base = 1,
+    /// Every event (also timers, MTU updates, frame-level HTTP/3 and QPACK details ...).
+    Extra = 2,
+}
+
+impl QlogLevel {
+    fn importance(self) -> EventImportance {
+        match self {
+            QlogLevel::Core => EventImportance::Core,
+            QlogLevel::Base => EventImportance::Base,
+            QlogLevel::Extra => EventImportance::Extra,
+        }
+    }
+}
+
 /// Streams one connection's qlog trace to a writer. See the module documentation.
 pub struct QlogLogger {
     writer: Box<dyn Write + Send + Sync>,
+    /// Events less important than this are not written.
+    level: EventImportance,
+    /// The streamer `Connection::qlog_streamer` hands out, once asked for.
+    bridge: Option<Box<streamer::StreamerBridge>>,
+    /// Client or server.
+    vantage: VantagePointType,
     error: Option<std::io::Error>,
     start: Instant,
     /// Time of the last event written, in ms since `start`; later events never go below it.
@@ -302,6 +333,12 @@ impl QlogLogger {
     ) -> QlogLogger {
         let mut logger = QlogLogger {
             writer,
+            level: EventImportance::Extra,
+            bridge: None,
+            vantage: match vantage {
+                Vantage::Client => VantagePointType::Client,
+                Vantage::Server => VantagePointType::Server,
+            },
             error: None,
             start,
             last_time: 0.0,
@@ -347,6 +384,16 @@ impl QlogLogger {
         logger
     }
 
+    /// Writes only the events of `level`'s importance and above from now on.
+    pub fn set_level(&mut self, level: QlogLevel) {
+        self.level = level.importance();
+    }
+
+    /// Whether an event of `importance` is written.
+    fn keeps(&self, importance: EventImportance) -> bool {
+        importance.is_contained_in(&self.level)
+    }
+
     /// Whether events are still being written (no I/O error so far).
     pub fn is_enabled(&self) -> bool {
         self.error.is_none()
@@ -359,8 +406,30 @@ impl QlogLogger {
 
     /// Flushes the writer.
     pub fn flush(&mut self) {
+        self.drain_streamer();
         if self.error.is_none() {
             if let Err(e) = self.writer.flush() {
+                self.error = Some(e);
+            }
+        }
+    }
+
+    /// A `qlog` crate streamer whose events join this trace (quiche's `qlog_streamer`),
+    /// created when first asked for.
+    pub fn streamer(&mut self) -> &mut ::qlog::streamer::QlogStreamer {
+        let (start, level, ty) = (self.start, self.level, self.vantage.clone());
+        self.bridge
+            .get_or_insert_with(|| Box::new(streamer::StreamerBridge::new(start, level, ty)))
+            .streamer()
+    }
+
+    /// Writes the streamer's events into the trace.
+    fn drain_streamer(&mut self) {
+        if self.error.is_some() {
+            return;
+        }
+        if let Some(bridge) = &self.bridge {
+            if let Err(e) = bridge.drain_into(&mut self.writer) {
                 self.error = Some(e);
             }
         }
@@ -378,7 +447,7 @@ impl QlogLogger {
         if !self.is_enabled() {
             return;
         }
-        let data = EventData::TransportParametersSet(params_to_qlog(owner, params));
+        let data = EventData::TransportParametersSet(params::params_to_qlog(owner, params));
         self.write_event(now, data);
     }
 
@@ -657,7 +726,7 @@ impl QlogLogger {
     /// connection starts to close, so that a trace says how much was resent and why (loss,
     /// PTO probe, spurious loss).
     pub fn loss_counters(&mut self, now: Instant, fields: &[(&str, u64)]) {
-        if !self.is_enabled() || self.counters_logged {
+        if !self.is_enabled() || self.counters_logged || !self.keeps(EventImportance::Extra) {
             return;
         }
         self.counters_logged = true;
@@ -740,6 +809,9 @@ impl QlogLogger {
     fn write_event(&mut self, now: Instant, data: EventData) -> EventData {
         let time = self.event_time(now);
         let event = Event::with_time(time, data);
+        if !self.keeps(event.importance()) {
+            return event.data;
+        }
         self.write_record(|buf| serde_json::to_writer(buf, &event));
         event.data
     }
@@ -758,7 +830,7 @@ impl QlogLogger {
     /// the event is written as plain JSON). States are `testing`, `unknown`, `failed` and
     /// `capable`.
     pub fn ecn_state_updated(&mut self, now: Instant, old: Option<&str>, new: &str) {
-        if !self.is_enabled() {
+        if !self.is_enabled() || !self.keeps(EventImportance::Extra) {
             return;
         }
         let time = self.event_time(now);
@@ -777,6 +849,7 @@ impl QlogLogger {
 
     /// Writes one JSON text sequence record: RS, the JSON text, LF (RFC 7464 §2).
     fn write_record(&mut self, serialize: impl FnOnce(&mut Vec<u8>) -> serde_json::Result<()>) {
+        self.drain_streamer();
         if self.error.is_some() {
             return;
         }
@@ -855,63 +928,4 @@ fn raw_len(len: usize) -> RawInfo {
         payload_length: None,
         data: None,
     }
-}
-
-fn params_to_qlog(owner: Owner, p: &TransportParams) -> TransportParametersSet {
-    let cid = |c: &Option<crate::packet::ConnectionId<'static>>| c.as_ref().map(|c| hex(c));
-    TransportParametersSet {
-        owner: Some(match owner {
-            Owner::Local => TransportOwner::Local,
-            Owner::Remote => TransportOwner::Remote,
-        }),
-        original_destination_connection_id: cid(&p.original_destination_connection_id),
-        initial_source_connection_id: cid(&p.initial_source_connection_id),
-        retry_source_connection_id: cid(&p.retry_source_connection_id),
-        stateless_reset_token: p.stateless_reset_token.map(|t| hex(&t.to_be_bytes())),
-        disable_active_migration: Some(p.disable_active_migration),
-        max_idle_timeout: Some(p.max_idle_timeout),
-        max_udp_payload_size: Some(u32::try_from(p.max_udp_payload_size).unwrap_or(u32::MAX)),
-        ack_delay_exponent: Some(u16::try_from(p.ack_delay_exponent).unwrap_or(u16::MAX)),
-        max_ack_delay: Some(u16::try_from(p.max_ack_delay).unwrap_or(u16::MAX)),
-        active_connection_id_limit: Some(u32::try_from(p.active_conn_id_limit).unwrap_or(u32::MAX)),
-        initial_max_data: Some(p.initial_max_data),
-        initial_max_stream_data_bidi_local: Some(p.initial_max_stream_data_bidi_local),
-        initial_max_stream_data_bidi_remote: Some(p.initial_max_stream_data_bidi_remote),
-        initial_max_stream_data_uni: Some(p.initial_max_stream_data_uni),
-        initial_max_streams_bidi: Some(p.initial_max_streams_bidi),
-        initial_max_streams_uni: Some(p.initial_max_streams_uni),
-        preferred_address: p.preferred_address.as_ref().map(|a| q::PreferredAddress {
-            ip_v4: a.ipv4.map_or_else(String::new, |s| s.ip().to_string()),
-            ip_v6: a.ipv6.map_or_else(String::new, |s| s.ip().to_string()),
-            port_v4: a.ipv4.map_or(0, |s| s.port()),
-            port_v6: a.ipv6.map_or(0, |s| s.port()),
-            connection_id: hex(&a.connection_id),
-            stateless_reset_token: hex(&a.stateless_reset_token),
-        }),
-        unknown_parameters: extension_params(p),
-        ..Default::default()
-    }
-}
-
-/// Parameters defined after qlog 0.16's schema, logged as "unknown" ones with their wire IDs.
-fn extension_params(p: &TransportParams) -> Vec<q::UnknownTransportParameter> {
-    let mut out = Vec::new();
-    if let Some(size) = p.max_datagram_frame_size {
-        // max_datagram_frame_size (RFC 9221 §3), value as its varint encoding.
-        let mut b = [0u8; 8];
-        let mut o = octets::OctetsMut::with_slice(&mut b);
-        let n = o.put_varint(size).map(|w| w.len()).unwrap_or(0);
-        out.push(q::UnknownTransportParameter {
-            id: 0x20,
-            value: hex(b.get(..n).unwrap_or(&[])),
-        });
-    }
-    if p.grease_quic_bit {
-        // grease_quic_bit (RFC 9287 §3), a zero-length parameter.
-        out.push(q::UnknownTransportParameter {
-            id: 0x2ab2,
-            value: String::new(),
-        });
-    }
-    out
 }

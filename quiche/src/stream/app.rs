@@ -66,6 +66,7 @@ impl StreamMap {
             self.queue_data_blocked(id);
         }
         self.refresh(id);
+        self.rearm_writable_if_writable(id);
         if n == 0 && !data.is_empty() {
             return Err(Error::Done);
         }
@@ -86,6 +87,27 @@ impl StreamMap {
         now: Instant,
         srtt: Duration,
     ) -> Result<(usize, bool)> {
+        let mut filled = 0;
+        let max = out.len();
+        self.stream_recv_with(id, max, now, srtt, |chunk| {
+            if let Some(dst) = out.get_mut(filled..filled + chunk.len()) {
+                dst.copy_from_slice(chunk);
+            }
+            filled += chunk.len();
+        })
+    }
+
+    /// [`StreamMap::stream_recv`] of up to `max` bytes handed to `sink` (one or two slices)
+    /// instead of copied into a slice; a sink that ignores them discards them. A read that
+    /// leaves data behind queues the stream for `stream_readable_next` again.
+    pub fn stream_recv_with(
+        &mut self,
+        id: u64,
+        max: usize,
+        now: Instant,
+        srtt: Duration,
+        sink: impl FnMut(&[u8]),
+    ) -> Result<(usize, bool)> {
         let Some(stream) = self.streams.get_mut(&id) else {
             return Err(Error::InvalidStreamState(id));
         };
@@ -96,7 +118,8 @@ impl StreamMap {
         let Some(recv) = stream.recv.as_mut() else {
             return Err(Error::InvalidStreamState(id));
         };
-        let res = recv.read(out);
+        let res = recv.read_with(max, sink);
+        let more = recv.is_readable();
         let updated = res.is_ok() && !update_pending && recv.update_max_data(now, srtt);
         let window = recv.window();
         if updated {
@@ -104,7 +127,33 @@ impl StreamMap {
             self.queue_control(CtlKey::MaxStreamData(id));
         }
         self.refresh(id);
+        if more && res.is_ok() {
+            self.arm_readable(id);
+        }
         res
+    }
+
+    /// How many bytes a read of stream `id` would return now, at most `max_len`; 0 for a
+    /// stream not in the map.
+    pub fn stream_readable_len(&self, id: u64, max_len: usize) -> usize {
+        self.streams
+            .get(&id)
+            .and_then(|s| s.recv.as_ref())
+            .map_or(0, |r| r.readable_len().min(max_len))
+    }
+
+    /// Whether stream `id` is over in every direction it has: both ends (FIN or reset) of a
+    /// bidirectional stream, the one end of a unidirectional one. True for a collected stream,
+    /// false for one never opened (as in quiche).
+    pub fn stream_closed(&self, id: u64) -> bool {
+        match self.streams.get(&id) {
+            None => self.is_collected(id),
+            Some(s) => {
+                let recv_over = s.recv.as_ref().is_none_or(|r| r.is_finished());
+                let send_over = s.send.as_ref().is_none_or(|w| w.is_fin() || w.is_reset());
+                recv_over && send_over
+            }
+        }
     }
 
     /// Ends one direction of stream `id` with application error code `err`.

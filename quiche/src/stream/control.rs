@@ -307,6 +307,9 @@ impl StreamMap {
 
     /// Queues STREAMS_BLOCKED for direction `bidi` at the peer's current limit, once per limit.
     pub(crate) fn queue_streams_blocked(&mut self, bidi: bool) {
+        if !self.config.send_streams_blocked {
+            return;
+        }
         let d = &mut self.dirs[dir_index(bidi)];
         if d.streams_blocked_at != Some(d.peer_max_streams) {
             d.streams_blocked_at = Some(d.peer_max_streams);

@@ -22,9 +22,15 @@ impl StreamMap {
             .get_mut(&id)
             .and_then(|s| s.recv.as_mut())
             .ok_or(Error::InvalidStreamState(id))?;
+        let readable_before = recv.readable_len();
         let credit = recv.write(offset, data, fin)?;
+        // New in-order bytes, or the end, re-arm `stream_readable_next`.
+        let news = recv.readable_len() > readable_before || (fin && recv.is_readable());
         self.recv_discarded = self.recv_discarded.saturating_add(credit.discarded);
         self.refresh(id);
+        if news {
+            self.arm_readable(id);
+        }
         Ok(credit.new)
     }
 
@@ -42,29 +48,37 @@ impl StreamMap {
             .and_then(|s| s.recv.as_mut())
             .ok_or(Error::InvalidStreamState(id))?;
         let credit = recv.reset(error_code, final_size)?;
+        let readable = recv.is_readable();
         self.recv_discarded = self.recv_discarded.saturating_add(credit.discarded);
         self.refresh(id);
+        if readable {
+            self.arm_readable(id);
+        }
         Ok(credit.new)
     }
 
     /// A STOP_SENDING frame arrived: the sending part is reset with the same error code
     /// (§3.5), queuing RESET_STREAM, and the application's next `stream_send` returns
     /// `StreamStopped(code)`. Errors: `InvalidStreamState(id)` (a receive-only stream, or ours
-    /// not yet opened), `StreamLimit`.
-    pub fn on_stop_sending(&mut self, id: u64, error_code: u64) -> Result<()> {
+    /// not yet opened), `StreamLimit`. Returns whether this frame reset the sending part
+    /// (false when it was already reset or all its data acknowledged, or the stream is gone).
+    pub fn on_stop_sending(&mut self, id: u64, error_code: u64) -> Result<bool> {
         if !self.stream_for_frame(id, Part::Send)? {
-            return Ok(());
+            return Ok(false);
         }
         let Some(send) = self.streams.get_mut(&id).and_then(|s| s.send.as_mut()) else {
             return Err(Error::InvalidStreamState(id));
         };
         send.stop(error_code);
-        if let Some((_, unsent)) = send.reset(error_code) {
+        let reset = send.reset(error_code);
+        if let Some((_, unsent)) = reset {
             self.send_reclaimed = self.send_reclaimed.saturating_add(unsent);
             self.queue_control(CtlKey::Reset(id));
         }
         self.refresh(id);
-        Ok(())
+        // The next write reports the stop: the application should hear of the stream.
+        self.rearm_writable_if_writable(id);
+        Ok(reset.is_some())
     }
 
     /// A MAX_STREAM_DATA frame arrived; a limit that does not grow is ignored (§4.1). Errors as
@@ -77,6 +91,7 @@ impl StreamMap {
             send.set_peer_max_data(max);
         }
         self.refresh(id);
+        self.rearm_writable_if_writable(id);
         Ok(())
     }
 
@@ -161,6 +176,7 @@ impl StreamMap {
         if let Some(send) = self.streams.get_mut(&id).and_then(|s| s.send.as_mut()) {
             send.on_acked(offset, len, fin);
             self.refresh(id);
+            self.rearm_writable_if_writable(id);
         }
     }
 

@@ -48,6 +48,7 @@
 
 mod app;
 mod control;
+mod events;
 mod frame_effects;
 mod id_hash;
 pub mod priority;
@@ -120,6 +121,8 @@ pub struct StreamConfig {
     pub max_stream_window: u64,
     /// Bound on the bytes one stream buffers for sending (written, not yet acknowledged).
     pub max_stream_send_buffer: u64,
+    /// Whether to send STREAMS_BLOCKED when the peer's limit stops us from opening a stream.
+    pub send_streams_blocked: bool,
 }
 
 impl Default for StreamConfig {
@@ -133,6 +136,7 @@ impl Default for StreamConfig {
             initial_max_stream_data_uni: 0,
             max_stream_window: DEFAULT_MAX_STREAM_WINDOW,
             max_stream_send_buffer: DEFAULT_MAX_STREAM_SEND_BUFFER,
+            send_streams_blocked: true,
         }
     }
 }
@@ -193,6 +197,13 @@ pub(crate) struct Stream {
     listed_readable: bool,
     /// In the map's `writable` set.
     listed_writable: bool,
+    /// In the map's `readable_queue`: `stream_readable_next` may return it.
+    armed_readable: bool,
+    /// In the map's `writable_queue`: `stream_writable_next` may return it.
+    armed_writable: bool,
+    /// The capacity `stream_writable_next` waits for before returning the stream (set by a
+    /// `stream_writable` call that found too little; 1 otherwise).
+    send_lowat: u64,
     ctl: StreamCtl,
 }
 
@@ -239,6 +250,11 @@ pub struct StreamMap {
     dirs: [DirState; 2],
     readable: StreamIdSet,
     writable: StreamIdSet,
+    /// Streams `stream_readable_next` may return, in the order they became readable (each at
+    /// most once: `Stream::armed_readable`).
+    readable_queue: VecDeque<u64>,
+    /// The same for `stream_writable_next`.
+    writable_queue: VecDeque<u64>,
     sched: Scheduler,
     ctl_queue: VecDeque<CtlKey>,
     recv_discarded: u64,
@@ -280,6 +296,8 @@ impl StreamMap {
             dirs,
             readable: StreamIdSet::default(),
             writable: StreamIdSet::default(),
+            readable_queue: VecDeque::new(),
+            writable_queue: VecDeque::new(),
             sched: Scheduler::default(),
             ctl_queue: VecDeque::new(),
             recv_discarded: 0,
@@ -387,6 +405,9 @@ impl StreamMap {
             stop_reported: false,
             listed_readable: false,
             listed_writable: false,
+            armed_readable: false,
+            armed_writable: false,
+            send_lowat: 1,
             ctl: StreamCtl::default(),
         };
         self.streams.insert(id, stream);
@@ -513,10 +534,19 @@ impl StreamMap {
         if readable != s.listed_readable {
             s.listed_readable = readable;
             set_membership(&mut self.readable, id, readable);
+            if readable {
+                self.arm_readable(id);
+            }
         }
+        let Some(s) = self.streams.get_mut(&id) else {
+            return;
+        };
         if writable != s.listed_writable {
             s.listed_writable = writable;
             set_membership(&mut self.writable, id, writable);
+            if writable {
+                self.arm_writable(id);
+            }
         }
     }
 

@@ -265,7 +265,24 @@ impl RecvBuf {
 
     /// Reads in order into `out`. Returns the byte count and whether the FIN was reached.
     /// `Done` when nothing is readable; `StreamReset(code)` once the peer has reset the stream.
+    #[cfg(test)]
     pub(crate) fn read(&mut self, out: &mut [u8]) -> Result<(usize, bool)> {
+        let mut filled = 0;
+        self.read_with(out.len(), |chunk| {
+            if let Some(dst) = out.get_mut(filled..filled + chunk.len()) {
+                dst.copy_from_slice(chunk);
+            }
+            filled += chunk.len();
+        })
+    }
+
+    /// Takes up to `max` bytes in order, handing them to `sink` in one or two slices (the
+    /// buffer is a ring), as [`RecvBuf::read`] does; a sink that ignores them discards them.
+    pub(crate) fn read_with(
+        &mut self,
+        max: usize,
+        mut sink: impl FnMut(&[u8]),
+    ) -> Result<(usize, bool)> {
         if let Some(code) = self.reset {
             self.reset_read = true;
             return Err(Error::StreamReset(code));
@@ -273,22 +290,37 @@ impl RecvBuf {
         if self.discarding {
             return Err(Error::Done);
         }
-        let avail = usize::try_from(self.contig_end - self.read_off).unwrap_or(usize::MAX);
-        let n = avail.min(out.len());
-        let copied = ring::copy_from(&self.data, 0, out.get_mut(..n).unwrap_or(&mut []));
-        self.data.drain(..copied);
-        self.read_off += copied as u64;
-        self.flow.add_consumed(copied as u64);
+        let n = self.readable_len().min(max);
+        let (a, b) = self.data.as_slices();
+        let from_a = n.min(a.len());
+        if from_a > 0 {
+            sink(a.get(..from_a).unwrap_or(&[]));
+        }
+        if n > from_a {
+            sink(b.get(..n - from_a).unwrap_or(&[]));
+        }
+        self.data.drain(..n);
+        self.read_off += n as u64;
+        self.flow.add_consumed(n as u64);
         let at_fin = self.final_size == Some(self.read_off);
-        // Nothing copied is still a result when it delivers the FIN for the first time.
-        if copied == 0 && (!at_fin || self.fin_read) {
+        // Nothing taken is still a result when it delivers the FIN for the first time.
+        if n == 0 && (!at_fin || self.fin_read) {
             return Err(Error::Done);
         }
         if at_fin {
             self.fin_read = true;
             self.data = VecDeque::new();
         }
-        Ok((copied, at_fin))
+        Ok((n, at_fin))
+    }
+
+    /// How many bytes a read would return now: the in-order bytes received and not read; 0
+    /// after a reset or once reading was shut down.
+    pub(crate) fn readable_len(&self) -> usize {
+        if self.reset.is_some() || self.discarding {
+            return 0;
+        }
+        usize::try_from(self.contig_end - self.read_off).unwrap_or(usize::MAX)
     }
 
     /// If the advertised limit is due for an update (and the stream still needs credit, i.e. is

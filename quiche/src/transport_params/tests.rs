@@ -74,6 +74,10 @@ fn full_server() -> TransportParams {
             chosen_version: 1,
             available_versions: vec![1, 0x6b33_43cf],
         }),
+        // Equal to max_ack_delay, the largest allowed.
+        min_ack_delay: Some((MAX_ACK_DELAY_LIMIT - 1) * 1000),
+        // Never encoded: what a peer sent that this library does not know.
+        unknown_params: None,
     }
 }
 
@@ -134,10 +138,11 @@ fn every_known_param() -> Vec<(u64, Vec<u8>)> {
         (RETRY_SOURCE_CONNECTION_ID, param(0x10, &[6; 3])),
         (MAX_DATAGRAM_FRAME_SIZE, varint_param(0x20, 1200)),
         (GREASE_QUIC_BIT, param(0x2ab2, &[])),
+        (MIN_ACK_DELAY, varint_param(0xff04_de1b, 1000)),
     ]
 }
 
-const VARINT_IDS: [u64; 12] = [
+const VARINT_IDS: [u64; 13] = [
     MAX_IDLE_TIMEOUT,
     MAX_UDP_PAYLOAD_SIZE,
     INITIAL_MAX_DATA,
@@ -150,6 +155,7 @@ const VARINT_IDS: [u64; 12] = [
     MAX_ACK_DELAY,
     ACTIVE_CONNECTION_ID_LIMIT,
     MAX_DATAGRAM_FRAME_SIZE,
+    MIN_ACK_DELAY,
 ];
 
 const SERVER_ONLY_IDS: [u64; 4] = [
@@ -487,6 +493,7 @@ fn all_known_parameters_once_are_accepted() {
     assert_eq!(tp.preferred_address, Some(preferred_address()));
     assert!(tp.grease_quic_bit);
     assert_eq!(tp.max_datagram_frame_size, Some(1200));
+    assert_eq!(tp.min_ack_delay, Some(1000));
 }
 
 #[test]
@@ -764,6 +771,52 @@ fn max_datagram_frame_size_parsing() {
         TransportParams::decode(&param(MAX_DATAGRAM_FRAME_SIZE, &[1, 1]), true),
         Err(E)
     );
+}
+
+#[test]
+fn min_ack_delay_is_in_microseconds_and_bounded_by_max_ack_delay() {
+    // Absent: the peer does not accept ACK_FREQUENCY frames.
+    assert_eq!(TransportParams::default().min_ack_delay, None);
+    // At the default max_ack_delay of 25 ms, 25,000 µs is the largest valid value; zero is
+    // valid too (a receiver with a perfect timer).
+    for v in [0, 1, 1000, 25_000] {
+        let tp = decode_one(MIN_ACK_DELAY, v).unwrap();
+        assert_eq!(tp.min_ack_delay, Some(v));
+        let buf = tp.encode_to_vec(false).unwrap();
+        assert_eq!(buf, varint_param(MIN_ACK_DELAY, v));
+        assert_eq!(TransportParams::decode(&buf, false), Ok(tp));
+    }
+    // draft-ietf-quic-ack-frequency-12 §3: greater than max_ack_delay is a
+    // TRANSPORT_PARAMETER_ERROR, whichever order the two parameters come in.
+    assert_eq!(decode_one(MIN_ACK_DELAY, 25_001), Err(E));
+    let min = varint_param(MIN_ACK_DELAY, 5_001);
+    let max = varint_param(MAX_ACK_DELAY, 5);
+    assert_eq!(
+        TransportParams::decode(&with(&[min.clone(), max.clone()]), true),
+        Err(E)
+    );
+    assert_eq!(TransportParams::decode(&with(&[max, min]), true), Err(E));
+    let ok = with(&[
+        varint_param(MAX_ACK_DELAY, 5),
+        varint_param(MIN_ACK_DELAY, 5_000),
+    ]);
+    assert_eq!(
+        TransportParams::decode(&ok, true).map(|tp| tp.min_ack_delay),
+        Ok(Some(5_000))
+    );
+    // A max_ack_delay of zero leaves only a min_ack_delay of zero.
+    let zero = with(&[
+        varint_param(MAX_ACK_DELAY, 0),
+        varint_param(MIN_ACK_DELAY, 1),
+    ]);
+    assert_eq!(TransportParams::decode(&zero, true), Err(E));
+    // A local set that breaks the rule does not encode.
+    let tp = TransportParams {
+        max_ack_delay: 1,
+        min_ack_delay: Some(1_001),
+        ..TransportParams::default()
+    };
+    assert_eq!(tp.encode_to_vec(true), Err(E));
 }
 
 // ---- validation: roles ----
@@ -1124,6 +1177,7 @@ fn encoding_invalid_values_fails() {
         |tp| tp.initial_max_data = octets::MAX_VAR_INT + 1,
         |tp| tp.max_idle_timeout = u64::MAX,
         |tp| tp.max_datagram_frame_size = Some(u64::MAX),
+        |tp| tp.min_ack_delay = Some(tp.max_ack_delay * 1000 + 1),
         |tp| tp.initial_source_connection_id = Some(cid(&[0; 21])),
         |tp| tp.original_destination_connection_id = Some(cid(&[0; 300])),
         |tp| tp.preferred_address.as_mut().unwrap().connection_id = cid(&[]),

@@ -200,6 +200,10 @@ struct CcArgs {
     /// BBR departure: RTT samples without a queue postpone ProbeRTT
     #[arg(long)]
     bbr_skip_probe_rtt: bool,
+    /// Both endpoints offer the ACK frequency extension (on) or not (off) [default: the
+    /// library's]
+    #[arg(long, value_name = "on|off", value_parser = parse_on_off)]
+    ack_frequency: Option<bool>,
 }
 
 /// How many runs, and what else to do with them.
@@ -340,6 +344,14 @@ fn parse_count(s: &str) -> Result<u64, String> {
         .map_err(|_| format!("{s:?}: expected a whole number"))
 }
 
+fn parse_on_off(s: &str) -> Result<bool, String> {
+    match s {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => Err(format!("{s:?}: expected on or off")),
+    }
+}
+
 fn parse_iw(s: &str) -> Result<usize, String> {
     parse_count(s).and_then(|n| usize::try_from(n).map_err(|e| e.to_string()))
 }
@@ -434,6 +446,7 @@ pub fn parse(args: &[String]) -> Result<Options, clap::Error> {
     s.cc.hystart_variant = cc.hystart_variant.unwrap_or(s.cc.hystart_variant);
     s.cc.initial_window_packets = cc.iw.unwrap_or(s.cc.initial_window_packets);
     s.cc.pacing &= !cc.no_pacing;
+    s.ack_frequency = cc.ack_frequency.or(s.ack_frequency);
     if let Some(n) = cc.bbr_max_bw_cycles {
         s.cc.bbr.max_bw_filter_cycles = n;
     }

@@ -40,6 +40,9 @@ pub fn config(s: &Scenario, windows: Windows, server: bool) -> Result<Config, St
     c.set_bbr_options(s.cc.bbr);
     c.enable_pacing(s.cc.pacing);
     c.set_initial_congestion_window_packets(s.cc.initial_window_packets);
+    if let Some(on) = s.ack_frequency {
+        c.enable_ack_frequency(on);
+    }
     if server {
         let cert = |name: &str| {
             format!(

@@ -196,6 +196,9 @@ pub struct Scenario {
     pub jitter: Duration,
     /// The sender's congestion control.
     pub cc: Cc,
+    /// Whether both endpoints offer the ACK frequency extension (`--ack-frequency`;
+    /// draft-ietf-quic-ack-frequency-12); `None` keeps the library's default.
+    pub ack_frequency: Option<bool>,
     /// Flow-control windows.
     pub windows: Windows,
     /// Virtual time after which an unfinished transfer is abandoned.
@@ -226,6 +229,7 @@ impl Default for Scenario {
             ce_threshold: None,
             jitter: Duration::ZERO,
             cc: Cc::default(),
+            ack_frequency: None,
             windows: Windows::default(),
             time_limit: Duration::from_secs(600),
         }

@@ -145,6 +145,9 @@ pub(crate) fn config(s: &Scenario) -> Result<Config, String> {
     c.enable_pacing(s.cc.pacing);
     c.enable_ecn(s.ecn);
     c.set_initial_congestion_window_packets(s.cc.initial_window_packets);
+    if let Some(on) = s.ack_frequency {
+        c.enable_ack_frequency(on);
+    }
     Ok(c)
 }
 

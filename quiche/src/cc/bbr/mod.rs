@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 
 use super::{
     AckBatch, CcConfig, CcState, CcStats, CongestionControl, CongestionKind, CongestionSignal,
-    SentInfo,
+    SentInfo, StartupExit, StartupExitReason,
 };
 use crate::cc::{LostPacketRate, RateSample};
 use crate::rtt::RttStats;
@@ -240,6 +240,8 @@ pub struct Bbr {
     startup_loss_exit: bool,
     /// When the first Startup ended, and the window then (for netsim and qlog).
     startup_end: Option<(Instant, usize)>,
+    /// BBR.max_bw when Startup ended.
+    startup_exit_bw: Option<u64>,
     spurious_undos: u64,
     /// Whether ProbeRTT asked recovery to mark the connection app-limited.
     mark_app_limited: bool,
@@ -302,6 +304,7 @@ impl Bbr {
             rng: 0x9e37_79b9_7f4a_7c15 ^ (initial_cwnd as u64),
             startup_loss_exit: false,
             startup_end: None,
+            startup_exit_bw: None,
             spurious_undos: 0,
             mark_app_limited: false,
             max_bw_filter_len: u64::from(cfg.bbr.max_bw_filter_cycles.max(1)),
@@ -500,6 +503,7 @@ impl Bbr {
         self.check_startup_done();
         if self.state != BbrState::Startup && self.startup_end.is_none() {
             self.startup_end = Some((now, self.cwnd));
+            self.startup_exit_bw = Some(self.m.max_bw());
         }
         self.check_drain_done(now, inflight);
         self.update_probe_bw_cycle_phase(now, inflight, rs);
@@ -670,6 +674,15 @@ impl CongestionControl for Bbr {
             first_slow_start_exit_cwnd: self.startup_end.map(|(_, c)| c),
             first_slow_start_end: self.startup_end.map(|(t, _)| t),
             spurious_undos: self.spurious_undos,
+            startup_exit: self.startup_end.map(|(_, cwnd)| StartupExit {
+                cwnd,
+                bandwidth: self.startup_exit_bw,
+                reason: if self.startup_loss_exit {
+                    StartupExitReason::Loss
+                } else {
+                    StartupExitReason::BandwidthPlateau
+                },
+            }),
         }
     }
 

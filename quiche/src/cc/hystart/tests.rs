@@ -413,6 +413,11 @@ fn loss_ends_standard_slow_start_and_is_counted() {
             first_slow_start_exit: Some(at),
             first_slow_start_exit_cwnd: Some(24_000),
             first_slow_start_end: Some(at),
+            startup_exit: Some(crate::cc::StartupExit {
+                cwnd: 24_000,
+                bandwidth: None,
+                reason: crate::cc::StartupExitReason::Loss,
+            }),
             ..CcStats::default()
         }
     );

@@ -1,17 +1,26 @@
 //! Connection-level tests on the in-memory pipe: this file holds the shared configurations and
 //! the basic handshake and transfer tests; each topic's suite is a file beside it.
 
+mod ack_frequency;
+mod calls;
+mod cid_calls;
 mod defences;
 mod ecn;
 mod ecn_paths;
 mod handshake_loss;
 mod migration;
+mod pacing;
 mod pmtud;
 #[cfg(feature = "qlog")]
 mod qlog;
 mod retrans;
+mod retry;
 mod stateless_reset;
+mod stats_counters;
+pub(crate) mod stream_calls;
 pub(crate) mod streams;
+mod transport_params;
+mod tuning;
 mod v2;
 mod zero_rtt;
 
@@ -27,6 +36,9 @@ fn cert_path(name: &str) -> String {
 fn base_config() -> Config {
     let mut c = Config::new(crate::PROTOCOL_VERSION).unwrap();
     c.set_application_protos(&[b"hq-interop"]).unwrap();
+    // Most suites here exercise migration and ID rotation, which need spare IDs without the
+    // test issuing them; `cid_calls.rs` covers quiche's default (the application issues).
+    c.enable_automatic_connection_ids(true);
     c.set_max_idle_timeout(30_000);
     c.set_initial_max_data(16 << 20);
     c.set_initial_max_stream_data_bidi_local(8 << 20);
@@ -661,6 +673,25 @@ fn server_closes_on_a_chosen_version_mismatch() {
 /// Plays the stateless server of a Retry: answers the client's first Initial with a Retry,
 /// then replaces the pipe's server by one accepted with the original DCID.
 fn handshake_through_retry(pipe: &mut Pipe, corrupt_tag: bool) -> Vec<u8> {
+    handshake_through_retry_with(pipe, corrupt_tag, |odcid, retry_scid, pipe| {
+        crate::accept(
+            retry_scid,
+            Some(odcid),
+            pipe.server_addr,
+            pipe.client_addr,
+            &mut server_config(),
+        )
+        .unwrap()
+    })
+}
+
+/// [`handshake_through_retry`] with the server made by `accept` from the original DCID and
+/// the Retry's SCID (`[0x77; 16]`).
+pub(crate) fn handshake_through_retry_with(
+    pipe: &mut Pipe,
+    corrupt_tag: bool,
+    accept: impl FnOnce(&crate::ConnectionId, &crate::ConnectionId, &Pipe) -> crate::Connection,
+) -> Vec<u8> {
     let mut out = vec![0u8; 1500];
     let (n, _) = pipe.client.send_at(&mut out, pipe.now).unwrap();
     let hdr = crate::packet::Header::from_slice(&mut out[..n], 16).unwrap();
@@ -704,14 +735,7 @@ fn handshake_through_retry(pipe: &mut Pipe, corrupt_tag: bool) -> Vec<u8> {
     assert_eq!(next.token.as_deref(), Some(&token[..]));
     assert!(n >= 1200);
 
-    pipe.server = crate::accept(
-        &new_scid,
-        Some(&odcid),
-        pipe.server_addr,
-        pipe.client_addr,
-        &mut server_config(),
-    )
-    .unwrap();
+    pipe.server = accept(&odcid, &new_scid, pipe);
     let info = crate::RecvInfo {
         from: pipe.client_addr,
         to: pipe.server_addr,

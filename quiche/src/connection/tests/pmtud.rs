@@ -188,3 +188,42 @@ fn without_discovery_the_configured_size_is_used_from_the_start() {
     assert_eq!(pipe.server.max_send_udp_payload_size(), MAX);
     assert_eq!(pipe.server.pmtud_stats().probes_sent, 0);
 }
+
+#[test]
+fn pmtu_is_reported_once_found_and_revalidation_reports_each_change() {
+    let (mut c, mut s) = configs(true);
+    let mut pipe = pipe_with(&mut c, &mut s, PathMtu::fixed(1400), None);
+    pipe.handshake().unwrap();
+    assert_eq!(pipe.server.pmtu(), None, "not searched yet");
+    pipe.run_until(Duration::from_secs(10), |p| p.server.pmtu().is_some())
+        .unwrap();
+    let found = pipe.server.pmtu().unwrap();
+    let ip_limit = 1400 - IPV4_UDP_OVERHEAD;
+    assert!(found <= ip_limit && found > BASE_PLPMTU, "{found}");
+    let raised = std::iter::from_fn(|| pipe.server.path_event_next())
+        .filter_map(|e| match e {
+            crate::PathEvent::PmtuUpdated { pmtu, peer, .. } => {
+                assert_eq!(peer, pipe.client_addr);
+                Some(pmtu)
+            }
+            _ => None,
+        })
+        .last();
+    assert_eq!(raised, Some(found), "the validated size was reported");
+
+    // Revalidation: the minimum at once, then the size again once a probe gets through.
+    pipe.server.revalidate_pmtu();
+    assert_eq!(pipe.server.pmtu(), None);
+    assert_eq!(pipe.server.max_send_udp_payload_size(), BASE_PLPMTU);
+    assert!(matches!(
+        pipe.server.path_event_next(),
+        Some(crate::PathEvent::PmtuUpdated {
+            pmtu: BASE_PLPMTU,
+            ..
+        })
+    ));
+    pipe.server.stream_send(1, b"x", false).ok();
+    pipe.run_until(Duration::from_secs(10), |p| p.server.pmtu().is_some())
+        .unwrap();
+    assert_eq!(pipe.server.pmtu(), Some(found));
+}

@@ -331,3 +331,51 @@ fn the_path_mtu_search_is_logged_as_mtu_updated() {
     assert_eq!(last["done"], true);
     assert!(old <= 1400 - 28 && old > 1200, "{old}");
 }
+
+/// The event names of a client trace written at `level` during a short lossy transfer.
+fn event_names(level: Option<crate::QlogLevel>) -> HashSet<String> {
+    let link = LinkConfig {
+        delay: Duration::from_millis(10),
+        loss: 0.05,
+        ..LinkConfig::default()
+    };
+    let mut pipe = Pipe::with_links(
+        &mut client_config(),
+        &mut server_config(),
+        link.clone(),
+        link,
+        11,
+    )
+    .unwrap();
+    let buf = SharedBuf::default();
+    let (title, desc) = ("t".to_string(), "d".to_string());
+    match level {
+        Some(level) => pipe
+            .client
+            .set_qlog_with_level(Box::new(buf.clone()), title, desc, level),
+        None => pipe.client.set_qlog(Box::new(buf.clone()), title, desc),
+    }
+    pipe.handshake().unwrap();
+    pipe.client.stream_send(0, &[0; 200_000], true).unwrap();
+    let _ = pipe.run_for(Duration::from_secs(3));
+    records(&buf)
+        .iter()
+        .filter_map(|r| r.get("name").and_then(|n| n.as_str()).map(str::to_owned))
+        .collect()
+}
+
+#[test]
+fn qlog_level_keeps_only_events_that_important_enough() {
+    let all = event_names(None);
+    let core = event_names(Some(crate::QlogLevel::Core));
+    let base = event_names(Some(crate::QlogLevel::Base));
+    let extra = event_names(Some(crate::QlogLevel::Extra));
+    assert_eq!(extra, all, "Extra is everything, as set_qlog writes");
+    assert!(core.contains("transport:packet_sent") && core.contains("transport:packet_received"));
+    assert!(core.is_subset(&base) && base.is_subset(&extra));
+    assert!(
+        core.len() < base.len() && base.len() < extra.len(),
+        "{core:?} {base:?} {extra:?}"
+    );
+    assert!(!core.contains("recovery:loss_timer_updated"));
+}

@@ -20,6 +20,9 @@ fn ticket(client: &mut Config, server: &mut Config) -> Vec<u8> {
     let mut first = Pipe::new(client, server).unwrap();
     first.handshake().unwrap();
     assert!(!first.client.is_resumed());
+    // BoringSSL's ssl_early_data_no_session_offered and _session_not_resumed.
+    assert_eq!(first.client.early_data_reason(), 5);
+    assert_eq!(first.server.early_data_reason(), 6);
     first
         .run_until(Duration::from_secs(5), |p| p.client.session().is_some())
         .unwrap();
@@ -153,6 +156,9 @@ fn accepted_zero_rtt_data_is_delivered_before_the_handshake_completes() {
     pipe.handshake().unwrap();
     assert!(pipe.client.tls.is_early_data_accepted() && pipe.server.tls.is_early_data_accepted());
     assert!(pipe.client.is_resumed() && pipe.server.is_resumed());
+    // ssl_early_data_accepted.
+    assert_eq!(pipe.client.early_data_reason(), 2);
+    assert_eq!(pipe.server.early_data_reason(), 2);
     assert!(zero_rtt.get() >= 2, "{} 0-RTT packets", zero_rtt.get());
     assert_eq!(
         pipe.client.stats().stream_retrans_bytes,
@@ -178,6 +184,8 @@ fn rejected_by_a_restarted_server_is_resent_in_one_rtt() {
     }
     assert!(zero_rtt.get() >= 2, "{} 0-RTT packets", zero_rtt.get());
     assert!(!pipe.client.is_resumed() && !pipe.server.is_resumed());
+    // ssl_early_data_session_not_resumed.
+    assert_eq!(pipe.client.early_data_reason(), 6);
     assert_clean_rejection(&pipe, initial_cwnd);
     let total: usize = streams.iter().map(|(_, d)| d.len()).sum();
     assert!(pipe.client.stats().stream_retrans_bytes >= total as u64);
@@ -207,6 +215,9 @@ fn rejected_by_a_reconfigured_server_is_resent_in_one_rtt() {
     assert!(zero_rtt.get() >= 2);
     assert!(pipe.client.is_resumed() && pipe.server.is_resumed());
     assert_eq!(pipe.client.application_proto(), b"hq-next");
+    // ssl_early_data_peer_declined.
+    assert_eq!(pipe.client.early_data_reason(), 4);
+    assert_eq!(pipe.server.early_data_reason(), 4);
     assert_clean_rejection(&pipe, initial_cwnd);
 }
 

@@ -242,6 +242,10 @@ fn migration_functions_check_their_arguments_and_state() {
     use super::path::*;
     let config = quiche_config_new(crate::PROTOCOL_VERSION);
     assert!(!config.is_null());
+    // A client offers ALPN: without it BoringSSL builds no ClientHello (as with quiche).
+    // SAFETY: `config` is live; the buffer is 3 readable bytes.
+    let rc = unsafe { quiche_config_set_application_protos(config, b"\x02h3".as_ptr(), 3) };
+    assert_eq!(rc, 0);
     let mut local = zeroed_storage();
     let mut peer = zeroed_storage();
     let mut other = zeroed_storage();
@@ -388,5 +392,45 @@ fn path_events_and_path_iterators_from_c() {
         assert!(quiche_conn_paths_iter(conn, ptr::null(), 0).is_null());
         quiche_conn_free(conn);
         quiche_config_free(config);
+    }
+}
+
+#[test]
+fn varints_round_trip_through_the_c_helpers() {
+    let mut buf = [0u8; 8];
+    for (v, len) in [
+        (0u64, 1),
+        (63, 1),
+        (15_293, 2),
+        (494_878_333, 4),
+        ((1 << 62) - 1, 8),
+    ] {
+        // SAFETY: `buf` is writable and readable for its length; `out` is writable.
+        unsafe {
+            assert_eq!(super::tuning::quiche_put_varint(buf.as_mut_ptr(), 8, v), 0);
+            let mut out = 0;
+            assert_eq!(
+                super::tuning::quiche_get_varint(buf.as_ptr(), 8, &mut out),
+                len
+            );
+            assert_eq!(out, v);
+        }
+    }
+    let too_short = Error::BufferTooShort.to_c();
+    // SAFETY: as above; lengths never exceed the buffer.
+    unsafe {
+        assert_eq!(
+            super::tuning::quiche_put_varint(buf.as_mut_ptr(), 1, 64),
+            too_short
+        );
+        assert_eq!(
+            super::tuning::quiche_put_varint(buf.as_mut_ptr(), 8, 1 << 62),
+            too_short
+        );
+        let mut out = 0;
+        assert_eq!(
+            super::tuning::quiche_get_varint(buf.as_ptr(), 0, &mut out),
+            too_short as ssize_t
+        );
     }
 }

@@ -150,6 +150,25 @@ fn samples(set: &RangeSet) -> Vec<(Frame<'_>, &'static str)> {
         (Frame::HandshakeDone, "___1"),
         (Frame::Datagram { data: DATA }, "__01"),
         (Frame::Datagram { data: &[] }, "__01"),
+        (
+            Frame::AckFrequency {
+                seq_num: 0,
+                ack_eliciting_threshold: 9,
+                request_max_ack_delay: MAX_REQUESTED_MAX_ACK_DELAY - 1,
+                reordering_threshold: 3,
+            },
+            "___1",
+        ),
+        (
+            Frame::AckFrequency {
+                seq_num: MAX_VARINT,
+                ack_eliciting_threshold: MAX_VARINT,
+                request_max_ack_delay: 0,
+                reordering_threshold: MAX_VARINT,
+            },
+            "___1",
+        ),
+        (Frame::ImmediateAck, "___1"),
     ]
 }
 
@@ -175,7 +194,8 @@ fn round_trip_every_frame() {
         // A decoded frame (ACK in its wire form) encodes back to the same bytes.
         assert_eq!(g.wire_len(), buf.len());
         assert_eq!(encode(&g), buf);
-        assert_eq!(buf[0] as u64, f.ty(), "type byte of {f:?}");
+        let ty = Octets::with_slice(&buf).get_varint().unwrap();
+        assert_eq!(ty, f.ty(), "type of {f:?}");
     }
 }
 
@@ -185,7 +205,8 @@ fn type_codes_and_queries() {
     let tys: Vec<u64> = samples(&set).iter().map(|(f, _)| f.ty()).collect();
     let want = [
         0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x06, 0x07, 0x0a, 0x0f, 0x0f, 0x10, 0x11, 0x12,
-        0x13, 0x14, 0x15, 0x16, 0x17, 0x18, 0x19, 0x1a, 0x1b, 0x1c, 0x1d, 0x1e, 0x31, 0x31,
+        0x13, 0x14, 0x15, 0x16, 0x17, 0x18, 0x19, 0x1a, 0x1b, 0x1c, 0x1d, 0x1e, 0x31, 0x31, 0xaf,
+        0xaf, 0x1f,
     ];
     assert_eq!(tys, want);
     for (f, _) in samples(&set) {
@@ -537,7 +558,9 @@ fn malformed_frames_are_rejected_with_the_right_error() {
     let count = varint_bytes(MAX_STREAM_COUNT);
     let cases: Vec<(Vec<u8>, Result<()>)> = vec![
         // Unknown frame types.
-        (vec![0x1f], Err(Error::InvalidFrame)),
+        (vec![0x21], Err(Error::InvalidFrame)),
+        (vec![0x40, 0xae], Err(Error::InvalidFrame)),
+        (vec![0x40, 0xb0], Err(Error::InvalidFrame)),
         (vec![0x20], Err(Error::InvalidFrame)),
         (vec![0x2f, 0], Err(Error::InvalidFrame)),
         (vec![0x32, 0], Err(Error::InvalidFrame)),
@@ -597,6 +620,29 @@ fn malformed_frames_are_rejected_with_the_right_error() {
         (frame_of(&[&[0x18, 2, 2, 1, 9], &[0; 16]]), Ok(())),
         // NEW_TOKEN must carry a token.
         (vec![0x07, 0], Err(Error::InvalidFrame)),
+        // ACK_FREQUENCY: a Requested Max Ack Delay of 2^14 ms or more is a PROTOCOL_VIOLATION
+        // (draft-ietf-quic-ack-frequency-12 §4); just below is fine.
+        (
+            frame_of(&[
+                &[0x40, 0xaf, 1, 1],
+                &varint_bytes(MAX_REQUESTED_MAX_ACK_DELAY),
+                &[1],
+            ]),
+            Err(Error::ProtocolViolation),
+        ),
+        (
+            frame_of(&[&[0x40, 0xaf, 1, 1], &varint_bytes(16_383_999), &[1]]),
+            Ok(()),
+        ),
+        (
+            frame_of(&[&[0x40, 0xaf, 1, 1], &max, &[1]]),
+            Err(Error::ProtocolViolation),
+        ),
+        // ACK_FREQUENCY's type (two bytes at least) in four: known, not minimally encoded.
+        (
+            vec![0x80, 0, 0, 0xaf, 1, 1, 1, 1],
+            Err(Error::ProtocolViolation),
+        ),
         // Lengths running past the end.
         (vec![0x31, 5, 1, 2], Err(Error::InvalidFrame)),
         (vec![0x1c, 0, 0, 3, b'a'], Err(Error::InvalidFrame)),
@@ -646,6 +692,18 @@ fn encoding_refuses_what_decoding_rejects() {
             data: b"x",
             fin: false,
         },
+        Frame::AckFrequency {
+            seq_num: 0,
+            ack_eliciting_threshold: 1,
+            request_max_ack_delay: MAX_REQUESTED_MAX_ACK_DELAY,
+            reordering_threshold: 1,
+        },
+        Frame::AckFrequency {
+            seq_num: MAX_VARINT + 1,
+            ack_eliciting_threshold: 1,
+            request_max_ack_delay: 1000,
+            reordering_threshold: 1,
+        },
     ];
     let mut buf = [0u8; 128];
     for f in &bad {
@@ -672,7 +730,7 @@ fn encoding_refuses_what_decoding_rejects() {
 
 #[test]
 fn frame_iter_stops_at_first_error() {
-    let buf = [0x01, 0x1e, 0x1f, 0x01];
+    let buf = [0x01, 0x1e, 0x21, 0x01];
     let mut it = parse_all(&buf, Type::Short);
     assert_eq!(it.next(), Some(Ok(Frame::Ping)));
     assert_eq!(it.next(), Some(Ok(Frame::HandshakeDone)));

@@ -212,11 +212,22 @@ impl Connection {
         stream_id: u64,
         out: &mut [u8],
     ) -> Result<usize> {
+        self.recv_body_buf(conn, stream_id, out)
+    }
+
+    /// [`Connection::recv_body`] into a [`bytes::BufMut`], filled up to its remaining
+    /// capacity (limit a growing one such as `Vec<u8>` with [`bytes::BufMut::limit`]).
+    pub fn recv_body_buf<F: crate::BufFactory, B: bytes::BufMut>(
+        &mut self,
+        conn: &mut crate::Connection<F>,
+        stream_id: u64,
+        mut out: B,
+    ) -> Result<usize> {
         let Some(mut st) = self.streams.remove(&stream_id) else {
             return Err(Error::Done);
         };
-        let result = self.read_body(conn, stream_id, &mut st, out);
-        let drained = !matches!(result, Ok(n) if n == out.len());
+        let result = self.read_body(conn, stream_id, &mut st, &mut out);
+        let drained = out.remaining_mut() > 0 || result.is_err();
         if drained {
             st.data_event_pending = false;
         }
@@ -251,22 +262,22 @@ impl Connection {
     }
 
     /// Copies DATA payload bytes, crossing into the next DATA frame when one follows.
-    fn read_body<F: crate::BufFactory>(
+    fn read_body<F: crate::BufFactory, B: bytes::BufMut>(
         &mut self,
         conn: &mut crate::Connection<F>,
         id: u64,
         st: &mut RecvStream,
-        out: &mut [u8],
+        out: &mut B,
     ) -> std::result::Result<usize, Fault> {
         let mut total = 0;
-        while total < out.len() && !st.fin {
+        while out.remaining_mut() > 0 && !st.fin {
             let State::Data { remaining } = st.state else {
                 break;
             };
             let want = usize::try_from(remaining)
                 .unwrap_or(usize::MAX)
-                .min(out.len() - total);
-            let (n, fin) = match conn.stream_recv(id, &mut out[total..total + want]) {
+                .min(out.remaining_mut());
+            let (n, fin) = match conn.stream_recv_buf(id, bytes::BufMut::limit(&mut *out, want)) {
                 Ok(r) => r,
                 Err(crate::Error::Done) => break,
                 Err(crate::Error::StreamReset(code)) => {

@@ -134,6 +134,23 @@ impl Connection {
         self.send_headers(conn, stream_id, headers, fin)
     }
 
+    /// [`Connection::send_additional_headers`], then sets the stream's priority (RFC 9218
+    /// urgency and incremental flag), e.g. for a final response after interim ones.
+    #[allow(clippy::too_many_arguments)]
+    pub fn send_additional_headers_with_priority<T: NameValue, F: crate::BufFactory>(
+        &mut self,
+        conn: &mut crate::Connection<F>,
+        stream_id: u64,
+        headers: &[T],
+        priority: &Priority,
+        is_trailer_section: bool,
+        fin: bool,
+    ) -> Result<()> {
+        self.send_additional_headers(conn, stream_id, headers, is_trailer_section, fin)?;
+        conn.stream_priority(stream_id, priority.urgency(), priority.incremental())?;
+        Ok(())
+    }
+
     /// Sends body bytes as a DATA frame; returns how many were accepted (fewer when the
     /// stream is short of room; then wait until it is writable), `Error::Done` if none.
     pub fn send_body<F: crate::BufFactory>(
@@ -143,13 +160,57 @@ impl Connection {
         body: &[u8],
         fin: bool,
     ) -> Result<usize> {
+        self.send_data_frame(conn, stream_id, body.len(), fin, |conn, len, fin| {
+            conn.stream_send(stream_id, &body[..len], fin)
+        })
+    }
+
+    /// [`Connection::send_body`] of a buffer the stream takes over without copying it (see
+    /// [`crate::Connection::stream_send_zc`]). On a partial write `body` is left holding the
+    /// bytes not sent, to be offered again once the stream is writable.
+    pub fn send_body_zc<F>(
+        &mut self,
+        conn: &mut crate::Connection<F>,
+        stream_id: u64,
+        body: &mut F::Buf,
+        fin: bool,
+    ) -> Result<usize>
+    where
+        F: crate::BufFactory,
+        F::Buf: crate::BufSplit,
+    {
+        let total = body.as_ref().len();
+        self.send_data_frame(conn, stream_id, total, fin, |conn, len, fin| {
+            let rest = crate::BufSplit::split_at(body, len);
+            let (n, left) = conn.stream_send_zc(stream_id, body.clone(), fin)?;
+            if left.is_some() {
+                return Err(crate::Error::InvalidState);
+            }
+            if len < total {
+                *body = rest;
+            }
+            Ok(n)
+        })
+    }
+
+    /// Writes a DATA frame header for as much of a body of `body_len` bytes as the stream
+    /// takes whole with its header, then `write_body(conn, len, fin)` writes those `len`
+    /// bytes. Returns `len`.
+    fn send_data_frame<F: crate::BufFactory>(
+        &mut self,
+        conn: &mut crate::Connection<F>,
+        stream_id: u64,
+        body_len: usize,
+        fin: bool,
+        write_body: impl FnOnce(&mut crate::Connection<F>, usize, bool) -> crate::Result<usize>,
+    ) -> Result<usize> {
         self.check_open()?;
         self.flush(conn);
         if self.out.contains_key(&stream_id) {
             // The headers are not all written yet.
             return Err(Error::Done);
         }
-        if body.is_empty() {
+        if body_len == 0 {
             if fin {
                 conn.stream_send(stream_id, &[], true)?;
             }
@@ -162,11 +223,11 @@ impl Connection {
         };
         // A frame header of at most 1 + 8 bytes: send only when some body fits after it.
         let mut header = [0u8; 9];
-        let room = capacity.saturating_sub(1 + octets::varint_len(body.len() as u64));
+        let room = capacity.saturating_sub(1 + octets::varint_len(body_len as u64));
         if room == 0 {
             return Err(Error::Done);
         }
-        let len = body.len().min(room);
+        let len = body_len.min(room);
         let hdr_len = {
             let mut b = octets::OctetsMut::with_slice(&mut header);
             b.put_varint(frame::DATA)
@@ -174,12 +235,12 @@ impl Connection {
             b.put_varint(len as u64).map_err(|_| Error::InternalError)?;
             b.off()
         };
-        let fin = fin && len == body.len();
+        let fin = fin && len == body_len;
         let n = conn.stream_send(stream_id, &header[..hdr_len], false)?;
         if n < hdr_len {
             return Err(Error::InternalError);
         }
-        let written = conn.stream_send(stream_id, &body[..len], fin)?;
+        let written = write_body(conn, len, fin)?;
         if written < len {
             return Err(Error::InternalError);
         }

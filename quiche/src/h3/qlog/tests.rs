@@ -315,7 +315,10 @@ fn h3_exchange_is_traced() {
     assert_eq!(local[0]["max_table_capacity"], 4096);
     assert_eq!(local[0]["blocked_streams_count"], 16);
     assert_eq!(local[0]["waits_for_settings"], false);
-    assert!(local[0].get("max_field_section_size").is_none());
+    assert_eq!(
+        local[0]["max_field_section_size"],
+        crate::h3::SETTINGS_MAX_FIELD_SECTION_SIZE_DEFAULT
+    );
     let remote = with(&client, "http:parameters_set", "owner", "remote".into());
     assert_eq!(remote.len(), 1);
     assert_eq!(remote[0]["max_field_section_size"], 10_000);
@@ -364,6 +367,7 @@ fn h3_exchange_is_traced() {
     let id_of = |name: &str| match name {
         "max_table_capacity" => 0x1,
         "blocked_streams_count" => 0x7,
+        "max_field_section_size" => 0x6,
         n => u64::from_str_radix(n.trim_start_matches("reserved_0x"), 16).unwrap(),
     };
     let payload_len: usize = list

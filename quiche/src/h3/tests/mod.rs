@@ -6,6 +6,7 @@ use super::frame::{self, put_frame, put_varint};
 use super::*;
 use crate::testing::Pipe;
 
+mod buf_calls;
 mod validation;
 
 /// One step of the pipe, unless the next event is over half a second away (an idle timer):
@@ -108,6 +109,34 @@ impl H3Pipe {
 
     fn client_events(&mut self, n: usize) -> Vec<(u64, Event)> {
         self.events(false, n)
+    }
+
+    /// The order in which the client's responses on `ids` finished (their bodies read as
+    /// they come).
+    fn read_bodies_in_order(&mut self, ids: &[u64]) -> Vec<u64> {
+        let mut order = Vec::new();
+        let mut buf = [0u8; 1000];
+        for _ in 0..10_000 {
+            while let Ok((sid, ev)) = self.client.poll(&mut self.pipe.client) {
+                if ev == Event::Finished {
+                    order.push(sid);
+                }
+            }
+            for &id in ids {
+                while self
+                    .client
+                    .recv_body(&mut self.pipe.client, id, &mut buf)
+                    .is_ok()
+                {}
+            }
+            if ids.iter().all(|id| order.contains(id)) {
+                return order;
+            }
+            if !quiet_step(&mut self.pipe) {
+                break;
+            }
+        }
+        panic!("not all finished: {order:?}");
     }
 
     /// The client's response bodies of `ids`, read as their events come, until all finished.
@@ -773,6 +802,31 @@ fn oversized_header_sections_are_refused() {
     let id = p
         .client
         .send_request(&mut p.pipe.client, &req, true)
+        .unwrap();
+    assert_eq!(reset_code(&mut p, id), wire::EXCESSIVE_LOAD);
+}
+
+#[test]
+fn header_sections_are_bounded_by_quiches_default() {
+    // Under the default (SETTINGS_MAX_FIELD_SECTION_SIZE_DEFAULT, 32 KiB) a section passes.
+    let mut p = H3Pipe::new();
+    let mut req = get("/");
+    req.push(Header::new(b"x-big", &[b'~'; 30_000]));
+    let id = p
+        .client
+        .send_request(&mut p.pipe.client, &req, true)
+        .unwrap();
+    let ev = p.server_events(1);
+    assert!(
+        matches!(&ev[0], (s, Event::Headers { list, .. }) if *s == id && list == &req),
+        "{ev:?}"
+    );
+    // Above it, the stream is reset.
+    let mut big = get("/");
+    big.push(Header::new(b"x-big", &[b'~'; 40_000]));
+    let id = p
+        .client
+        .send_request(&mut p.pipe.client, &big, true)
         .unwrap();
     assert_eq!(reset_code(&mut p, id), wire::EXCESSIVE_LOAD);
 }

@@ -744,3 +744,13 @@ fn coalesced_packets_split_by_their_length_fields() {
         .collect();
     assert_eq!(results, vec![Ok(initial.len()), Err(Error::InvalidPacket)]);
 }
+
+#[test]
+fn connection_ids_convert_to_and_from_vectors() {
+    let borrowed = [7u8, 8, 9];
+    let v: Vec<u8> = ConnectionId::from_ref(&borrowed).into();
+    assert_eq!(v, [7, 8, 9]);
+    let back = ConnectionId::from(v.clone());
+    assert_eq!(&*back, &borrowed[..]);
+    assert_eq!(Vec::from(back), v);
+}

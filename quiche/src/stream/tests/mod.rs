@@ -24,6 +24,7 @@ fn config(max_streams: u64, window: u64) -> StreamConfig {
         initial_max_stream_data_uni: window,
         max_stream_window: window * 8,
         max_stream_send_buffer: DEFAULT_MAX_STREAM_SEND_BUFFER,
+        send_streams_blocked: true,
     }
 }
 
@@ -61,7 +62,7 @@ fn apply_control(to: &mut StreamMap, f: ControlFrame) -> Result<()> {
         ControlFrame::StopSending {
             stream_id,
             error_code,
-        } => to.on_stop_sending(stream_id, error_code),
+        } => to.on_stop_sending(stream_id, error_code).map(|_| ()),
         ControlFrame::MaxStreamData { stream_id, max } => to.on_max_stream_data(stream_id, max),
         ControlFrame::StreamDataBlocked { stream_id, limit } => {
             to.on_stream_data_blocked(stream_id, limit)

@@ -242,7 +242,20 @@ impl BoringHandshake {
             None => Error::TlsFail,
         };
         let stack = boring::error::ErrorStack::get();
-        log::debug!("TLS handshake failed: {stack} ({error:?})");
+        let no_alpn = stack.errors().iter().any(|e| {
+            e.library_reason(ffi::ERR_LIB_SSL) == Some(ffi::SSL_R_NO_APPLICATION_PROTOCOL)
+        });
+        if no_alpn && !self.is_server {
+            // A configuration mistake, not the peer's doing: say so where it will be seen.
+            // quiche 0.30 fails the same way (TlsFail at the first send), silently.
+            log::error!(
+                "TLS: BoringSSL builds no QUIC ClientHello without ALPN (RFC 9001 §8.1): \
+                 set the application protocols (Config::set_application_protos, \
+                 quiche_config_set_application_protos)"
+            );
+        } else {
+            log::debug!("TLS handshake failed: {stack} ({error:?})");
+        }
         self.error = Some(error);
         error
     }

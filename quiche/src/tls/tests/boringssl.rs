@@ -87,6 +87,26 @@ fn set_session_refuses_what_is_not_a_boringssl_session() {
     assert!(!client.hs.is_resumed());
 }
 
+/// BoringSSL refuses to build a QUIC ClientHello that offers no application protocol (its
+/// `NO_APPLICATION_PROTOCOL`; RFC 9001 §8.1 makes ALPN QUIC's way to agree on one): the
+/// client fails at its first flight with `TlsFail`, as quiche 0.30's does at its first send,
+/// and logs why.
+#[test]
+fn a_client_without_alpn_fails_its_first_flight() {
+    let mut ccfg = TlsConfig::with_backend(BORINGSSL).unwrap();
+    let mut client = Endpoint::client(&mut ccfg, Some("localhost"));
+    assert!(matches!(client.hs.next_event(), Err(Error::TlsFail)));
+    // The error sticks.
+    assert!(matches!(client.hs.next_event(), Err(Error::TlsFail)));
+    // With a protocol, the same config's next client gets its ClientHello out.
+    ccfg.set_application_protos(&[b"h3"]).unwrap();
+    let mut client = Endpoint::client(&mut ccfg, Some("localhost"));
+    assert!(matches!(
+        client.hs.next_event(),
+        Ok(Some(HandshakeEvent::Data { .. }))
+    ));
+}
+
 /// An application's own context (quiche's `Config::with_boring_ssl_ctx_builder`): its
 /// verification settings stay, QUIC's needs are added.
 #[test]

@@ -22,6 +22,7 @@ use quiche_ours as quiche;
 #[cfg(all(feature = "upstream", not(feature = "ours")))]
 use quiche_upstream as quiche;
 
+mod calls;
 mod h3check;
 mod loopback;
 mod transport;

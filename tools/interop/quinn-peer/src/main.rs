@@ -347,7 +347,23 @@ async fn serve_conn(incoming: Incoming, retry: bool, root: Arc<PathBuf>, stats: 
         s.path.rtt.as_secs_f64() * 1e3,
         sampler.await.unwrap_or(0)
     );
+    log_ack_frames(&conn);
     stats.conn_done();
+}
+
+/// The ACK frames each way and the ACK frequency frames received, to check an ACK frequency
+/// interop run (draft-ietf-quic-ack-frequency) from this side too.
+fn log_ack_frames(conn: &Connection) {
+    let s = conn.stats();
+    log!(
+        "ack_stats acks_sent={} acks_received={} ack_frequency_received={} \
+         immediate_ack_received={} ack_frequency_sent={}",
+        s.frame_tx.acks,
+        s.frame_rx.acks,
+        s.frame_rx.ack_frequency,
+        s.frame_rx.immediate_ack,
+        s.frame_tx.ack_frequency
+    );
 }
 
 /// Maps an HTTP/0.9 request to a file below `root`, refusing anything that climbs out of it.
@@ -644,6 +660,7 @@ async fn run_client(argv: &[String]) -> Result<Outcome> {
         _ => {
             let conn = client.connect_1rtt().await?;
             let n = fetch_all(&client, &conn, &client.target.paths).await;
+            log_ack_frames(&conn);
             conn.close(0u32.into(), b"");
             n?
         }

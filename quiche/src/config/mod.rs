@@ -1,6 +1,8 @@
 //! Connection configuration: every setting an application chooses, validated, and turned into
 //! the smaller configurations of the modules below (transport parameters, TLS, recovery).
 
+pub(crate) mod tuning;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -55,6 +57,8 @@ pub struct Config {
     pub(crate) stateless_reset_key: crate::cid::ResetTokenKey,
     /// Makes our connection IDs; random bytes without one.
     pub(crate) cid_generator: Option<Arc<dyn crate::cid::ConnectionIdGenerator>>,
+    /// What the setters of [`tuning`] set.
+    pub(crate) tuning: crate::config::tuning::Tuning,
 }
 
 impl Config {
@@ -130,6 +134,7 @@ impl Config {
             grease: true,
             stateless_reset_key: crate::cid::ResetTokenKey::new(&reset_key),
             cid_generator: None,
+            tuning: crate::config::tuning::Tuning::default(),
         })
     }
 
@@ -274,7 +279,23 @@ impl Config {
 
     /// Sets the `max_ack_delay` transport parameter, in milliseconds (below 2^14).
     pub fn set_max_ack_delay(&mut self, v: u64) {
-        self.local_transport_params.max_ack_delay = v.min((1 << 14) - 1);
+        let tp = &mut self.local_transport_params;
+        tp.max_ack_delay = v.min((1 << 14) - 1);
+        // min_ack_delay may not exceed it (draft-ietf-quic-ack-frequency-12 §3).
+        if tp.min_ack_delay.is_some() {
+            tp.min_ack_delay = Some(offered_min_ack_delay(tp.max_ack_delay));
+        }
+    }
+
+    /// Whether to offer and use the ACK frequency extension (draft-ietf-quic-ack-frequency-12),
+    /// off by default. On, the `min_ack_delay` transport parameter tells the peer it may send
+    /// ACK_FREQUENCY and IMMEDIATE_ACK frames, which this endpoint then honours; and if the
+    /// peer offers the extension too, this endpoint asks it for fewer ACKs while its
+    /// congestion window is large (see `ack_frequency` in ARCHITECTURE.md). Peers that do not
+    /// offer it (quiche, ngtcp2, quic-go) see no difference either way.
+    pub fn enable_ack_frequency(&mut self, v: bool) {
+        let tp = &mut self.local_transport_params;
+        tp.min_ack_delay = v.then(|| offered_min_ack_delay(tp.max_ack_delay));
     }
 
     /// Sets the `active_connection_id_limit` transport parameter (at least 2).
@@ -435,10 +456,22 @@ impl Config {
         self.local_transport_params.stateless_reset_token = v;
     }
 
-    /// Makes the connection IDs that connections made from this config issue with
-    /// NEW_CONNECTION_ID (beyond quiche's API), e.g. a [`crate::quic_lb::QuicLbGenerator`] so
-    /// that load balancers route them. The handshake ID is the application's: make it with
-    /// [`Config::new_scid`] so that it comes from the generator too.
+    /// With `true` (beyond quiche's API), connections made from this config issue connection
+    /// IDs of their own with NEW_CONNECTION_ID up to the peer's `active_connection_id_limit`
+    /// once the handshake completes, and replace each one the peer retires, so the peer always
+    /// has spare IDs for a migration (RFC 9000 §5.1.1). A server that routes datagrams by
+    /// connection ID must then route every ID in [`crate::Connection::source_ids`] (and drop
+    /// those [`crate::Connection::retired_scid_next`] returns). Default `false`, as in quiche:
+    /// the application issues IDs with [`crate::Connection::new_scid`] and knows each one.
+    pub fn enable_automatic_connection_ids(&mut self, v: bool) {
+        self.tuning.automatic_connection_ids = v;
+    }
+
+    /// Makes the connection IDs that connections made from this config issue by themselves
+    /// ([`Config::enable_automatic_connection_ids`]; beyond quiche's API), e.g. a
+    /// [`crate::quic_lb::QuicLbGenerator`] so that load balancers route them. The handshake ID
+    /// and those given to `new_scid` are the application's: make them with
+    /// [`Config::new_scid`] so that they come from the generator too.
     pub fn set_cid_generator(&mut self, generator: Arc<dyn crate::cid::ConnectionIdGenerator>) {
         self.cid_generator = Some(generator);
     }
@@ -566,6 +599,14 @@ impl Config {
     }
 }
 
+/// The `min_ack_delay` we offer, in microseconds: the timer granularity of RFC 9002 §6.1.2
+/// (kGranularity, 1 ms), which is also the resolution our delayed-ACK timer is expected to fire
+/// with; never above our `max_ack_delay` (in milliseconds).
+fn offered_min_ack_delay(max_ack_delay_ms: u64) -> u64 {
+    const TIMER_GRANULARITY_MICROS: u64 = 1000;
+    TIMER_GRANULARITY_MICROS.min(max_ack_delay_ms.saturating_mul(1000))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -597,6 +638,28 @@ mod tests {
         assert_eq!(tp.max_ack_delay, (1 << 14) - 1);
         assert_eq!(tp.active_conn_id_limit, 2);
         assert!(tp.validate(false).is_ok());
+    }
+
+    #[test]
+    fn ack_frequency_offers_a_min_ack_delay_within_max_ack_delay() {
+        let mut c = Config::new(crate::PROTOCOL_VERSION).unwrap();
+        assert_eq!(c.local_transport_params.min_ack_delay, None);
+        c.enable_ack_frequency(true);
+        assert_eq!(c.local_transport_params.min_ack_delay, Some(1000));
+        // A max_ack_delay of 0 ms leaves 0 µs as the only valid min_ack_delay, whichever
+        // setter comes first.
+        c.set_max_ack_delay(0);
+        assert_eq!(c.local_transport_params.min_ack_delay, Some(0));
+        assert!(c.local_transport_params.validate(false).is_ok());
+        c.enable_ack_frequency(false);
+        c.enable_ack_frequency(true);
+        assert_eq!(c.local_transport_params.min_ack_delay, Some(0));
+        c.set_max_ack_delay(25);
+        assert_eq!(c.local_transport_params.min_ack_delay, Some(1000));
+        c.enable_ack_frequency(false);
+        assert_eq!(c.local_transport_params.min_ack_delay, None);
+        c.set_max_ack_delay(3);
+        assert_eq!(c.local_transport_params.min_ack_delay, None);
     }
 
     #[test]
