@@ -64,6 +64,11 @@ boringssl_env="$(tools/boringssl/build.sh --env)"
 # against them.
 tools/ffi-build.sh --boringssl --debug
 export QUICHE_BORING_LIBDIR="$TARGET/debug"
+# Sessions across processes: quiche-client --session-file resumes with 0-RTT in the next
+# process, with quiche 0.30's client both ways, checked on the wire. About 50 s: the apps with
+# the feature (unoptimized) and 8 s of checks; quiche 0.30.0's build moves here from
+# tools/compat/api-check.sh, which reuses it.
+tools/compat/sessions.sh
 
 step "release builds of the apps, quiche-load and tools/relay (once: the steps below skip theirs)"
 build_apps quiche-load relay
