@@ -171,6 +171,11 @@ boringssl_env="$(tools/boringssl/build.sh --env)"
 # against them.
 tools/ffi-build.sh --boringssl --debug
 export QUICHE_BORING_LIBDIR="$TARGET/debug"
+# Sessions across processes: quiche-client --session-file resumes with 0-RTT in the next
+# process, with quiche 0.30's client both ways, checked on the wire. About 50 s: the apps with
+# the feature (unoptimized) and 8 s of checks; quiche 0.30.0's build moves here from
+# tools/compat/api-check.sh below, which reuses it.
+tools/compat/sessions.sh
 
 step "C API: header vs libraries, C/C++ examples, interop with the Rust apps, valgrind"
 # Its clippy and unit-test part ran above: `cargo test --features quiche/ffi` (rustls) and the
