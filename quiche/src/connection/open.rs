@@ -428,7 +428,6 @@ fn initial_paths(
     paths
 }
 
-
 /// Our idle timeout, if we set one (RFC 9000 §10.1).
 fn idle_timeout(local_tp: &TransportParams) -> Option<Duration> {
     (local_tp.max_idle_timeout > 0).then(|| Duration::from_millis(local_tp.max_idle_timeout))

@@ -586,29 +586,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             (self.recovery.cwnd_available(&self.paths.active().sender) + overhead).min(cap)
         };
         let mut eliciting = path_frames;
-
-        if probing {
-            self.refill_probe(epoch, ty);
-        }
-        if epoch == Epoch::Application && ty == Type::Short {
-            eliciting |= self.write_app_control(&mut b, frames)?;
-        } else if epoch == Epoch::Application {
-            eliciting |= self.write_stream_control(&mut b, frames)?;
-        }
-
-        eliciting |= self.write_crypto(epoch, &mut b, room_limit, frames)?;
-
-        if ty == Type::Short {
-            eliciting |= self.write_datagrams(&mut b, room_limit, frames)?;
-        }
-        if epoch == Epoch::Application {
-            eliciting |= self.write_streams(&mut b, room_limit, frames)?;
-        }
-
-        if probing && !eliciting && b.cap() > 0 {
-            write_ping(self, &mut b, frames)?;
-            eliciting = true;
-        }
+        eliciting |= self.write_data_frames((epoch, ty), probing, &mut b, room_limit, frames)?;
         eliciting |= self.write_requested_ping(eliciting, &mut b, frames)?;
         // Only whole: a truncated ACK would drop ranges the peer never heard of once this
         // packet is acknowledged. If it does not fit, a later packet carries it.
@@ -618,6 +596,40 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             }
         }
         Ok((b.off(), eliciting))
+    }
+
+    /// The frames the congestion window bounds, in order: control frames, CRYPTO, DATAGRAM,
+    /// STREAM, and a PING if a probe has nothing else to elicit an ACK; returns whether any
+    /// is ack-eliciting. Nothing goes past `room_limit` bytes of the packet.
+    fn write_data_frames(
+        &mut self,
+        (epoch, ty): (Epoch, Type),
+        probing: bool,
+        b: &mut OctetsMut,
+        room_limit: usize,
+        frames: &mut SentFrames,
+    ) -> Result<bool> {
+        let mut eliciting = false;
+        if probing {
+            self.refill_probe(epoch, ty);
+        }
+        if epoch == Epoch::Application && ty == Type::Short {
+            eliciting |= self.write_app_control(b, frames)?;
+        } else if epoch == Epoch::Application {
+            eliciting |= self.write_stream_control(b, frames)?;
+        }
+        eliciting |= self.write_crypto(epoch, b, room_limit, frames)?;
+        if ty == Type::Short {
+            eliciting |= self.write_datagrams(b, room_limit, frames)?;
+        }
+        if epoch == Epoch::Application {
+            eliciting |= self.write_streams(b, room_limit, frames)?;
+        }
+        if probing && !eliciting && b.cap() > 0 {
+            write_ping(self, b, frames)?;
+            eliciting = true;
+        }
+        Ok(eliciting)
     }
 
     /// A PING when the application asked for an ack-eliciting packet on the path being sent

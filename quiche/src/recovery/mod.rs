@@ -57,7 +57,7 @@ const SMALL_WINDOW_PACKETS: usize = 4;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RecoveryConfig {
     /// The peer's max_ack_delay transport parameter (it can be changed later with
-    /// [`Recovery::set_max_ack_delay`] once the parameters arrive).
+    /// [`crate::sender::PathSender::set_max_ack_delay`] once the parameters arrive).
     pub max_ack_delay: Duration,
     /// The RTT assumed before the first sample (kInitialRtt).
     pub initial_rtt: Duration,
