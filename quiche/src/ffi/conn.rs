@@ -46,9 +46,9 @@ pub unsafe extern "C" fn quiche_accept(
     odcid: *const u8,
     odcid_len: size_t,
     local: *const sockaddr,
-    local_len: size_t,
+    local_len: socklen_t,
     peer: *const sockaddr,
-    peer_len: size_t,
+    peer_len: socklen_t,
     config: *mut Config,
 ) -> *mut Conn {
     guard(ptr::null_mut(), || {
@@ -57,8 +57,8 @@ pub unsafe extern "C" fn quiche_accept(
             (
                 slice_in(scid, scid_len),
                 slice_in(odcid, odcid_len),
-                sockaddr_to_std(local, local_len),
-                sockaddr_to_std(peer, peer_len),
+                sockaddr_to_std(local, local_len as usize),
+                sockaddr_to_std(peer, peer_len as usize),
                 config.as_mut(),
             )
         };
@@ -81,9 +81,9 @@ pub unsafe extern "C" fn quiche_connect(
     scid: *const u8,
     scid_len: size_t,
     local: *const sockaddr,
-    local_len: size_t,
+    local_len: socklen_t,
     peer: *const sockaddr,
-    peer_len: size_t,
+    peer_len: socklen_t,
     config: *mut Config,
 ) -> *mut Conn {
     guard(ptr::null_mut(), || {
@@ -91,8 +91,8 @@ pub unsafe extern "C" fn quiche_connect(
         let args = unsafe {
             (
                 slice_in(scid, scid_len),
-                sockaddr_to_std(local, local_len),
-                sockaddr_to_std(peer, peer_len),
+                sockaddr_to_std(local, local_len as usize),
+                sockaddr_to_std(peer, peer_len as usize),
                 config.as_mut(),
             )
         };
