@@ -135,6 +135,11 @@ int quiche_config_load_verify_locations_from_directory(quiche_config *config, co
  * "X25519:P-256"). Returns 0, or an error for an unknown group or an empty list. */
 int quiche_config_set_curves_list(quiche_config *config, const char *curves);
 
+/* Configures the session ticket key material (48 bytes with BoringSSL), e.g. one key shared by
+ * the servers of a cluster so that each resumes the others' sessions. Returns 0 or an error.
+ * Only in a library built with the boringssl-boring-crate feature, as in quiche. */
+int quiche_config_set_ticket_key(quiche_config *config, const uint8_t *key, size_t key_len);
+
 /* Whether to verify the peer's certificate. Off by default on both sides, as in quiche: a
  * client calls it with true (and loads CA certificates) to authenticate the server. */
 void quiche_config_verify_peer(quiche_config *config, bool v);
@@ -356,6 +361,32 @@ quiche_conn *quiche_connect(const char *server_name,
                             const struct sockaddr *local, socklen_t local_len,
                             const struct sockaddr *peer, socklen_t peer_len,
                             quiche_config *config);
+
+/*
+ * BoringSSL only (a library built with the boringssl-boring-crate feature, as in quiche): a
+ * connection whose TLS runs on the application's own configured SSL * (its SSL_CTX supplies
+ * verification, certificates, ALPN, session cache and key log; the connection installs the
+ * QUIC hooks and transport parameters). The connection owns ssl from then on, also when NULL
+ * is returned. A server passes the original destination connection ID after a Retry as odcid
+ * (NULL, 0 otherwise).
+ */
+quiche_conn *quiche_conn_new_with_tls(const uint8_t *scid, size_t scid_len,
+                                      const uint8_t *odcid, size_t odcid_len,
+                                      const struct sockaddr *local, socklen_t local_len,
+                                      const struct sockaddr *peer, socklen_t peer_len,
+                                      const quiche_config *config, void *ssl,
+                                      bool is_server);
+
+/*
+ * As quiche_conn_new_with_tls() for a client whose first Destination Connection ID is dcid
+ * (random if NULL). quiche builds it only with its custom-client-dcid feature (NULL
+ * otherwise); here it is always there (with boringssl-boring-crate).
+ */
+quiche_conn *quiche_conn_new_with_tls_and_client_dcid(const uint8_t *scid, size_t scid_len,
+                                      const uint8_t *dcid, size_t dcid_len,
+                                      const struct sockaddr *local, socklen_t local_len,
+                                      const struct sockaddr *peer, socklen_t peer_len,
+                                      const quiche_config *config, void *ssl);
 
 /*
  * Appends the connection's TLS secrets, in the NSS key log format Wireshark reads, to the

@@ -49,7 +49,7 @@ cargo clippy --workspace --all-targets -- -D warnings
 step "cargo test"
 cargo test --workspace
 
-step "BoringSSL backend (feature boringssl-boring-crate): clippy, the library's tests and the C API's unit tests"
+step "BoringSSL backend (feature boringssl-boring-crate): clippy, the library's tests and the C API's unit tests, the C libraries"
 # BoringSSL is compiled once per run (tools/boringssl/build.sh, boring-sys's vendored source);
 # the builds below link that copy through BORING_BSSL_PATH. The default build above stays
 # pure Rust: the variable is set for this step only.
@@ -59,6 +59,11 @@ boringssl_env="$(tools/boringssl/build.sh --env)"
     cargo clippy -p quiche --all-targets --features boringssl-boring-crate,ffi -- -D warnings
     cargo test -p quiche --features boringssl-boring-crate,ffi
 )
+# libquiche.a and .so with the feature, unoptimized (the tests above built their
+# dependencies; about 25 s): tools/ffi-check.sh checks quiche's BoringSSL-only C functions
+# against them.
+tools/ffi-build.sh --boringssl --debug
+export QUICHE_BORING_LIBDIR="$TARGET/debug"
 
 step "release builds of the apps, quiche-load and tools/relay (once: the steps below skip theirs)"
 build_apps quiche-load relay
