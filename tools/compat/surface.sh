@@ -22,11 +22,13 @@
 #
 #   tools/compat/surface.sh [--all]     # --all also prints the matches and the exceptions
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-REPO="$PWD"
+# shellcheck source=SCRIPTDIR/../lib.sh
+. "$(dirname "$0")/../lib.sh"
+cd "$REPO"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/quiche-surface.XXXXXX")"
-trap 'rm -rf "$WORK"' EXIT
-say() { echo "surface: $*"; }
+cleanup_dir "$WORK"
+start=$SECONDS
+say() { echo "surface: [$((SECONDS - start)) s] $*"; }
 ALL=0
 [ "${1:-}" = "--all" ] && ALL=1
 
@@ -40,7 +42,6 @@ method quiche::Connection::set_[a-z_]+_in_handshake	BoringSSL callbacks on an Ss
 method quiche::Connection::stream_capacity	takes &self, not &mut self: every call written for quiche compiles (README, "Differences from quiche")
 method quiche::Connection::path_stats	returns PathStatsIter, an Iterator<Item = PathStats> like quiche's impl Iterator (it also derefs to the active path's PathStats): every use of quiche's compiles
 method quiche::TransportParams::to_qlog	takes qlog 0.16's TransportOwner (quiche: qlog 0.18's TransportInitiator): this crate writes qlog 0.16's schema, the one stock qvis opens
-c-fn quiche_(config_set_ticket_key|conn_new_with_tls(_and_client_dcid)?)	BoringSSL-only C calls, exported with feature boringssl-boring-crate but not declared in quiche.h yet (ffi-check wants every declaration exported by the default build): issue 27
 EOF
 )"
 # Items that only the BoringSSL backend has: missing from the build without it, required from
@@ -62,7 +63,6 @@ c-fn quiche_conn_peer_cert
 EOF
 )"
 
-start=$SECONDS
 missing=()
 command -v clang >/dev/null 2>&1 || missing+=(clang)
 command -v cmake >/dev/null 2>&1 || missing+=(cmake)
@@ -129,16 +129,30 @@ print(next(os.path.dirname(p["manifest_path"]) for p in d["packages"]
            if p["name"] == "quiche" and p["version"] == "0.30.0"))')"
 python3 tools/compat/surface.py c "$QUICHE_SRC/include/quiche.h" >"$WORK/c-upstream.txt"
 python3 tools/compat/surface.py c include/quiche.h >"$WORK/c-ours.txt"
+# exported LIB OUT: the quiche_* functions libquiche.a at LIB defines.
+exported() {
+    nm -g --defined-only "$1" 2>/dev/null |
+        awk '$2 == "T" && $3 ~ /^quiche_/ { print "c-fn " $3 }' | sort -u >"$2"
+}
 tools/ffi-build.sh >/dev/null
-nm -g --defined-only target/release/libquiche.a 2>/dev/null |
-    awk '$2 == "T" && $3 ~ /^quiche_/ { print "c-fn " $3 }' | sort -u >"$WORK/c-exported.txt"
+exported "$TARGET/release/libquiche.a" "$WORK/c-exported-ours.txt"
+if [[ " ${variants[*]} " == *" ours-boring "* ]]; then
+    # The feature build of the C API (tools/test.sh makes one in target/debug for ffi-check
+    # and names it with QUICHE_BORING_LIBDIR; otherwise it is built here).
+    boring_lib="${QUICHE_BORING_LIBDIR:-}"
+    if [ -z "$boring_lib" ]; then
+        tools/ffi-build.sh --boringssl --debug >/dev/null
+        boring_lib="$TARGET/debug"
+    fi
+    exported "$boring_lib/libquiche.a" "$WORK/c-exported-ours-boring.txt"
+fi
 
 status=0
 for v in "${variants[@]}"; do
     boring=0
     [ "$v" = ours-boring ] && boring=1
     python3 - "$WORK/upstream.txt" "$WORK/$v.txt" "$WORK/c-upstream.txt" "$WORK/c-ours.txt" \
-        "$WORK/c-exported.txt" "$boring" "$ALL" "$v" <<PY || status=1
+        "$WORK/c-exported-$v.txt" "$boring" "$ALL" "$v" <<PY || status=1
 import re, sys
 up, ours, cup, cours, cexp, boring, show_all, variant = sys.argv[1:]
 boring, show_all = boring == "1", show_all == "1"
@@ -190,5 +204,5 @@ for lang, n in counts.items():
 sys.exit(1 if any(n["missing"] or n["differs"] for n in counts.values()) else 0)
 PY
 done
-say "took $((SECONDS - start)) s"
+say "done"
 exit $status
