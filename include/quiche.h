@@ -217,6 +217,14 @@ void quiche_config_set_max_pacing_rate(quiche_config *config, uint64_t v);
 /* Whether a new path needs a connection ID of the peer's that no other path used. */
 void quiche_config_set_disable_dcid_reuse(quiche_config *config, bool v);
 
+/*
+ * Beyond quiche's API: whether connections issue their own connection IDs up to the peer's
+ * limit after the handshake and replace retired ones (default false, as in quiche: the
+ * application calls quiche_conn_new_scid). A server routing by ID must then route every ID
+ * quiche_conn_source_ids lists.
+ */
+void quiche_config_enable_automatic_connection_ids(quiche_config *config, bool v);
+
 /* Whether CUBIC counts idle time from when the sender ran out of data (default true). */
 void quiche_config_set_enable_cubic_idle_restart_fix(quiche_config *config, bool v);
 

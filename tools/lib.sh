@@ -22,6 +22,8 @@
 #   at_exit COMMAND               the exit trap runs COMMAND (after stopping the PIDs, before
 #                                 removing the folders)
 #   size_bytes N[K|M|G]           prints N bytes, the suffixes powers of 1024; fails on anything else
+#   start_capture PORT FILE LOG   dumpcap on lo for UDP port PORT into FILE; sets CAP_PID
+#   stop_capture                  ends it, without losing its last packets
 #
 # The functions that set variables or register PIDs must run in the script's own shell, not
 # in $(...). Scripts must not install an EXIT trap of their own: at_exit is the hook.
@@ -227,6 +229,36 @@ start_server() {
     SERVER_ADDR="${SERVER_ADDR%,}"
     # shellcheck disable=SC2034 # for the caller
     SERVER_PORT="${SERVER_ADDR##*:}"
+}
+
+# ---------------------------------------------------------------------------------- captures
+
+# start_capture PORT FILE LOG: dumpcap on lo for UDP port PORT into FILE (its messages in LOG);
+# returns once it captures, 1 if it does not start. Sets CAP_PID (registered for cleanup).
+start_capture() {
+    # A large kernel buffer: at loopback speeds the default one drops packets, and a trace with
+    # holes cannot be decrypted past them (truncated packet numbers decode wrongly).
+    timeout -k 2 600 dumpcap -q -B 64 -i lo -f "udp port $1" -w "$2" >"$3" 2>&1 &
+    CAP_PID=$!
+    cleanup_pid "$CAP_PID"
+    # Not "Capturing on ...": dumpcap prints that before it opens the interface, and a quick
+    # test could be over before the capture starts (seen: a trace with no handshake, or no
+    # packet at all). "File: ..." comes once the interface is open, the filter set and the
+    # output file created.
+    wait_line "$3" '^File: ' 5 "$CAP_PID" >/dev/null && return 0
+    stop_pid "$CAP_PID"
+    CAP_PID=""
+    return 1
+}
+
+# stop_capture: ends the capture of the last start_capture, keeping every packet it saw.
+stop_capture() {
+    [ -n "${CAP_PID:-}" ] || return 0
+    # libpcap hands packets over in blocks, at the latest after its read timeout: a capture
+    # stopped at once loses the last block, a whole short test included.
+    sleep 0.6
+    stop_pid "$CAP_PID"
+    CAP_PID=""
 }
 
 # The shell that sourced this file. A background job signalled before it has exec'd its

@@ -41,6 +41,9 @@ const RESERVED_VERSION: u32 = 0x1a2a_3a4a;
 
 /// How long `--version-negotiation` waits for the server's Version Negotiation packet.
 const VN_PROBE_TIMEOUT: Duration = Duration::from_secs(3);
+/// `Connection::early_data_reason` when the server accepted 0-RTT (BoringSSL's
+/// `ssl_early_data_accepted`, as quiche reports it).
+const EARLY_DATA_ACCEPTED: u32 = 2;
 
 /// Why the client stopped before or outside the requests.
 #[derive(Debug)]
@@ -91,6 +94,9 @@ pub struct ConnReport {
     pub resumed: bool,
     /// Whether requests were sent as 0-RTT data.
     pub early_data: bool,
+    /// Whether the server accepted the 0-RTT data (`early_data_reason` 2, BoringSSL's
+    /// `ssl_early_data_accepted`).
+    pub early_data_accepted: bool,
     /// The session to resume later.
     pub session: Option<Vec<u8>>,
 }
@@ -185,12 +191,14 @@ pub fn run(args: &ClientArgs) -> Result<Summary, ClientError> {
         summary.success &= report.completed == report.requested;
         if connections > 1 {
             eprintln!(
-                "connection {}: {} of {} requests, resumed: {}, 0-RTT requests: {}",
+                "connection {}: {} of {} requests, resumed: {}, 0-RTT requests: {}, 0-RTT \
+                 accepted: {}",
                 i + 1,
                 report.completed,
                 report.requested,
                 report.resumed,
-                report.early_data
+                report.early_data,
+                report.early_data_accepted
             );
             if i > 0 && !report.resumed {
                 eprintln!("the session was not resumed");
@@ -199,8 +207,8 @@ pub fn run(args: &ClientArgs) -> Result<Summary, ClientError> {
         }
         if i == 0 && from_file {
             eprintln!(
-                "session file: resumed: {}, 0-RTT requests: {}",
-                report.resumed, report.early_data
+                "session file: resumed: {}, 0-RTT requests: {}, 0-RTT accepted: {}",
+                report.resumed, report.early_data, report.early_data_accepted
             );
         }
         // A connection that got no ticket leaves the previous session in place.
@@ -553,6 +561,7 @@ impl<'a> Client<'a> {
             transfer: end.saturating_duration_since(start),
             resumed: conn.is_resumed(),
             early_data: downloads.sent_early,
+            early_data_accepted: conn.early_data_reason() == EARLY_DATA_ACCEPTED,
             session: conn.session().map(<[u8]>::to_vec),
         })
     }

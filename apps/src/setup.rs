@@ -46,6 +46,9 @@ pub fn config(t: &TransportArgs, alpn: &[&[u8]]) -> Result<Config, String> {
     config
         .set_application_protos(alpn)
         .map_err(|e| format!("ALPN: {e:?}"))?;
+    // Spare connection IDs for the peer's migrations; the server routes every ID a
+    // connection issues (`source_ids`).
+    config.enable_automatic_connection_ids(true);
     if let Some(name) = &t.cc_algorithm {
         config
             .set_cc_algorithm_name(name)

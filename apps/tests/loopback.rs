@@ -391,7 +391,10 @@ fn resume_and_early_data() {
             "{stderr}"
         );
         if early {
-            assert!(stderr.contains("0-RTT requests: true"), "{stderr}");
+            assert!(
+                stderr.contains("0-RTT requests: true, 0-RTT accepted: true"),
+                "{stderr}"
+            );
         }
         assert_eq!(fs::read(dir.out().join("b.txt")).unwrap(), b"second\n");
     }
@@ -427,7 +430,7 @@ fn session_file_resumes_in_the_next_run() {
     // The next process resumes it with 0-RTT, and saves the newer session it received.
     let second = run(true);
     assert!(
-        second.contains("session file: resumed: true, 0-RTT requests: true"),
+        second.contains("session file: resumed: true, 0-RTT requests: true, 0-RTT accepted: true"),
         "{second}"
     );
     assert_eq!(fs::read(dir.out().join("a.txt")).unwrap(), b"resumed\n");
@@ -435,7 +438,7 @@ fn session_file_resumes_in_the_next_run() {
     // Without --early-data: resumed, no 0-RTT.
     let third = run(false);
     assert!(
-        third.contains("session file: resumed: true, 0-RTT requests: false"),
+        third.contains("session file: resumed: true, 0-RTT requests: false, 0-RTT accepted: false"),
         "{third}"
     );
     // A damaged file: the client says so, makes a full handshake and saves a good session.
@@ -446,5 +449,6 @@ fn session_file_resumes_in_the_next_run() {
         damaged.contains("session file: resumed: false"),
         "{damaged}"
     );
-    assert!(run(true).contains("session file: resumed: true, 0-RTT requests: true"));
+    assert!(run(true)
+        .contains("session file: resumed: true, 0-RTT requests: true, 0-RTT accepted: true"));
 }

@@ -608,8 +608,17 @@ impl ConnectionIds {
         }
     }
 
-    /// Number of the peer's IDs we hold.
+    /// Number of the peer's IDs we hold and have not used on any path yet (quiche's
+    /// `available_dcids`: the spare ones, 0 with zero-length IDs).
     pub fn available_dcids(&self) -> usize {
+        self.peer
+            .iter()
+            .filter(|p| !p.used && p.seq >= self.peer_retire_prior_to)
+            .count()
+    }
+
+    /// Number of the peer's IDs we hold, the one in use included.
+    pub fn held_dcids(&self) -> usize {
         self.peer.len()
     }
 
@@ -904,12 +913,13 @@ mod tests {
             ids.on_new_connection_id(5, 0, &[1; 8], [11; 16]),
             Err(Error::ProtocolViolation)
         );
-        assert_eq!(ids.available_dcids(), 2);
+        // Two held, one of them (the handshake's) in use: one to spare.
+        assert_eq!((ids.held_dcids(), ids.available_dcids()), (2, 1));
 
         // Retire Prior To 3 retires 0 and 1, including the one in use (2 has not arrived).
         let switched = ids.on_new_connection_id(3, 3, &[3; 8], [13; 16]).unwrap();
         assert_eq!(switched.as_deref(), Some(&[3; 8][..]));
-        assert_eq!(ids.available_dcids(), 1);
+        assert_eq!((ids.held_dcids(), ids.available_dcids()), (1, 0));
         assert_eq!(
             drain_frames(&mut ids),
             vec![
@@ -924,7 +934,7 @@ mod tests {
             drain_frames(&mut ids),
             vec![CidFrame::RetireConnectionId { seq: 2 }]
         );
-        assert_eq!(ids.available_dcids(), 1);
+        assert_eq!((ids.held_dcids(), ids.available_dcids()), (1, 0));
         // A lost retirement is sent again until acknowledged.
         ids.on_frame_lost(CidFrame::RetireConnectionId { seq: 1 });
         assert_eq!(

@@ -286,9 +286,11 @@ static bool server_readable_16(void *arg) {
 /* The stream and CID iterators, the varint helpers, the DATAGRAM purge, send_ack_eliciting,
    send_quantum_on_path and is_readable. */
 static void calls_beyond_the_examples(void) {
-    uint8_t v[8];
+    uint8_t v[8] = {0};
     uint64_t val = 0;
-    printf("put_varint(15293): %d %02x%02x\n", quiche_put_varint(v, sizeof(v), 15293), v[0], v[1]);
+    /* The call first: the order in which a call's arguments are evaluated is unspecified. */
+    int put = quiche_put_varint(v, sizeof(v), 15293);
+    printf("put_varint(15293): %d %02x%02x\n", put, v[0], v[1]);
     printf("get_varint: %zd %llu\n", quiche_get_varint(v, sizeof(v), &val), (unsigned long long)val);
     printf("put_varint(2^62, short buffer): %d\n", quiche_put_varint(v, 4, UINT64_C(1) << 62));
     printf("get_varint(empty): %zd\n", quiche_get_varint(v, 0, &val));

@@ -309,22 +309,6 @@ run_client_multi() {
     return "$rc"
 }
 
-# start_capture PORT FILE LOG: dumpcap on lo for that port; returns once it captures.
-start_capture() {
-    # A large kernel buffer: at loopback speeds the default one drops packets, and a trace with
-    # holes cannot be decrypted past them (truncated packet numbers decode wrongly).
-    timeout -k 2 600 dumpcap -q -B 64 -i lo -f "udp port $1" -w "$2" >"$3" 2>&1 &
-    CAP_PID=$!
-    cleanup_pid "$CAP_PID"
-    # Not "Capturing on ...": dumpcap prints that before it opens the interface, and a quick
-    # test could be over before the capture starts (seen: a trace with no handshake, or no
-    # packet at all). "File: ..." comes once the interface is open, the filter set and the
-    # output file created.
-    wait_line "$3" '^File: ' 5 "$CAP_PID" >/dev/null && return 0
-    stop_pid "$CAP_PID"; CAP_PID=""
-    return 1
-}
-
 # wire_ok: can this machine capture on lo and decrypt QUIC with tshark?
 wire_ok() {
     local f
@@ -408,12 +392,7 @@ run_one() {
     stop_pid "$SERVER_PID"; SERVER_PID=""
     [ -n "$RELAY_PID" ] && { stop_pid "$RELAY_PID"; RELAY_PID=""; }
     [ -n "$HOLD_PID" ] && { stop_pid "$HOLD_PID"; HOLD_PID=""; }
-    if [ -n "$CAP_PID" ]; then
-        # libpcap hands packets over in blocks, at the latest after its read timeout: a
-        # capture stopped at once loses the last block, a whole short test included.
-        sleep 0.6
-        stop_pid "$CAP_PID"; CAP_PID=""
-    fi
+    stop_capture
 
     local mbps rproblem=""
     [ -n "$rport" ] && rproblem="$(relay_problem "$c" "$dir/relay.log")"

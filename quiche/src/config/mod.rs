@@ -456,10 +456,22 @@ impl Config {
         self.local_transport_params.stateless_reset_token = v;
     }
 
-    /// Makes the connection IDs that connections made from this config issue with
-    /// NEW_CONNECTION_ID (beyond quiche's API), e.g. a [`crate::quic_lb::QuicLbGenerator`] so
-    /// that load balancers route them. The handshake ID is the application's: make it with
-    /// [`Config::new_scid`] so that it comes from the generator too.
+    /// With `true` (beyond quiche's API), connections made from this config issue connection
+    /// IDs of their own with NEW_CONNECTION_ID up to the peer's `active_connection_id_limit`
+    /// once the handshake completes, and replace each one the peer retires, so the peer always
+    /// has spare IDs for a migration (RFC 9000 §5.1.1). A server that routes datagrams by
+    /// connection ID must then route every ID in [`crate::Connection::source_ids`] (and drop
+    /// those [`crate::Connection::retired_scid_next`] returns). Default `false`, as in quiche:
+    /// the application issues IDs with [`crate::Connection::new_scid`] and knows each one.
+    pub fn enable_automatic_connection_ids(&mut self, v: bool) {
+        self.tuning.automatic_connection_ids = v;
+    }
+
+    /// Makes the connection IDs that connections made from this config issue by themselves
+    /// ([`Config::enable_automatic_connection_ids`]; beyond quiche's API), e.g. a
+    /// [`crate::quic_lb::QuicLbGenerator`] so that load balancers route them. The handshake ID
+    /// and those given to `new_scid` are the application's: make them with
+    /// [`Config::new_scid`] so that they come from the generator too.
     pub fn set_cid_generator(&mut self, generator: Arc<dyn crate::cid::ConnectionIdGenerator>) {
         self.cid_generator = Some(generator);
     }

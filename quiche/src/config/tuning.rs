@@ -33,6 +33,10 @@ pub(crate) struct Tuning {
     pub(crate) send_streams_blocked: bool,
     /// PATH_RESPONSE frames owed on a path at most.
     pub(crate) path_challenge_recv_max_queue_len: usize,
+    /// Connections issue their own connection IDs up to the peer's limit once the handshake
+    /// completes and replace the ones the peer retires ([`Config::enable_automatic_connection_ids`];
+    /// quiche leaves that to the application's `new_scid`).
+    pub(crate) automatic_connection_ids: bool,
     /// The byte budget for the peer's unknown transport parameters the connection keeps;
     /// `None`: none kept.
     pub(crate) unknown_transport_params_budget: Option<usize>,
@@ -50,6 +54,7 @@ impl Default for Tuning {
             relaxed_loss_threshold: false,
             send_streams_blocked: true,
             path_challenge_recv_max_queue_len: crate::path::MAX_PENDING_RESPONSES,
+            automatic_connection_ids: false,
             unknown_transport_params_budget: None,
         }
     }

@@ -38,57 +38,21 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
                     return Err(Error::ProtocolViolation);
                 }
             }
-            Frame::Stream {
-                stream_id,
-                offset,
-                data,
-                fin,
-            } => {
-                let new = self.streams.on_stream_frame(stream_id, offset, data, fin)?;
-                self.on_peer_data(new)?;
-            }
-            Frame::ResetStream {
-                stream_id,
-                error_code,
-                final_size,
-            } => {
-                let new = self
-                    .streams
-                    .on_reset_stream(stream_id, error_code, final_size)?;
-                self.stats.reset_stream_count_remote += 1;
-                self.on_peer_data(new)?;
-            }
-            Frame::StopSending {
-                stream_id,
-                error_code,
-            } => {
-                self.streams.on_stop_sending(stream_id, error_code)?;
-                self.stats.stopped_stream_count_remote += 1;
-                self.reclaim_unsent_stream_data();
-            }
             Frame::MaxData { max } => self.tx_max_data = self.tx_max_data.max(max),
-            Frame::MaxStreamData { stream_id, max } => {
-                self.streams.on_max_stream_data(stream_id, max)?
-            }
-            Frame::MaxStreamsBidi { max } => self.streams.on_max_streams(true, max)?,
-            Frame::MaxStreamsUni { max } => self.streams.on_max_streams(false, max)?,
             Frame::DataBlocked { .. } => {
                 self.stats.data_blocked_recv_count += 1;
                 // The peer is blocked by our window: make sure an update is on its way.
                 self.max_data_pending |= self.rx_fc.should_update_max_data();
             }
-            Frame::StreamDataBlocked { stream_id, limit } => {
-                self.stats.stream_data_blocked_recv_count += 1;
-                self.streams.on_stream_data_blocked(stream_id, limit)?
-            }
-            Frame::StreamsBlockedBidi { limit } => {
-                self.stats.streams_blocked_bidi_recv_count += 1;
-                self.streams.on_streams_blocked(true, limit)?
-            }
-            Frame::StreamsBlockedUni { limit } => {
-                self.stats.streams_blocked_uni_recv_count += 1;
-                self.streams.on_streams_blocked(false, limit)?
-            }
+            f @ (Frame::Stream { .. }
+            | Frame::ResetStream { .. }
+            | Frame::StopSending { .. }
+            | Frame::MaxStreamData { .. }
+            | Frame::MaxStreamsBidi { .. }
+            | Frame::MaxStreamsUni { .. }
+            | Frame::StreamDataBlocked { .. }
+            | Frame::StreamsBlockedBidi { .. }
+            | Frame::StreamsBlockedUni { .. }) => self.process_stream_frame(f)?,
             Frame::NewConnectionId {
                 seq_num,
                 retire_prior_to,
@@ -127,6 +91,65 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             )?,
             // Acknowledged at once once the packet is recorded (`on_authenticated_packet`).
             Frame::ImmediateAck => self.check_ack_frequency_offered()?,
+        }
+        Ok(())
+    }
+
+    /// Applies one received frame about streams (data, resets, stream limits and their
+    /// blocked signals: RFC 9000 §19.4-19.14).
+    fn process_stream_frame(&mut self, frame: Frame) -> Result<()> {
+        match frame {
+            Frame::Stream {
+                stream_id,
+                offset,
+                data,
+                fin,
+            } => {
+                let new = self.streams.on_stream_frame(stream_id, offset, data, fin)?;
+                self.on_peer_data(new)?;
+            }
+            Frame::ResetStream {
+                stream_id,
+                error_code,
+                final_size,
+            } => {
+                let new = self
+                    .streams
+                    .on_reset_stream(stream_id, error_code, final_size)?;
+                self.stats.reset_stream_count_remote += 1;
+                self.on_peer_data(new)?;
+            }
+            Frame::StopSending {
+                stream_id,
+                error_code,
+            } => {
+                // Counted as quiche counts them: a STOP_SENDING that resets the stream is a
+                // stop by the peer and a reset by us (the RESET_STREAM it makes us send).
+                if self.streams.on_stop_sending(stream_id, error_code)? {
+                    self.stats.stopped_stream_count_remote += 1;
+                    self.stats.reset_stream_count_local += 1;
+                }
+                self.reclaim_unsent_stream_data();
+            }
+            Frame::MaxStreamData { stream_id, max } => {
+                self.streams.on_max_stream_data(stream_id, max)?
+            }
+            Frame::MaxStreamsBidi { max } => self.streams.on_max_streams(true, max)?,
+            Frame::MaxStreamsUni { max } => self.streams.on_max_streams(false, max)?,
+            Frame::StreamDataBlocked { stream_id, limit } => {
+                self.stats.stream_data_blocked_recv_count += 1;
+                self.streams.on_stream_data_blocked(stream_id, limit)?
+            }
+            Frame::StreamsBlockedBidi { limit } => {
+                self.stats.streams_blocked_bidi_recv_count += 1;
+                self.streams.on_streams_blocked(true, limit)?
+            }
+            Frame::StreamsBlockedUni { limit } => {
+                self.stats.streams_blocked_uni_recv_count += 1;
+                self.streams.on_streams_blocked(false, limit)?
+            }
+            // `process_frame` passes only the stream frames above.
+            _ => {}
         }
         Ok(())
     }

@@ -165,7 +165,9 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             let now = self.last_now.unwrap_or_else(Self::wall_now);
             self.qlog_state(now, crate::qlog::ConnectionState::HandshakeCompleted);
         }
-        self.issue_scids()?;
+        if self.tuning.automatic_connection_ids {
+            self.issue_scids()?;
+        }
         self.early_data_reason = self.settle_early_data_reason();
         if !self.is_server && self.zero_rtt.is_some() && !self.tls.is_early_data_accepted() {
             self.on_zero_rtt_rejected()?;

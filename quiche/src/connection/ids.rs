@@ -76,7 +76,10 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     /// RETIRE_CONNECTION_ID (RFC 9000 §19.16): the peer no longer uses one of our IDs; a
     /// replacement keeps it supplied up to its limit.
     pub(super) fn on_retire_connection_id_frame(&mut self, seq: u64) -> Result<()> {
-        if self.cids.on_retire_connection_id(seq)?.is_some() && self.handshake_complete {
+        if self.cids.on_retire_connection_id(seq)?.is_some()
+            && self.handshake_complete
+            && self.tuning.automatic_connection_ids
+        {
             self.issue_scids()?;
         }
         Ok(())
@@ -153,7 +156,8 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         self.cids.active_source_count()
     }
 
-    /// How many of the peer's connection IDs we hold (including the one in use).
+    /// How many of the peer's connection IDs we hold and have not used yet: the spare ones a
+    /// new path or a retirement can take (0 with zero-length IDs).
     pub fn available_dcids(&self) -> usize {
         self.cids.available_dcids()
     }
@@ -213,9 +217,16 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     /// (RETIRE_CONNECTION_ID, RFC 9000 §5.1.2). If the active path uses it, the path moves to
     /// a spare ID of the peer's; a probed path that used it gets another one or is dropped.
     /// Errors: [`Error::InvalidState`] with zero-length IDs or for an ID not held;
-    /// [`Error::OutOfIdentifiers`] for the active path's ID when no spare one is left.
+    /// [`Error::OutOfIdentifiers`] while we hold only one of the peer's IDs (whatever
+    /// `dcid_seq` is, as quiche checks), or for the active path's ID when no spare one is left.
     pub fn retire_dcid(&mut self, dcid_seq: u64) -> Result<()> {
-        if self.dcid.is_empty() || self.cids.peer_cid(dcid_seq).is_none() {
+        if self.dcid.is_empty() {
+            return Err(Error::InvalidState);
+        }
+        if self.cids.held_dcids() <= 1 {
+            return Err(Error::OutOfIdentifiers);
+        }
+        if self.cids.peer_cid(dcid_seq).is_none() {
             return Err(Error::InvalidState);
         }
         if dcid_seq == self.cids.current_dcid_seq() {

@@ -28,6 +28,11 @@ config_setter!(
     quiche_config_set_disable_dcid_reuse => |c, v: bool| c.set_disable_dcid_reuse(v)
 );
 config_setter!(
+    /// Beyond quiche's API: whether connections issue and replace their own connection IDs.
+    quiche_config_enable_automatic_connection_ids =>
+        |c, v: bool| c.enable_automatic_connection_ids(v)
+);
+config_setter!(
     /// Whether CUBIC measures idle periods from when the sender ran out of data.
     quiche_config_set_enable_cubic_idle_restart_fix =>
         |c, v: bool| c.set_enable_cubic_idle_restart_fix(v)

@@ -60,23 +60,25 @@ impl StreamMap {
     /// A STOP_SENDING frame arrived: the sending part is reset with the same error code
     /// (§3.5), queuing RESET_STREAM, and the application's next `stream_send` returns
     /// `StreamStopped(code)`. Errors: `InvalidStreamState(id)` (a receive-only stream, or ours
-    /// not yet opened), `StreamLimit`.
-    pub fn on_stop_sending(&mut self, id: u64, error_code: u64) -> Result<()> {
+    /// not yet opened), `StreamLimit`. Returns whether this frame reset the sending part
+    /// (false when it was already reset or all its data acknowledged, or the stream is gone).
+    pub fn on_stop_sending(&mut self, id: u64, error_code: u64) -> Result<bool> {
         if !self.stream_for_frame(id, Part::Send)? {
-            return Ok(());
+            return Ok(false);
         }
         let Some(send) = self.streams.get_mut(&id).and_then(|s| s.send.as_mut()) else {
             return Err(Error::InvalidStreamState(id));
         };
         send.stop(error_code);
-        if let Some((_, unsent)) = send.reset(error_code) {
+        let reset = send.reset(error_code);
+        if let Some((_, unsent)) = reset {
             self.send_reclaimed = self.send_reclaimed.saturating_add(unsent);
             self.queue_control(CtlKey::Reset(id));
         }
         self.refresh(id);
         // The next write reports the stop: the application should hear of the stream.
         self.rearm_writable_if_writable(id);
-        Ok(())
+        Ok(reset.is_some())
     }
 
     /// A MAX_STREAM_DATA frame arrived; a limit that does not grow is ignored (§4.1). Errors as

@@ -83,7 +83,7 @@ fn retire_dcid_moves_to_a_spare_id_and_tells_the_peer() {
 fn retire_dcid_keeps_the_last_id() {
     let mut pipe = settled(2);
     // Use up the spare one, then the current one cannot go.
-    while pipe.client.available_dcids() > 1 {
+    while pipe.client.available_dcids() > 0 {
         let current = pipe.client.cids.current_dcid_seq();
         pipe.client.retire_dcid(current).unwrap();
     }
@@ -92,4 +92,45 @@ fn retire_dcid_keeps_the_last_id() {
         pipe.client.retire_dcid(current),
         Err(Error::OutOfIdentifiers)
     );
+}
+
+/// quiche's default: a connection issues no ID beyond the handshake's by itself; the IDs the
+/// application gives `new_scid` reach the peer, and one the peer retires is not replaced.
+#[test]
+fn without_automatic_ids_only_the_applications_ids_are_issued() {
+    let mut client = client_config();
+    client.enable_automatic_connection_ids(false);
+    let mut server = server_config();
+    server.enable_automatic_connection_ids(false);
+    for c in [&mut client, &mut server] {
+        c.set_active_connection_id_limit(3);
+    }
+    let mut pipe = Pipe::new(&mut client, &mut server).unwrap();
+    pipe.handshake().unwrap();
+    pipe.run_for(Duration::from_millis(200)).unwrap();
+    assert_eq!(pipe.server.active_scids(), 1);
+    assert_eq!(pipe.server.scids_left(), 2);
+    assert_eq!(pipe.client.available_dcids(), 0);
+    // Only one ID held: nothing to retire, whatever the sequence number.
+    assert_eq!(pipe.client.retire_dcid(0), Err(Error::OutOfIdentifiers));
+    assert_eq!(pipe.client.retire_dcid(7), Err(Error::OutOfIdentifiers));
+
+    let cid = ConnectionId::from_ref(&[0x5e; 16]);
+    assert_eq!(pipe.server.new_scid(&cid, 9, false), Ok(1));
+    assert_eq!(pipe.server.new_scid(&cid, 9, false), Ok(1));
+    pipe.run_for(Duration::from_millis(200)).unwrap();
+    assert_eq!(pipe.client.available_dcids(), 1);
+    assert_eq!(pipe.client.retire_dcid(7), Err(Error::InvalidState));
+
+    // The client retires the handshake ID: it moves to the application's, and the server,
+    // left with one active ID, issues no replacement.
+    pipe.client.retire_dcid(0).unwrap();
+    assert_eq!(pipe.client.destination_id().as_ref(), cid.as_ref());
+    pipe.run_for(Duration::from_millis(200)).unwrap();
+    assert_eq!(pipe.server.retired_scids(), 1);
+    assert_eq!(pipe.server.active_scids(), 1);
+    assert_eq!(pipe.client.available_dcids(), 0);
+    pipe.client.stream_send(0, b"on the new ID", true).unwrap();
+    pipe.run_for(Duration::from_millis(100)).unwrap();
+    assert!(pipe.server.stream_readable(0));
 }

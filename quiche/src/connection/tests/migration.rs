@@ -409,7 +409,7 @@ fn migration_needs_a_spare_connection_id_and_a_confirmed_handshake() {
     pipe.run_until(Duration::from_secs(5), |p| p.client.handshake_confirmed)
         .unwrap();
     // Default active_connection_id_limit 2: one spare ID, used by the first new path.
-    pipe.run_until(Duration::from_secs(1), |p| p.client.available_dcids() >= 2)
+    pipe.run_until(Duration::from_secs(1), |p| p.client.available_dcids() >= 1)
         .unwrap();
     pipe.client.probe_path(other, pipe.server_addr).unwrap();
     assert_eq!(

@@ -36,6 +36,9 @@ fn cert_path(name: &str) -> String {
 fn base_config() -> Config {
     let mut c = Config::new(crate::PROTOCOL_VERSION).unwrap();
     c.set_application_protos(&[b"hq-interop"]).unwrap();
+    // Most suites here exercise migration and ID rotation, which need spare IDs without the
+    // test issuing them; `cid_calls.rs` covers quiche's default (the application issues).
+    c.enable_automatic_connection_ids(true);
     c.set_max_idle_timeout(30_000);
     c.set_initial_max_data(16 << 20);
     c.set_initial_max_stream_data_bidi_local(8 << 20);

@@ -62,7 +62,7 @@ fn apply_control(to: &mut StreamMap, f: ControlFrame) -> Result<()> {
         ControlFrame::StopSending {
             stream_id,
             error_code,
-        } => to.on_stop_sending(stream_id, error_code),
+        } => to.on_stop_sending(stream_id, error_code).map(|_| ()),
         ControlFrame::MaxStreamData { stream_id, max } => to.on_max_stream_data(stream_id, max),
         ControlFrame::StreamDataBlocked { stream_id, limit } => {
             to.on_stream_data_blocked(stream_id, limit)

@@ -57,7 +57,10 @@ pub fn config(
     config.set_initial_max_streams_uni(100);
     config.set_ack_delay_exponent(3);
     config.set_max_ack_delay(25);
-    config.set_active_connection_id_limit(2);
+    // 4, not quiche's default 2: at 2, quiche 0.30's client asks the peer to retire its
+    // handshake ID when the application adds a second one with retire_if_needed, although
+    // scids_left() said one was left; this library issues it without retiring anything.
+    config.set_active_connection_id_limit(4);
     config.set_disable_active_migration(true);
     config.set_cc_algorithm(quiche::CongestionControlAlgorithm::CUBIC);
     r.line(
