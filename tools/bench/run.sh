@@ -141,7 +141,9 @@ OURS_SERVER="$OURS_DIR/quiche-server"
 OURS_CLIENT="$OURS_DIR/quiche-client"
 QUINN="$INTEROP_BUILD/bin/quinn-peer"
 HS_MANIFEST="$REPO/tools/bench/handshakes/Cargo.toml"
-HS_TARGET="$REPO/tools/bench/.build/target"
+# The workspace's target directory: our quiche and the dependencies it shares with quinn-proto
+# come from the release build of the apps when the settings match (as in tools/test.sh).
+HS_TARGET="$TARGET"
 HS="$HS_TARGET/release/bench-handshakes"
 RPS="$TARGET/release/bench-rps"
 QUICGO="$INTEROP_BUILD/bin/quic-go-peer"

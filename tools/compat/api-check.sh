@@ -8,8 +8,9 @@
 #   - tools/compat/api_check.c: its C twin on quiche.h, compiled against our include/quiche.h
 #     and against the quiche.h shipped in quiche 0.30.0, both linked with our libquiche.a; the
 #     two runs must print the same lines.
-# Build outputs go to target/api-check/{ours,upstream} (the upstream one is the slow build:
-# keep it cached between runs). Exit status 0 when both diffs are empty.
+# Build outputs: ours in the workspace's target directory (its dependencies are those the
+# workspace's debug builds compiled), quiche 0.30.0 in target/api-check/upstream (the slow
+# build: keep it cached between runs). Exit status 0 when both diffs are empty.
 set -euo pipefail
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -33,7 +34,7 @@ fi
 
 say "building against this repository's quiche"
 cargo build --quiet --manifest-path "$CRATE/Cargo.toml" --features ours \
-    --target-dir "$REPO/target/api-check/ours"
+    --target-dir "$TARGET"
 say "building against quiche 0.30.0 (on the BoringSSL of tools/boringssl/build.sh)"
 # quiche 0.30.0's boring-sys (5.4.0, as ours) links the copy that tools/boringssl/build.sh
 # builds once per run, instead of compiling BoringSSL again in this target directory.
@@ -48,7 +49,9 @@ say "building against quiche 0.30.0 (on the BoringSSL of tools/boringssl/build.s
 status=0
 for lib in upstream ours; do
     mkdir -p "$WORK/$lib"
-    timeout 120 "$REPO/target/api-check/$lib/debug/quiche-api-check" "$CERTS" "$WORK/$lib" \
+    bin="$REPO/target/api-check/upstream/debug/quiche-api-check"
+    [ "$lib" = ours ] && bin="$TARGET/debug/quiche-api-check"
+    timeout 120 "$bin" "$CERTS" "$WORK/$lib" \
         >"$WORK/rust-$lib.txt" 2>"$WORK/rust-$lib.err" || {
         say "the $lib build of api-check failed:"
         cat "$WORK/rust-$lib.err" >&2

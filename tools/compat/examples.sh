@@ -67,8 +67,10 @@ done
 ln -s "$QUICHE_SRC/examples/cert.crt" "$EX/examples/cert.crt"
 ln -s "$QUICHE_SRC/examples/cert.key" "$EX/examples/cert.key"
 say "building client.rs, server.rs, http3-client.rs, http3-server.rs against this repository's quiche"
-cargo build --quiet --release --manifest-path "$EX/Cargo.toml" --target-dir "$REPO/target/compat" --examples
-BIN="$REPO/target/compat/release/examples"
+# In the workspace's target directory: the release build of the apps below (or before, in
+# tools/test.sh) compiled the same quiche and dependencies, so only the examples compile here.
+cargo build --quiet --release --manifest-path "$EX/Cargo.toml" --target-dir "$TARGET" --examples
+BIN="$TARGET/release/examples"
 build_apps
 APPS="$TARGET/release"
 head -c 300000 /dev/urandom >"$EX/examples/root/index.html"

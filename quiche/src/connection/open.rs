@@ -194,90 +194,13 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         config: &Config,
     ) -> Result<Self> {
         check_endpoint(is_server, scid, config)?;
-        let mut local_tp = config.local_transport_params.clone();
-        local_tp.initial_source_connection_id = Some(scid.clone().into_owned());
-        local_tp.version_information = Some(version_switch::local_version_information(
-            config.version,
-            is_server,
-            &config.compatible_versions,
-        ));
-        // Only servers send a token for the handshake ID (RFC 9000 §18.2): the application's
-        // (`Config::set_stateless_reset_token`) or one derived from the static key.
-        let chosen = local_tp.stateless_reset_token.take().filter(|_| is_server);
-        let cids = ConnectionIds::new(
-            config.stateless_reset_key.clone(),
-            scid,
-            local_tp.active_conn_id_limit,
-            chosen.map(u128::to_be_bytes),
-        );
-        if is_server && !scid.is_empty() {
-            local_tp.stateless_reset_token = cids.handshake_token().map(u128::from_be_bytes);
-        }
-        // A server that sent a Retry echoes both connection IDs (RFC 9000 §7.3); without a
-        // Retry it learns the original DCID from the client's first Initial.
-        if let (true, Some(odcid)) = (is_server, odcid) {
-            local_tp.original_destination_connection_id = Some(odcid.clone().into_owned());
-            local_tp.retry_source_connection_id = Some(scid.clone().into_owned());
-        }
-
-        if !is_server {
-            tls.set_transport_params(local_tp.encode_to_vec(false)?)?;
-        }
-        version_switch::prepare_tls(
-            &mut tls,
-            is_server,
-            config.version,
-            &config.compatible_versions,
-        )?;
-
-        let pmtud = crate::pmtud::Pmtud::new(crate::pmtud::PmtudConfig {
-            max: config.max_send_udp_payload_size,
-            ..config.pmtud
-        });
-        // With path MTU discovery, BASE_PLPMTU until probes prove more (RFC 8899 §5.1.2).
-        let max_datagram = if pmtud.is_enabled() {
-            pmtud.current()
-        } else {
-            config.max_send_udp_payload_size
-        };
-        let recovery_config = RecoveryConfig {
-            max_ack_delay: Duration::from_millis(25),
-            initial_rtt: config.tuning.initial_rtt,
-            is_server,
-            cc_algorithm: config.cc_algorithm,
-            cc: config.cc_config(max_datagram),
-        };
-        let mut recovery = build_recovery(&recovery_config, config.cc_factory.as_deref());
-        // The source connection ID is random per connection: it seeds BBR's probe timing, so
-        // that flows sharing a bottleneck do not probe in lockstep.
-        let seed = scid
-            .as_ref()
-            .iter()
-            .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
-                (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-            });
-        recovery.controller_mut().seed(seed);
-
-        let streams = StreamMap::new(
-            is_server,
-            StreamConfig {
-                initial_max_streams_bidi: local_tp.initial_max_streams_bidi,
-                initial_max_streams_uni: local_tp.initial_max_streams_uni,
-                initial_max_stream_data_bidi_local: local_tp.initial_max_stream_data_bidi_local,
-                initial_max_stream_data_bidi_remote: local_tp.initial_max_stream_data_bidi_remote,
-                initial_max_stream_data_uni: local_tp.initial_max_stream_data_uni,
-                max_stream_window: config.max_stream_window,
-                send_streams_blocked: config.tuning.send_streams_blocked,
-                ..StreamConfig::default()
-            },
-        );
-        let mut rx_fc = FlowControl::new(local_tp.initial_max_data, config.max_connection_window);
-        rx_fc.ensure_window_lower_bound(streams.largest_recv_window().saturating_mul(3) / 2);
-
-        let idle = (local_tp.max_idle_timeout > 0)
-            .then(|| Duration::from_millis(local_tp.max_idle_timeout));
-
-        let validated_by_retry = is_server && odcid.is_some();
+        let (local_tp, cids) = local_transport_params(is_server, scid, odcid, config);
+        configure_tls(&mut tls, is_server, &local_tp, config)?;
+        let (pmtud, max_datagram, recovery_config, recovery, seed) =
+            build_recovery_parts(is_server, scid, config);
+        let (streams, rx_fc) = build_streams(is_server, &local_tp, config);
+        let paths = initial_paths(is_server, odcid.is_some(), local, peer, config);
+        let idle = idle_timeout(&local_tp);
         let odcid = odcid.map(|c| c.clone().into_owned()).unwrap_or_default();
         let mut conn = Connection {
             is_server,
@@ -293,20 +216,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             compat_original: None,
             compatible_versions: config.compatible_versions.clone(),
             pending_switch: None,
-            paths: {
-                // A server accepting after a Retry has validated the address with the token
-                // (RFC 9000 §8.1.2).
-                let mut path =
-                    crate::path::Path::new(local, peer, !is_server || validated_by_retry);
-                path.amplification_limited = is_server;
-                path.ecn = crate::ecn::EcnValidation::new(config.ecn);
-                let mut paths = crate::path::PathSet::new(path);
-                paths.set_limits(crate::path::PathLimits {
-                    amplification_factor: config.tuning.max_amplification_factor,
-                    max_pending_responses: config.tuning.path_challenge_recv_max_queue_len,
-                });
-                paths
-            },
+            paths,
             recv_path: None,
             recv_path_new: false,
             migrate_to: None,
@@ -322,11 +232,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             one_rtt: None,
             zero_rtt: None,
             recovery,
-            pacer: {
-                let mut pacer = crate::cc::pacer::Pacer::new(config.pacing, max_datagram);
-                pacer.set_max_rate(config.tuning.max_pacing_rate);
-                pacer
-            },
+            pacer: build_pacer(config, max_datagram),
             recovery_config,
             cc_factory: config.cc_factory.clone(),
             cid_generator: config.cid_generator.clone(),
@@ -384,4 +290,154 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         }
         Ok(conn)
     }
+}
+
+/// Our transport parameters and connection IDs (RFC 9000 §7.3, §18.2).
+fn local_transport_params(
+    is_server: bool,
+    scid: &ConnectionId,
+    odcid: Option<&ConnectionId>,
+    config: &Config,
+) -> (TransportParams, ConnectionIds) {
+    let mut local_tp = config.local_transport_params.clone();
+    local_tp.initial_source_connection_id = Some(scid.clone().into_owned());
+    local_tp.version_information = Some(version_switch::local_version_information(
+        config.version,
+        is_server,
+        &config.compatible_versions,
+    ));
+    // Only servers send a token for the handshake ID (RFC 9000 §18.2): the application's
+    // (`Config::set_stateless_reset_token`) or one derived from the static key.
+    let chosen = local_tp.stateless_reset_token.take().filter(|_| is_server);
+    let cids = ConnectionIds::new(
+        config.stateless_reset_key.clone(),
+        scid,
+        local_tp.active_conn_id_limit,
+        chosen.map(u128::to_be_bytes),
+    );
+    if is_server && !scid.is_empty() {
+        local_tp.stateless_reset_token = cids.handshake_token().map(u128::from_be_bytes);
+    }
+    // A server that sent a Retry echoes both connection IDs (RFC 9000 §7.3); without a
+    // Retry it learns the original DCID from the client's first Initial.
+    if let (true, Some(odcid)) = (is_server, odcid) {
+        local_tp.original_destination_connection_id = Some(odcid.clone().into_owned());
+        local_tp.retry_source_connection_id = Some(scid.clone().into_owned());
+    }
+    (local_tp, cids)
+}
+
+/// Gives a client's handshake our transport parameters (a server's get them once the
+/// client's DCID is known), and sets up the configured version and its compatible versions.
+fn configure_tls(
+    tls: &mut Handshake,
+    is_server: bool,
+    local_tp: &TransportParams,
+    config: &Config,
+) -> Result<()> {
+    if !is_server {
+        tls.set_transport_params(local_tp.encode_to_vec(false)?)?;
+    }
+    version_switch::prepare_tls(tls, is_server, config.version, &config.compatible_versions)
+}
+
+/// The path MTU search, the datagram size it starts from, and recovery with its controller
+/// (seeded from `scid`).
+fn build_recovery_parts(
+    is_server: bool,
+    scid: &ConnectionId,
+    config: &Config,
+) -> (
+    crate::pmtud::Pmtud,
+    usize,
+    RecoveryConfig,
+    Recovery<SentFrames>,
+    u64,
+) {
+    let pmtud = crate::pmtud::Pmtud::new(crate::pmtud::PmtudConfig {
+        max: config.max_send_udp_payload_size,
+        ..config.pmtud
+    });
+    // With path MTU discovery, BASE_PLPMTU until probes prove more (RFC 8899 §5.1.2).
+    let max_datagram = if pmtud.is_enabled() {
+        pmtud.current()
+    } else {
+        config.max_send_udp_payload_size
+    };
+    let recovery_config = RecoveryConfig {
+        max_ack_delay: Duration::from_millis(25),
+        initial_rtt: config.tuning.initial_rtt,
+        is_server,
+        cc_algorithm: config.cc_algorithm,
+        cc: config.cc_config(max_datagram),
+    };
+    let mut recovery = build_recovery(&recovery_config, config.cc_factory.as_deref());
+    // The source connection ID is random per connection: it seeds BBR's probe timing, so
+    // that flows sharing a bottleneck do not probe in lockstep.
+    let seed = scid
+        .as_ref()
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+    recovery.controller_mut().seed(seed);
+
+    (pmtud, max_datagram, recovery_config, recovery, seed)
+}
+
+/// The stream map and the connection's receive window, from our transport parameters.
+fn build_streams(
+    is_server: bool,
+    local_tp: &TransportParams,
+    config: &Config,
+) -> (StreamMap, FlowControl) {
+    let streams = StreamMap::new(
+        is_server,
+        StreamConfig {
+            initial_max_streams_bidi: local_tp.initial_max_streams_bidi,
+            initial_max_streams_uni: local_tp.initial_max_streams_uni,
+            initial_max_stream_data_bidi_local: local_tp.initial_max_stream_data_bidi_local,
+            initial_max_stream_data_bidi_remote: local_tp.initial_max_stream_data_bidi_remote,
+            initial_max_stream_data_uni: local_tp.initial_max_stream_data_uni,
+            max_stream_window: config.max_stream_window,
+            send_streams_blocked: config.tuning.send_streams_blocked,
+            ..StreamConfig::default()
+        },
+    );
+    let mut rx_fc = FlowControl::new(local_tp.initial_max_data, config.max_connection_window);
+    rx_fc.ensure_window_lower_bound(streams.largest_recv_window().saturating_mul(3) / 2);
+
+    (streams, rx_fc)
+}
+
+/// The path set with the handshake's path. A client's is validated; so is a server's after a
+/// Retry, by the token (RFC 9000 §8.1.2); a server's is amplification-limited until then.
+fn initial_paths(
+    is_server: bool,
+    retried: bool,
+    local: SocketAddr,
+    peer: SocketAddr,
+    config: &Config,
+) -> crate::path::PathSet {
+    let mut path = crate::path::Path::new(local, peer, !is_server || retried);
+    path.amplification_limited = is_server;
+    path.ecn = crate::ecn::EcnValidation::new(config.ecn);
+    let mut paths = crate::path::PathSet::new(path);
+    paths.set_limits(crate::path::PathLimits {
+        amplification_factor: config.tuning.max_amplification_factor,
+        max_pending_responses: config.tuning.path_challenge_recv_max_queue_len,
+    });
+    paths
+}
+
+/// The pacer, with the application's rate cap (`Config::set_max_pacing_rate`).
+fn build_pacer(config: &Config, max_datagram: usize) -> crate::cc::pacer::Pacer {
+    let mut pacer = crate::cc::pacer::Pacer::new(config.pacing, max_datagram);
+    pacer.set_max_rate(config.tuning.max_pacing_rate);
+    pacer
+}
+
+/// Our idle timeout, if we set one (RFC 9000 §10.1).
+fn idle_timeout(local_tp: &TransportParams) -> Option<Duration> {
+    (local_tp.max_idle_timeout > 0).then(|| Duration::from_millis(local_tp.max_idle_timeout))
 }

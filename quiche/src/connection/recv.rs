@@ -7,7 +7,7 @@ use super::{Connection, RecvInfo};
 use crate::config::MIN_UDP_PAYLOAD_SIZE;
 use crate::error::{Error, Result};
 use crate::frame::parse_all;
-use crate::packet::{decrypt_hdr, decrypt_pkt, Epoch, HeaderLayout, Type};
+use crate::packet::{decrypt_hdr, decrypt_pkt, peek_long_header, Epoch, HeaderLayout, Type};
 use crate::tls::{HeaderProtectionKey, PacketKey};
 
 /// Packets kept while the keys to open them are not yet available (RFC 9001 §5.7).
@@ -19,6 +19,15 @@ enum Fate {
     Next(usize),
     /// The rest of the datagram cannot be parsed.
     StopDatagram,
+}
+
+/// What `classify_packet` made of a packet.
+enum Classified {
+    /// To be opened; `first_initial` for a server's first Initial, whose keys were just
+    /// derived from it.
+    Open { first_initial: bool },
+    /// Handled or skipped without opening.
+    Done(Fate),
 }
 
 impl<F: crate::buffers::BufFactory> Connection<F> {
@@ -62,12 +71,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
 
         // A server drops client Initial datagrams smaller than 1200 bytes (RFC 9000 §14.1):
         // answering them would let an attacker amplify.
-        let first = buf[0];
-        let is_initial = first & 0x80 != 0
-            && buf.get(1..5).is_some_and(|v| {
-                let v = u32::from_be_bytes([v[0], v[1], v[2], v[3]]);
-                crate::packet::long_type_from_bits(v, (first & 0x30) >> 4) == Type::Initial
-            });
+        let is_initial = matches!(peek_long_header(buf), Some((Type::Initial, _)));
         if self.is_server && is_initial && len < MIN_UDP_PAYLOAD_SIZE {
             self.stats.dropped += 1;
             return Err(Error::InvalidPacket);
@@ -110,12 +114,8 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         let original_initial = self.is_server
             && self.compat_original.is_some()
             && !self.spaces[0].discarded
-            && b.first().is_some_and(|f| f & 0x80 != 0)
-            && b.get(1..5).is_some_and(|v| {
-                let v = u32::from_be_bytes([v[0], v[1], v[2], v[3]]);
-                Some(v) == self.compat_original
-                    && crate::packet::long_type_from_bits(v, (b[0] & 0x30) >> 4) == Type::Initial
-            });
+            && matches!(peek_long_header(b),
+                Some((Type::Initial, v)) if Some(v) == self.compat_original);
         if !original_initial {
             return self.recv_one_packet(b, info, now);
         }
@@ -128,31 +128,54 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         fate
     }
 
+    /// One packet of a datagram: classify (`classify_packet`) → unprotect
+    /// (`unprotect_packet`) → process and commit (`commit_packet`).
     fn recv_one_packet(&mut self, b: &mut [u8], info: RecvInfo, now: Instant) -> Result<Fate> {
         let mut hdr = match HeaderLayout::parse(b, self.scid.len()) {
             Ok(hdr) => hdr,
             Err(_) => return Ok(Fate::StopDatagram),
         };
         let packet_len = hdr.packet_len;
+        let first_initial = match self.classify_packet(b, &hdr, info)? {
+            Classified::Open { first_initial } => first_initial,
+            Classified::Done(fate) => return Ok(fate),
+        };
+        let Some(key_update) = self.unprotect_packet(b, &mut hdr, first_initial, now)? else {
+            return Ok(Fate::Next(packet_len));
+        };
+        self.commit_packet(b, &hdr, first_initial, key_update, now)?;
+        Ok(Fate::Next(packet_len))
+    }
 
+    /// Decides what a packet is before any cryptography: Version Negotiation and Retry go to
+    /// their handlers; a packet for another connection, a discarded space, another version or
+    /// while closing is skipped; one whose keys are not there yet is kept for later. A
+    /// server's first Initial derives the Initial keys from the packet's DCID, but nothing
+    /// about the client is committed until the packet authenticates, so that forged Initials
+    /// cannot fix the connection's IDs or keys.
+    fn classify_packet(
+        &mut self,
+        b: &[u8],
+        hdr: &HeaderLayout,
+        info: RecvInfo,
+    ) -> Result<Classified> {
+        let skip = Classified::Done(Fate::Next(hdr.packet_len));
         match hdr.ty {
             Type::VersionNegotiation => {
-                self.on_version_negotiation(b, &hdr)?;
-                return Ok(Fate::StopDatagram);
+                self.on_version_negotiation(b, hdr)?;
+                return Ok(Classified::Done(Fate::StopDatagram));
             }
             Type::Retry => {
-                self.on_retry(b, &hdr)?;
-                return Ok(Fate::StopDatagram);
+                self.on_retry(b, hdr)?;
+                return Ok(Classified::Done(Fate::StopDatagram));
             }
             _ => {}
         }
-
         if self.lifecycle.is_closing_or_draining() {
             // Closing: answer with CONNECTION_CLOSE, process nothing (RFC 9000 §10.2.1).
             self.lifecycle.on_packet_while_closing();
-            return Ok(Fate::Next(packet_len));
+            return Ok(skip);
         }
-
         let dcid = hdr.dcid.get(b);
         let dcid_ok = self.is_our_dcid(dcid)
             || (self.is_server
@@ -160,26 +183,13 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
                 && (!self.dcid_from_peer
                     || dcid == &self.odcid[..]
                     || self.retry_scid.as_deref() == Some(dcid)));
-        if !dcid_ok {
-            return Ok(Fate::Next(packet_len));
+        if !dcid_ok || self.spaces[hdr.ty.epoch().index()].discarded {
+            return Ok(skip);
         }
-
-        let epoch = match hdr.ty {
-            Type::Initial => Epoch::Initial,
-            Type::Handshake => Epoch::Handshake,
-            _ => Epoch::Application,
-        };
-        if self.spaces[epoch.index()].discarded {
-            return Ok(Fate::Next(packet_len));
-        }
-
-        // A server's first Initial: its keys are derived from the packet's DCID, but nothing
-        // about the client is committed until the packet authenticates, so that forged
-        // Initials cannot fix the connection's IDs or keys.
         let first_initial = self.is_server && !self.dcid_from_peer;
         if first_initial {
             if hdr.ty != Type::Initial {
-                return Ok(Fate::Next(packet_len));
+                return Ok(skip);
             }
             let (open, seal) = crate::crypto::initial_keys_for(hdr.version, hdr.dcid.get(b), true)?;
             self.spaces[0].open = Some(open);
@@ -190,63 +200,75 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         {
             // Handshake and 1-RTT packets come in the negotiated version only (RFC 9369 §4.1).
             self.stats.dropped += 1;
-            return Ok(Fate::Next(packet_len));
+            return Ok(skip);
         }
-        let unauthenticated = |conn: &mut Self| {
-            if first_initial {
-                conn.spaces[0].open = None;
-                conn.spaces[0].seal = None;
-            }
-            conn.undo_version_switch();
-        };
-
         if !self.keys_ready(hdr.ty) {
             if matches!(hdr.ty, Type::Short | Type::Handshake)
                 && self.undecryptable.len() < MAX_UNDECRYPTABLE
             {
-                let packet = b.get(..packet_len).unwrap_or(b).to_vec();
+                let packet = b.get(..hdr.packet_len).unwrap_or(b).to_vec();
                 self.undecryptable.push((packet, info, self.recv_ecn));
             }
-            return Ok(Fate::Next(packet_len));
+            return Ok(skip);
         }
+        Ok(Classified::Open { first_initial })
+    }
 
-        let largest = self.spaces[epoch.index()]
+    /// Removes header protection and decrypts the payload in place; returns whether the
+    /// packet started a key update, or `None` when it did not authenticate (then what
+    /// `classify_packet` set up on its word is undone and the packet is dropped).
+    fn unprotect_packet(
+        &mut self,
+        b: &mut [u8],
+        hdr: &mut HeaderLayout,
+        first_initial: bool,
+        now: Instant,
+    ) -> Result<Option<bool>> {
+        let largest = self.spaces[hdr.ty.epoch().index()]
             .acks
             .largest_received()
             .unwrap_or(0);
         let ty = hdr.ty;
-        if decrypt_hdr(b, &mut hdr, self.hp_open(ty)?, largest).is_err() {
-            unauthenticated(self);
-            self.stats.dropped += 1;
-            qlog!(self, q => q.packet_dropped(
-                now,
-                Some(ty),
-                packet_len,
-                crate::qlog::DropReason::PayloadDecryptError
-            ));
-            return Ok(Fate::Next(packet_len));
-        }
-        let pn = hdr.pkt_num;
-
-        let key_update = match self.open_payload(b, &hdr) {
-            Ok(key_update) => key_update,
+        let opened = match decrypt_hdr(b, hdr, self.hp_open(ty)?, largest) {
+            Ok(()) => self.open_payload(b, hdr),
+            Err(_) => Err(Error::CryptoFail),
+        };
+        match opened {
+            Ok(key_update) => Ok(Some(key_update)),
             Err(Error::CryptoFail) => {
-                unauthenticated(self);
+                if first_initial {
+                    self.spaces[0].open = None;
+                    self.spaces[0].seal = None;
+                }
+                self.undo_version_switch();
                 self.stats.dropped += 1;
                 qlog!(self, q => q.packet_dropped(
                     now,
-                    Some(hdr.ty),
-                    packet_len,
+                    Some(ty),
+                    hdr.packet_len,
                     crate::qlog::DropReason::PayloadDecryptError
                 ));
-                return Ok(Fate::Next(packet_len));
+                Ok(None)
             }
             Err(e) => {
                 self.close_on_error(e, now);
-                return Err(e);
+                Err(e)
             }
-        };
+        }
+    }
 
+    /// An authenticated packet: drops a duplicate, commits what the packet proves (the
+    /// version, a server's first Initial, a key update, the peer's connection ID, the path),
+    /// then processes its frames.
+    fn commit_packet(
+        &mut self,
+        b: &[u8],
+        hdr: &HeaderLayout,
+        first_initial: bool,
+        key_update: bool,
+        now: Instant,
+    ) -> Result<()> {
+        let (pn, epoch, packet_len) = (hdr.pkt_num, hdr.ty.epoch(), hdr.packet_len);
         self.confirm_version_switch()?;
         if self.spaces[epoch.index()].acks.is_duplicate(pn) {
             self.stats.dropped += 1;
@@ -256,7 +278,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
                 packet_len,
                 crate::qlog::DropReason::Duplicate
             ));
-            return Ok(Fate::Next(packet_len));
+            return Ok(());
         }
         if first_initial {
             let (dcid, scid) = (hdr.dcid.get(b).to_vec(), hdr.scid.get(b).to_vec());
@@ -273,18 +295,15 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         {
             keys.first_recv_in_phase = Some(keys.first_recv_in_phase.map_or(pn, |p| p.min(pn)));
         }
-
         if !self.is_server && matches!(hdr.ty, Type::Initial | Type::Handshake) {
             let scid = hdr.scid.get(b).to_vec();
             self.learn_peer_cid(&scid);
         }
-
         if !self.accept_packet_path() {
             self.stats.dropped += 1;
-            return Ok(Fate::Next(packet_len));
+            return Ok(());
         }
-        self.on_authenticated_packet(b, &hdr, epoch, packet_len, now)?;
-        Ok(Fate::Next(packet_len))
+        self.on_authenticated_packet(b, hdr, epoch, packet_len, now)
     }
 
     /// Processes the frames of a packet that decrypted and is no duplicate, then records it

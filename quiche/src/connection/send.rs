@@ -25,6 +25,15 @@ pub(super) struct Written {
     ack_eliciting: bool,
 }
 
+/// A packet `write_packet` just sealed, for `on_packet_sealed`.
+struct Sealed {
+    pn: u64,
+    len: usize,
+    ack_eliciting: bool,
+    /// PADDING bytes added after the frames.
+    padding: usize,
+}
+
 impl<F: crate::buffers::BufFactory> Connection<F> {
     /// Writes one datagram to send at `now` into `out`.
     pub fn send_at(&mut self, out: &mut [u8], now: Instant) -> Result<(usize, SendInfo)> {
@@ -56,7 +65,8 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         result
     }
 
-    /// Writes one datagram for the active path.
+    /// Writes one datagram for the active path: its size limit, then its packets
+    /// (`write_coalesced`), then what sending it means (`on_active_datagram_sent`).
     fn send_active(&mut self, out: &mut [u8], now: Instant) -> Result<(usize, SendInfo)> {
         if out.is_empty() {
             return Err(Error::BufferTooShort);
@@ -71,11 +81,34 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             self.drive_handshake()?;
         }
 
-        // A due PMTU probe goes out alone, in a datagram of the probed size.
-        let pmtu_probe = self.pmtu_probe_due(out.len(), now);
+        let (limit, pmtu_probe) = self.datagram_limit(out.len(), now);
+        if limit < MIN_PACKET_ROOM {
+            return Err(Error::Done);
+        }
+        let (written, eliciting) = self.write_coalesced(&mut out[..limit], pmtu_probe, now)?;
+        if written == 0 {
+            // Nothing to send although the window has room: the application is the limit, and
+            // the window must not grow on ACKs until it is used again (RFC 9002 §7.8).
+            if self.recovery.cwnd_available() >= self.max_send_udp_payload_size
+                && !self.recovery.app_limited()
+            {
+                self.recovery.set_app_limited(true, now);
+            }
+            return Err(Error::Done);
+        }
+        Ok((
+            written,
+            self.on_active_datagram_sent(written, eliciting, now),
+        ))
+    }
+
+    /// The size of the next datagram on the active path, and whether it is a PMTU probe (which
+    /// goes out alone, in a datagram of the probed size).
+    fn datagram_limit(&mut self, out_len: usize, now: Instant) -> (usize, bool) {
+        let pmtu_probe = self.pmtu_probe_due(out_len, now);
         let mut limit = match pmtu_probe {
             Some(size) => size,
-            None => out.len().min(self.pmtud_datagram_limit()),
+            None => out_len.min(self.pmtud_datagram_limit()),
         };
         if let Some(allowance) = self.paths.active().amplification_allowance() {
             // Anti-amplification: at most three times what the peer sent from the address
@@ -85,16 +118,25 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
                 .set_amplification_limited(allowance < limit, now);
             limit = limit.min(allowance);
         }
-        if limit < MIN_PACKET_ROOM {
-            return Err(Error::Done);
-        }
+        (limit, pmtu_probe.is_some())
+    }
 
+    /// Writes the packets of one datagram into `out` (all of it may be used): a PMTU probe
+    /// alone, or Initial, Handshake and 1-RTT packets coalesced. Returns the bytes written and
+    /// whether any packet was ack-eliciting.
+    fn write_coalesced(
+        &mut self,
+        out: &mut [u8],
+        pmtu_probe: bool,
+        now: Instant,
+    ) -> Result<(usize, bool)> {
+        let limit = out.len();
         let mut written = 0;
         let mut eliciting = false;
         let mut has_initial = false;
         let mut has_eliciting_initial = false;
         let mut epochs: &[Epoch] = &[Epoch::Initial, Epoch::Handshake, Epoch::Application];
-        if pmtu_probe.is_some() {
+        if pmtu_probe {
             written = self.write_pmtu_probe(&mut out[..limit], now)?;
             eliciting = true;
             epochs = &[];
@@ -142,16 +184,17 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             }
         }
 
-        if written == 0 {
-            // Nothing to send although the window has room: the application is the limit, and
-            // the window must not grow on ACKs until it is used again (RFC 9002 §7.8).
-            if self.recovery.cwnd_available() >= self.max_send_udp_payload_size
-                && !self.recovery.app_limited()
-            {
-                self.recovery.set_app_limited(true, now);
-            }
-            return Err(Error::Done);
-        }
+        Ok((written, eliciting))
+    }
+
+    /// A datagram of `written` bytes leaves on the active path: closing, path and app-limited
+    /// state, the pacer's release time (ack-eliciting datagrams only) and ECN.
+    fn on_active_datagram_sent(
+        &mut self,
+        written: usize,
+        eliciting: bool,
+        now: Instant,
+    ) -> SendInfo {
         if self.lifecycle.close_pending() {
             self.lifecycle.on_close_sent();
         }
@@ -181,13 +224,12 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             .on_datagram_sent(ecn != 0, now, pto);
         self.log_ecn_change(ecn_change, now);
         let path = self.paths.active();
-        let info = SendInfo {
+        SendInfo {
             from: path.local,
             to: path.peer,
             at,
             ecn,
-        };
-        Ok((written, info))
+        }
     }
 
     /// Writes one 1-RTT packet in `buf` (a probe on another path), padded to `pad_to`.
@@ -296,44 +338,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         let pn = self.spaces[epoch.index()].next_pn;
         let pn_len = encode_pkt_num_len(pn, self.recovery.largest_acked(epoch));
         let tag_len = crate::crypto::TAG_LEN;
-
-        // The header borrows the token for the write and hands it back: no copy per Initial.
-        let token = if ty == Type::Initial {
-            self.token.take()
-        } else {
-            None
-        };
-        let pn_offset = {
-            let key_phase = self.one_rtt.as_ref().is_some_and(|k| k.key_phase);
-            // A probe on another path carries that path's connection ID (RFC 9000 §9.5).
-            let dcid = match self.paths.get(self.send_path) {
-                Some(p) if self.send_path != self.paths.active_id() => &p.dcid,
-                _ => &self.dcid,
-            };
-            let mut hdr = match ty {
-                Type::Short => Header::new_short(ConnectionId::from_ref(dcid), key_phase),
-                _ => Header::new_long(
-                    ty,
-                    // 0-RTT stays in the version the client started in (RFC 9369 §4.1).
-                    match (ty, self.compat_original) {
-                        (Type::ZeroRTT, Some(original)) if !self.is_server => original,
-                        _ => self.version,
-                    },
-                    ConnectionId::from_ref(&self.dcid),
-                    ConnectionId::from_ref(&self.scid),
-                    token,
-                ),
-            };
-            hdr.pkt_num = pn;
-            hdr.pkt_num_len = pn_len;
-            let mut b = OctetsMut::with_slice(buf);
-            let written = hdr.to_bytes(&mut b).map_err(|_| Error::Done);
-            if hdr.token.is_some() {
-                self.token = hdr.token.take();
-            }
-            written
-        };
-        let pn_offset = pn_offset?;
+        let pn_offset = self.write_header(ty, buf, pn, pn_len)?;
         let hdr_len = pn_offset + pn_len;
         if buf.len() < hdr_len + tag_len + 4 {
             return Err(Error::Done);
@@ -366,11 +371,75 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             return Err(Error::Done);
         }
         buf[hdr_len + payload_len..hdr_len + padded_len].fill(0);
-        let padded = padded_len > payload_len;
 
         let (hp, key) = self.seal_keys(ty)?;
         let len = encrypt_pkt(buf, pn, pn_offset, pn_len, padded_len, hp, key)?;
 
+        let sealed = Sealed {
+            pn,
+            len,
+            ack_eliciting,
+            padding: padded_len.saturating_sub(payload_len),
+        };
+        self.on_packet_sealed(epoch, ty, sealed, frames, now)
+    }
+
+    /// Writes the header of a packet of type `ty` numbered `pn` (in `pn_len` bytes) at the
+    /// start of `buf`; returns the offset of the packet number.
+    fn write_header(&mut self, ty: Type, buf: &mut [u8], pn: u64, pn_len: usize) -> Result<usize> {
+        // The header borrows the token for the write and hands it back: no copy per Initial.
+        let token = if ty == Type::Initial {
+            self.token.take()
+        } else {
+            None
+        };
+        let key_phase = self.one_rtt.as_ref().is_some_and(|k| k.key_phase);
+        // A probe on another path carries that path's connection ID (RFC 9000 §9.5).
+        let dcid = match self.paths.get(self.send_path) {
+            Some(p) if self.send_path != self.paths.active_id() => &p.dcid,
+            _ => &self.dcid,
+        };
+        let mut hdr = match ty {
+            Type::Short => Header::new_short(ConnectionId::from_ref(dcid), key_phase),
+            _ => Header::new_long(
+                ty,
+                // 0-RTT stays in the version the client started in (RFC 9369 §4.1).
+                match (ty, self.compat_original) {
+                    (Type::ZeroRTT, Some(original)) if !self.is_server => original,
+                    _ => self.version,
+                },
+                ConnectionId::from_ref(&self.dcid),
+                ConnectionId::from_ref(&self.scid),
+                token,
+            ),
+        };
+        hdr.pkt_num = pn;
+        hdr.pkt_num_len = pn_len;
+        let mut b = OctetsMut::with_slice(buf);
+        let written = hdr.to_bytes(&mut b).map_err(|_| Error::Done);
+        if hdr.token.is_some() {
+            self.token = hdr.token.take();
+        }
+        written
+    }
+
+    /// Records a packet just sealed: its number, key-phase counters, statistics, recovery (a
+    /// probe on another path stays out of it), timers and qlog.
+    fn on_packet_sealed(
+        &mut self,
+        epoch: Epoch,
+        ty: Type,
+        sealed: Sealed,
+        mut frames: SentFrames,
+        now: Instant,
+    ) -> Result<Written> {
+        let Sealed {
+            pn,
+            len,
+            ack_eliciting,
+            padding,
+        } = sealed;
+        let padded = padding > 0;
         self.spaces[epoch.index()].next_pn += 1;
         // Only 1-RTT numbers are skipped: the handshake is short and its spaces are not worth a
         // gap's immediate ACK.
@@ -420,7 +489,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         self.stats.sent += 1;
         qlog!(self, q => {
             if padded {
-                q.sent_frames().push_padding(padded_len - payload_len);
+                q.sent_frames().push_padding(padding);
             }
             q.packet_sent_from_log(now, ty, pn, len)
         });

@@ -21,8 +21,8 @@ pub use self::protection::{decrypt_hdr, decrypt_pkt, encrypt_pkt, write_length};
 pub use self::retry::{retry, verify_retry_integrity};
 pub use self::version_negotiation::negotiate_version;
 pub use self::versions::{
-    is_grease_version, long_type_bits, long_type_from_bits, version_is_supported, QUIC_V1, QUIC_V2,
-    SUPPORTED_VERSIONS,
+    is_grease_version, long_type_bits, long_type_from_bits, peek_long_header, version_is_supported,
+    QUIC_V1, QUIC_V2, SUPPORTED_VERSIONS,
 };
 
 /// The maximum length of a connection ID in QUIC v1 (RFC 9000 §17.2).
@@ -54,6 +54,19 @@ pub enum Epoch {
     Handshake = 1,
     /// 0-RTT and 1-RTT packets.
     Application = 2,
+}
+
+impl Type {
+    /// The packet number space of a packet of this type: Initial and Handshake have their
+    /// own, 0-RTT and 1-RTT share the Application space (RFC 9000 §12.3). Retry and Version
+    /// Negotiation have none and read as Application.
+    pub(crate) fn epoch(self) -> Epoch {
+        match self {
+            Type::Initial => Epoch::Initial,
+            Type::Handshake => Epoch::Handshake,
+            _ => Epoch::Application,
+        }
+    }
 }
 
 impl Epoch {

@@ -31,6 +31,20 @@ pub fn long_type_from_bits(version: u32, bits: u8) -> Type {
     }
 }
 
+/// The type and version of the long-header packet at the start of `b`, read from its first
+/// five bytes only (nothing else is checked); `None` for a short header or fewer than five
+/// bytes. The type bits read as in [`long_type_from_bits`], so a Version Negotiation packet
+/// (version 0) reads as a version 1 type.
+pub fn peek_long_header(b: &[u8]) -> Option<(Type, u32)> {
+    let first = *b.first()?;
+    if first & 0x80 == 0 {
+        return None;
+    }
+    let v = b.get(1..5)?;
+    let version = u32::from_be_bytes([v[0], v[1], v[2], v[3]]);
+    Some((long_type_from_bits(version, (first & 0x30) >> 4), version))
+}
+
 /// The Long Packet Type bits of `ty` in `version` (the inverse of [`long_type_from_bits`]);
 /// `None` for types without a long header of their own.
 pub fn long_type_bits(version: u32, ty: Type) -> Option<u8> {

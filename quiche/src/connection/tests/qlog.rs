@@ -76,6 +76,30 @@ fn space_of(packet_type: &str) -> &'static str {
     }
 }
 
+/// Checks a packet_sent or packet_received event's header, length and frames; returns its
+/// packet type and number.
+fn check_packet_event(data: &serde_json::Value) -> (&str, u64) {
+    let ty = data["header"]["packet_type"].as_str().expect("packet_type");
+    let pn = data["header"]["packet_number"]
+        .as_u64()
+        .expect("packet_number");
+    assert!(data["raw"]["length"].as_u64().is_some(), "raw.length");
+    let frames = data["frames"].as_array().expect("frames");
+    for f in frames {
+        let ft = f["frame_type"].as_str().expect("frame_type");
+        match ft {
+            "ack" => assert!(f["acked_ranges"].is_array()),
+            "stream" => {
+                assert!(f["stream_id"].is_u64() && f["offset"].is_u64());
+                assert!(f["length"].is_u64() && f["fin"].is_boolean());
+            }
+            "crypto" => assert!(f["offset"].is_u64() && f["length"].is_u64()),
+            _ => {}
+        }
+    }
+    (ty, pn)
+}
+
 fn check_trace(recs: &[serde_json::Value], conn: &crate::Connection, vantage: &str) {
     let header = &recs[0];
     assert_eq!(header["qlog_version"], "0.3");
@@ -104,24 +128,7 @@ fn check_trace(recs: &[serde_json::Value], conn: &crate::Connection, vantage: &s
         names.insert(name.to_string());
         match name {
             "transport:packet_sent" | "transport:packet_received" => {
-                let ty = data["header"]["packet_type"].as_str().expect("packet_type");
-                let pn = data["header"]["packet_number"]
-                    .as_u64()
-                    .expect("packet_number");
-                assert!(data["raw"]["length"].as_u64().is_some(), "raw.length");
-                let frames = data["frames"].as_array().expect("frames");
-                for f in frames {
-                    let ft = f["frame_type"].as_str().expect("frame_type");
-                    match ft {
-                        "ack" => assert!(f["acked_ranges"].is_array()),
-                        "stream" => {
-                            assert!(f["stream_id"].is_u64() && f["offset"].is_u64());
-                            assert!(f["length"].is_u64() && f["fin"].is_boolean());
-                        }
-                        "crypto" => assert!(f["offset"].is_u64() && f["length"].is_u64()),
-                        _ => {}
-                    }
-                }
+                let (ty, pn) = check_packet_event(data);
                 if name == "transport:packet_sent" {
                     assert!(
                         sent.insert((space_of(ty), pn)),
