@@ -355,8 +355,8 @@ typedef struct quiche_conn quiche_conn;
  */
 quiche_conn *quiche_accept(const uint8_t *scid, size_t scid_len,
                            const uint8_t *odcid, size_t odcid_len,
-                           const struct sockaddr *local, size_t local_len,
-                           const struct sockaddr *peer, size_t peer_len,
+                           const struct sockaddr *local, socklen_t local_len,
+                           const struct sockaddr *peer, socklen_t peer_len,
                            quiche_config *config);
 
 /*
@@ -366,8 +366,8 @@ quiche_conn *quiche_accept(const uint8_t *scid, size_t scid_len,
  */
 quiche_conn *quiche_connect(const char *server_name,
                             const uint8_t *scid, size_t scid_len,
-                            const struct sockaddr *local, size_t local_len,
-                            const struct sockaddr *peer, size_t peer_len,
+                            const struct sockaddr *local, socklen_t local_len,
+                            const struct sockaddr *peer, socklen_t peer_len,
                             quiche_config *config);
 
 /*
@@ -508,7 +508,7 @@ int quiche_conn_migrate_source(quiche_conn *conn, const struct sockaddr *local,
 
 /* 1 if the path from -> to is validated, 0 if not, QUICHE_ERR_INVALID_STATE if unknown. */
 int quiche_conn_is_path_validated(const quiche_conn *conn, const struct sockaddr *from,
-                                  socklen_t from_len, const struct sockaddr *to, socklen_t to_len);
+                                  size_t from_len, const struct sockaddr *to, size_t to_len);
 
 /* Path events (what happened to the connection's paths), in the order they happened. */
 enum quiche_path_event_type {
@@ -527,23 +527,23 @@ typedef struct quiche_path_event quiche_path_event;
 quiche_path_event *quiche_conn_path_event_next(quiche_conn *conn);
 
 /* The event's type. */
-enum quiche_path_event_type quiche_path_event_type(quiche_path_event *ev);
+enum quiche_path_event_type quiche_path_event_type(const quiche_path_event *ev);
 
 /* The local and peer addresses of an event of the matching type (nothing is written for
  * another type). */
-void quiche_path_event_new(quiche_path_event *ev,
+void quiche_path_event_new(const quiche_path_event *ev,
                            struct sockaddr_storage *local, socklen_t *local_len,
                            struct sockaddr_storage *peer, socklen_t *peer_len);
-void quiche_path_event_validated(quiche_path_event *ev,
+void quiche_path_event_validated(const quiche_path_event *ev,
                                  struct sockaddr_storage *local, socklen_t *local_len,
                                  struct sockaddr_storage *peer, socklen_t *peer_len);
-void quiche_path_event_failed_validation(quiche_path_event *ev,
+void quiche_path_event_failed_validation(const quiche_path_event *ev,
                                          struct sockaddr_storage *local, socklen_t *local_len,
                                          struct sockaddr_storage *peer, socklen_t *peer_len);
-void quiche_path_event_closed(quiche_path_event *ev,
+void quiche_path_event_closed(const quiche_path_event *ev,
                               struct sockaddr_storage *local, socklen_t *local_len,
                               struct sockaddr_storage *peer, socklen_t *peer_len);
-void quiche_path_event_peer_migrated(quiche_path_event *ev,
+void quiche_path_event_peer_migrated(const quiche_path_event *ev,
                                      struct sockaddr_storage *local, socklen_t *local_len,
                                      struct sockaddr_storage *peer, socklen_t *peer_len);
 
@@ -555,7 +555,7 @@ void quiche_path_event_pmtu_updated(const quiche_path_event *ev,
                                     size_t *pmtu);
 
 /* A REUSED_SOURCE_CONNECTION_ID event's fields (this library never raises one). */
-void quiche_path_event_reused_source_connection_id(quiche_path_event *ev, uint64_t *id,
+void quiche_path_event_reused_source_connection_id(const quiche_path_event *ev, uint64_t *id,
                                                    struct sockaddr_storage *old_local,
                                                    socklen_t *old_local_len,
                                                    struct sockaddr_storage *old_peer,
@@ -573,11 +573,11 @@ typedef struct quiche_socket_addr_iter quiche_socket_addr_iter;
 /* The peer addresses of the paths whose local address is from (free the iterator with
  * quiche_socket_addr_iter_free()); NULL on a bad argument. */
 quiche_socket_addr_iter *quiche_conn_paths_iter(quiche_conn *conn, const struct sockaddr *from,
-                                                socklen_t from_len);
+                                                size_t from_len);
 
 /* Writes the next peer address; false when there is none left. */
 bool quiche_socket_addr_iter_next(quiche_socket_addr_iter *iter,
-                                  struct sockaddr_storage *peer, socklen_t *peer_len);
+                                  struct sockaddr_storage *peer, size_t *peer_len);
 
 /* Frees an iterator. */
 void quiche_socket_addr_iter_free(quiche_socket_addr_iter *iter);
@@ -645,7 +645,7 @@ int quiche_conn_stream_shutdown(quiche_conn *conn, uint64_t stream_id,
 
 /* Returns how many bytes quiche_conn_stream_send() would accept on the stream now, or an
  * error. */
-ssize_t quiche_conn_stream_capacity(const quiche_conn *conn, uint64_t stream_id);
+ssize_t quiche_conn_stream_capacity(quiche_conn *conn, uint64_t stream_id);
 
 /* Returns 1 if len bytes can be written to the stream now, 0 if not, or an error. */
 int quiche_conn_stream_writable(quiche_conn *conn, uint64_t stream_id, size_t len);
@@ -864,22 +864,22 @@ void quiche_conn_stats(const quiche_conn *conn, quiche_stats *out);
 
 /* Returns the largest datagram quiche_conn_dgram_send() accepts now, or QUICHE_ERR_DONE
  * while the peer has not said that it accepts datagrams. */
-ssize_t quiche_conn_dgram_max_writable_len(quiche_conn *conn);
+ssize_t quiche_conn_dgram_max_writable_len(const quiche_conn *conn);
 
 /* Returns the length of the oldest received datagram, or QUICHE_ERR_DONE if there is none. */
-ssize_t quiche_conn_dgram_recv_front_len(quiche_conn *conn);
+ssize_t quiche_conn_dgram_recv_front_len(const quiche_conn *conn);
 
 /* Return how many received datagrams wait to be read, and their total size in bytes. */
-ssize_t quiche_conn_dgram_recv_queue_len(quiche_conn *conn);
-ssize_t quiche_conn_dgram_recv_queue_byte_size(quiche_conn *conn);
+ssize_t quiche_conn_dgram_recv_queue_len(const quiche_conn *conn);
+ssize_t quiche_conn_dgram_recv_queue_byte_size(const quiche_conn *conn);
 
 /* Return how many datagrams wait to be sent, and their total size in bytes. */
-ssize_t quiche_conn_dgram_send_queue_len(quiche_conn *conn);
-ssize_t quiche_conn_dgram_send_queue_byte_size(quiche_conn *conn);
+ssize_t quiche_conn_dgram_send_queue_len(const quiche_conn *conn);
+ssize_t quiche_conn_dgram_send_queue_byte_size(const quiche_conn *conn);
 
 /* Return whether the send queue, or the receive queue, is full. */
-bool quiche_conn_is_dgram_send_queue_full(quiche_conn *conn);
-bool quiche_conn_is_dgram_recv_queue_full(quiche_conn *conn);
+bool quiche_conn_is_dgram_send_queue_full(const quiche_conn *conn);
+bool quiche_conn_is_dgram_recv_queue_full(const quiche_conn *conn);
 
 /* Moves the oldest received datagram into buf and returns its length: QUICHE_ERR_DONE if there
  * is none, QUICHE_ERR_BUFFER_TOO_SHORT (the datagram stays queued) if buf is too small. */

@@ -74,9 +74,12 @@ tshark --version | head -n 1
 
 # BoringSSL compiles once per run, in the background at the lowest priority: it takes the CPU
 # the steps below leave idle (test runs, interop waits) and is ready, or nearly, when the
-# BoringSSL step needs it. Its own process group, so that an early exit stops all of it.
+# BoringSSL step needs it. Its own session, so that an early exit stops all of it; a new
+# session is also a new scheduler autogroup, which gets an equal share of the CPU whatever
+# its processes' nice values, so the autogroup itself is niced too (/proc/PID/autogroup).
 bssl_log="$(mktemp "${TMPDIR:-/tmp}/boringssl-build.XXXXXX")"
-setsid nice -n 19 tools/boringssl/build.sh >"$bssl_log" 2>&1 &
+setsid bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec nice -n 19 tools/boringssl/build.sh' \
+    >"$bssl_log" 2>&1 &
 bssl_pid=$!
 stop_boringssl_build() {
     kill -- -"$bssl_pid" 2>/dev/null || true

@@ -225,7 +225,7 @@ impl DatagramSource for Connection {
     }
 
     fn name(&self) -> String {
-        self.trace_id()
+        self.trace_id().to_string()
     }
 }
 

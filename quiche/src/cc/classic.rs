@@ -53,7 +53,7 @@ impl Window {
 /// bytes); HyStart++ (watches per-round minimum RTTs, using [`SentInfo::pkt_num`] and
 /// [`AckBatch::largest_acked`] of the Application space to delimit rounds, and
 /// [`AckBatch::rtt_sample`] for samples).
-pub trait SlowStart: Clone + Send + 'static {
+pub trait SlowStart: Clone + Send + Sync + 'static {
     /// An in-flight packet was sent (round tracking).
     fn on_packet_sent(&mut self, now: Instant, info: &SentInfo, win: &Window) {
         let _ = (now, info, win);
@@ -93,7 +93,7 @@ pub trait SlowStart: Clone + Send + 'static {
 /// Implementors: [`Reno`](super::Reno); CUBIC (which keeps its epoch start, `W_max` and the window
 /// at the reduction, and freezes its epoch while application-limited through
 /// [`WindowGrowth::on_app_limited`]).
-pub trait WindowGrowth: Clone + Send + 'static {
+pub trait WindowGrowth: Clone + Send + Sync + 'static {
     /// The algorithm's name.
     const NAME: &'static str;
 

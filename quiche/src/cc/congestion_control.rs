@@ -132,8 +132,9 @@ pub enum StartupExitReason {
 /// A congestion controller for one path.
 ///
 /// All times are parameters; implementations never read the clock. Object-safe, so user-written
-/// algorithms can be boxed (see [`CcFactory`](super::CcFactory)).
-pub trait CongestionControl: Send {
+/// algorithms can be boxed (see [`CcFactory`](super::CcFactory)). `Send + Sync`, as the
+/// connection that owns one is (quiche's `Connection` is both).
+pub trait CongestionControl: Send + Sync {
     /// An in-flight packet was sent (RFC 9002 Appendix B.4).
     fn on_packet_sent(&mut self, now: Instant, info: &SentInfo);
 

@@ -413,7 +413,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
 /// If the connection runs on rustls, which only happens when its config was made with
 /// [`crate::Config::with_tls_backend`]`(.., TlsBackend::Rustls)`.
 #[cfg(feature = "boringssl-boring-crate")]
-impl AsMut<boring::ssl::SslRef> for Connection {
+impl<F: crate::buffers::BufFactory> AsMut<boring::ssl::SslRef> for Connection<F> {
     fn as_mut(&mut self) -> &mut boring::ssl::SslRef {
         match self.tls.boringssl_mut() {
             Some(ssl) => ssl,

@@ -97,12 +97,17 @@ const HANDSHAKE_ACK_DELAY_EXPONENT: u64 = 3;
 ///
 /// `F` makes the buffers that hold stream and datagram data (see [`BufFactory`]); plain
 /// `Connection` uses the default, heap-allocated ones.
-pub struct Connection<F: BufFactory = DefaultBufFactory> {
+pub struct Connection<F = DefaultBufFactory>
+where
+    F: BufFactory,
+{
     is_server: bool,
     version: u32,
 
     /// The connection ID we chose; the peer addresses packets to it.
     scid: ConnectionId<'static>,
+    /// `scid` in hex, for logs ([`Connection::trace_id`]).
+    trace_id: String,
     /// The connection ID we address packets to.
     dcid: ConnectionId<'static>,
     /// The Destination Connection ID of the client's first Initial (derives Initial keys and
@@ -509,8 +514,8 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     }
 
     /// A string identifying the connection in logs: our connection ID in hex.
-    pub fn trace_id(&self) -> String {
-        format!("{:?}", self.scid)
+    pub fn trace_id(&self) -> &str {
+        &self.trace_id
     }
 
     /// Our connection ID.

@@ -204,6 +204,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             is_server,
             version: config.version,
             scid: scid.clone().into_owned(),
+            trace_id: format!("{scid:?}"),
             dcid: odcid.clone(),
             odcid,
             dcid_from_peer: false,

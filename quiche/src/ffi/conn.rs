@@ -16,20 +16,16 @@ use crate::config::Config;
 use crate::connection::{Connection, ConnectionError, RecvInfo};
 use crate::packet::ConnectionId;
 
-/// What a `quiche_conn *` points to: the connection, plus storage for the values the C API
-/// lends out by pointer but the Rust API returns by value.
+/// What a `quiche_conn *` points to: the connection (a struct of its own, so that values the
+/// C API lends out by pointer have a place to live should the Rust API return one by value).
 pub struct Conn {
     pub(super) conn: Connection,
-    trace_id: String,
 }
 
 /// Boxes a new connection for C.
 pub(super) fn new_conn(conn: crate::Result<Connection>) -> *mut Conn {
     match conn {
-        Ok(conn) => {
-            let trace_id = conn.trace_id();
-            Box::into_raw(Box::new(Conn { conn, trace_id }))
-        }
+        Ok(conn) => Box::into_raw(Box::new(Conn { conn })),
         Err(e) => {
             log::debug!("creating a connection failed: {e:?}");
             ptr::null_mut()
@@ -50,9 +46,9 @@ pub unsafe extern "C" fn quiche_accept(
     odcid: *const u8,
     odcid_len: size_t,
     local: *const sockaddr,
-    local_len: size_t,
+    local_len: socklen_t,
     peer: *const sockaddr,
-    peer_len: size_t,
+    peer_len: socklen_t,
     config: *mut Config,
 ) -> *mut Conn {
     guard(ptr::null_mut(), || {
@@ -61,8 +57,8 @@ pub unsafe extern "C" fn quiche_accept(
             (
                 slice_in(scid, scid_len),
                 slice_in(odcid, odcid_len),
-                sockaddr_to_std(local, local_len),
-                sockaddr_to_std(peer, peer_len),
+                sockaddr_to_std(local, local_len as usize),
+                sockaddr_to_std(peer, peer_len as usize),
                 config.as_mut(),
             )
         };
@@ -85,9 +81,9 @@ pub unsafe extern "C" fn quiche_connect(
     scid: *const u8,
     scid_len: size_t,
     local: *const sockaddr,
-    local_len: size_t,
+    local_len: socklen_t,
     peer: *const sockaddr,
-    peer_len: size_t,
+    peer_len: socklen_t,
     config: *mut Config,
 ) -> *mut Conn {
     guard(ptr::null_mut(), || {
@@ -95,8 +91,8 @@ pub unsafe extern "C" fn quiche_connect(
         let args = unsafe {
             (
                 slice_in(scid, scid_len),
-                sockaddr_to_std(local, local_len),
-                sockaddr_to_std(peer, peer_len),
+                sockaddr_to_std(local, local_len as usize),
+                sockaddr_to_std(peer, peer_len as usize),
                 config.as_mut(),
             )
         };
@@ -502,7 +498,7 @@ macro_rules! conn_bytes {
 
 conn_bytes!(
     /// A string identifying the connection in logs (not NUL-terminated).
-    quiche_conn_trace_id => |c| c.trace_id.as_bytes()
+    quiche_conn_trace_id => |c| c.conn.trace_id().as_bytes()
 );
 conn_bytes!(
     /// Our connection ID.

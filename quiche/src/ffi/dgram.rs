@@ -19,6 +19,18 @@ unsafe fn on_conn<T>(conn: *mut Conn, fallback: T, f: impl FnOnce(&mut Conn) -> 
     }
 }
 
+/// Runs `f` on a live connection it only reads; `fallback` for NULL or a panic.
+///
+/// # Safety
+/// `conn` is NULL or live.
+unsafe fn on_conn_ref<T>(conn: *const Conn, fallback: T, f: impl FnOnce(&Conn) -> T) -> T {
+    // SAFETY: NULL is checked by `as_ref`; otherwise live by contract.
+    match unsafe { conn.as_ref() } {
+        Some(conn) => guard(fallback, || f(conn)),
+        None => fallback,
+    }
+}
+
 /// A length the Rust API reports as optional: `QUICHE_ERR_DONE` when there is none.
 fn optional_len(v: Option<usize>) -> ssize_t {
     v.map_or(err_ssize(Error::Done), len_ssize)
@@ -30,10 +42,10 @@ fn optional_len(v: Option<usize>) -> ssize_t {
 /// # Safety
 /// `conn` is NULL or live.
 #[no_mangle]
-pub unsafe extern "C" fn quiche_conn_dgram_max_writable_len(conn: *mut Conn) -> ssize_t {
+pub unsafe extern "C" fn quiche_conn_dgram_max_writable_len(conn: *const Conn) -> ssize_t {
     // SAFETY: the contract is passed on.
     unsafe {
-        on_conn(conn, invalid_ssize(), |c| {
+        on_conn_ref(conn, invalid_ssize(), |c| {
             optional_len(c.conn.dgram_max_writable_len())
         })
     }
@@ -44,10 +56,10 @@ pub unsafe extern "C" fn quiche_conn_dgram_max_writable_len(conn: *mut Conn) -> 
 /// # Safety
 /// `conn` is NULL or live.
 #[no_mangle]
-pub unsafe extern "C" fn quiche_conn_dgram_recv_front_len(conn: *mut Conn) -> ssize_t {
+pub unsafe extern "C" fn quiche_conn_dgram_recv_front_len(conn: *const Conn) -> ssize_t {
     // SAFETY: the contract is passed on.
     unsafe {
-        on_conn(conn, invalid_ssize(), |c| {
+        on_conn_ref(conn, invalid_ssize(), |c| {
             optional_len(c.conn.dgram_recv_front_len())
         })
     }
@@ -61,9 +73,9 @@ macro_rules! dgram_size {
         /// # Safety
         /// `conn` is NULL or live.
         #[no_mangle]
-        pub unsafe extern "C" fn $name(conn: *mut Conn) -> ssize_t {
+        pub unsafe extern "C" fn $name(conn: *const Conn) -> ssize_t {
             // SAFETY: the contract is passed on.
-            unsafe { on_conn(conn, invalid_ssize(), |c| len_ssize(c.conn.$method())) }
+            unsafe { on_conn_ref(conn, invalid_ssize(), |c| len_ssize(c.conn.$method())) }
         }
     };
 }
@@ -90,9 +102,9 @@ dgram_size!(
 /// # Safety
 /// `conn` is NULL or live.
 #[no_mangle]
-pub unsafe extern "C" fn quiche_conn_is_dgram_send_queue_full(conn: *mut Conn) -> bool {
+pub unsafe extern "C" fn quiche_conn_is_dgram_send_queue_full(conn: *const Conn) -> bool {
     // SAFETY: the contract is passed on.
-    unsafe { on_conn(conn, false, |c| c.conn.is_dgram_send_queue_full()) }
+    unsafe { on_conn_ref(conn, false, |c| c.conn.is_dgram_send_queue_full()) }
 }
 
 /// Whether the receive queue is full.
@@ -100,9 +112,9 @@ pub unsafe extern "C" fn quiche_conn_is_dgram_send_queue_full(conn: *mut Conn) -
 /// # Safety
 /// `conn` is NULL or live.
 #[no_mangle]
-pub unsafe extern "C" fn quiche_conn_is_dgram_recv_queue_full(conn: *mut Conn) -> bool {
+pub unsafe extern "C" fn quiche_conn_is_dgram_recv_queue_full(conn: *const Conn) -> bool {
     // SAFETY: the contract is passed on.
-    unsafe { on_conn(conn, false, |c| c.conn.is_dgram_recv_queue_full()) }
+    unsafe { on_conn_ref(conn, false, |c| c.conn.is_dgram_recv_queue_full()) }
 }
 
 /// Reads the oldest received datagram into `buf`: its length, `QUICHE_ERR_DONE` when none is

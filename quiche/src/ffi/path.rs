@@ -152,17 +152,17 @@ pub unsafe extern "C" fn quiche_conn_migrate_source(
 pub unsafe extern "C" fn quiche_conn_is_path_validated(
     conn: *const Conn,
     from: *const sockaddr,
-    from_len: socklen_t,
+    from_len: size_t,
     to: *const sockaddr,
-    to_len: socklen_t,
+    to_len: size_t,
 ) -> c_int {
     guard(invalid(), || {
         // SAFETY: NULL is checked; otherwise valid by contract.
         let (conn, from, to) = unsafe {
             (
                 conn.as_ref(),
-                sockaddr_to_std(from, from_len as usize),
-                sockaddr_to_std(to, to_len as usize),
+                sockaddr_to_std(from, from_len),
+                sockaddr_to_std(to, to_len),
             )
         };
         let (Some(conn), Some(from), Some(to)) = (conn, from, to) else {
@@ -425,11 +425,11 @@ pub unsafe extern "C" fn quiche_path_event_free(ev: *mut PathEvent) {
 pub unsafe extern "C" fn quiche_conn_paths_iter(
     conn: *const Conn,
     from: *const sockaddr,
-    from_len: socklen_t,
+    from_len: size_t,
 ) -> *mut SocketAddrIter {
     guard(std::ptr::null_mut(), || {
         // SAFETY: NULL is checked; otherwise valid by contract.
-        let (conn, from) = unsafe { (conn.as_ref(), sockaddr_to_std(from, from_len as usize)) };
+        let (conn, from) = unsafe { (conn.as_ref(), sockaddr_to_std(from, from_len)) };
         let (Some(conn), Some(from)) = (conn, from) else {
             return std::ptr::null_mut();
         };
@@ -445,7 +445,7 @@ pub unsafe extern "C" fn quiche_conn_paths_iter(
 pub unsafe extern "C" fn quiche_socket_addr_iter_next(
     iter: *mut SocketAddrIter,
     peer: *mut sockaddr_storage,
-    peer_len: *mut socklen_t,
+    peer_len: *mut size_t,
 ) -> bool {
     guard(false, || {
         // SAFETY: NULL is checked; otherwise live by contract.
@@ -457,8 +457,14 @@ pub unsafe extern "C" fn quiche_socket_addr_iter_next(
         }
         match iter.next() {
             Some(addr) => {
-                // SAFETY: non-NULL (checked) and valid for writes by contract.
-                unsafe { put_addr(&addr, peer, peer_len) };
+                let mut len: socklen_t = 0;
+                // SAFETY: non-NULL (checked) and valid for writes by contract; `len` is local.
+                unsafe {
+                    put_addr(&addr, peer, &mut len);
+                    // quiche.h declares this length a size_t (quiche 0.30's own code writes a
+                    // socklen_t into it): all of the caller's size_t is written.
+                    *peer_len = len as size_t;
+                }
                 true
             }
             None => false,

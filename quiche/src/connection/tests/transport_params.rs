@@ -75,3 +75,20 @@ fn unknown_parameters_beyond_the_budget_are_dropped() {
     );
     assert_eq!(kept.capacity, 1);
 }
+
+#[test]
+fn a_connection_is_shared_between_threads_as_in_quiche() {
+    fn send_and_sync<T: Send + Sync>(_: &T) {}
+    let mut pipe = Pipe::new(&mut client_config(), &mut server_config()).unwrap();
+    pipe.handshake().unwrap();
+    send_and_sync(&pipe.client);
+    // Readers on other threads, the connection borrowed shared (quiche's `Connection: Sync`).
+    let conn = &pipe.client;
+    let (limit, streams) = std::thread::scope(|s| {
+        let a = s.spawn(|| conn.peer_transport_params().map(|tp| tp.initial_max_data));
+        let b = s.spawn(|| conn.peer_streams_left_bidi());
+        (a.join().unwrap(), b.join().unwrap())
+    });
+    assert_eq!(limit, Some(16 << 20));
+    assert_eq!(streams, 100);
+}

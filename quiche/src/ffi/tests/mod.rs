@@ -270,18 +270,18 @@ fn migration_functions_check_their_arguments_and_state() {
             scid.as_ptr(),
             scid.len(),
             l,
-            local_len as usize,
+            local_len,
             p,
-            peer_len as usize,
+            peer_len,
             config,
         );
         assert!(!conn.is_null());
         assert_eq!(
-            quiche_conn_is_path_validated(conn, l, local_len, p, peer_len),
+            quiche_conn_is_path_validated(conn, l, local_len as usize, p, peer_len as usize),
             1
         );
         assert_eq!(
-            quiche_conn_is_path_validated(conn, o, other_len, p, peer_len),
+            quiche_conn_is_path_validated(conn, o, other_len as usize, p, peer_len as usize),
             invalid()
         );
         let mut seq = 99u64;
@@ -371,22 +371,25 @@ fn path_events_and_path_iterators_from_c() {
             scid.as_ptr(),
             scid.len(),
             lp,
-            l_len as usize,
+            l_len,
             rp,
-            r_len as usize,
+            r_len,
             config,
         );
         assert!(!conn.is_null());
         assert!(quiche_conn_path_event_next(conn).is_null());
-        let iter = quiche_conn_paths_iter(conn, lp, l_len);
+        let iter = quiche_conn_paths_iter(conn, lp, l_len as usize);
         assert!(!iter.is_null());
-        assert!(quiche_socket_addr_iter_next(iter, &mut peer, &mut peer_len));
+        // quiche.h's length is a size_t: all of it is written, whatever it held.
+        let mut iter_len: libc::size_t = usize::MAX;
+        assert!(quiche_socket_addr_iter_next(iter, &mut peer, &mut iter_len));
+        assert_eq!(iter_len, std::mem::size_of::<libc::sockaddr_in6>());
         let q: *const sockaddr = (&peer as *const sockaddr_storage).cast();
-        assert_eq!(sockaddr_to_std(q, peer_len as usize), Some(b));
+        assert_eq!(sockaddr_to_std(q, iter_len), Some(b));
         assert!(!quiche_socket_addr_iter_next(
             iter,
             &mut peer,
-            &mut peer_len
+            &mut iter_len
         ));
         quiche_socket_addr_iter_free(iter);
         assert!(quiche_conn_paths_iter(conn, ptr::null(), 0).is_null());

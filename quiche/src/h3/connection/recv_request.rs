@@ -217,11 +217,11 @@ impl Connection {
 
     /// [`Connection::recv_body`] into a [`bytes::BufMut`], filled up to its remaining
     /// capacity (limit a growing one such as `Vec<u8>` with [`bytes::BufMut::limit`]).
-    pub fn recv_body_buf<F: crate::BufFactory, B: bytes::BufMut>(
+    pub fn recv_body_buf<F: crate::BufFactory, OUT: bytes::BufMut>(
         &mut self,
         conn: &mut crate::Connection<F>,
         stream_id: u64,
-        mut out: B,
+        mut out: OUT,
     ) -> Result<usize> {
         let Some(mut st) = self.streams.remove(&stream_id) else {
             return Err(Error::Done);
