@@ -1026,5 +1026,7 @@ fn write_ping<F: crate::buffers::BufFactory>(
     b.put_u8(0x01)?;
     frames.push(SentFrame::Other);
     qlog!(conn, q => q.sent_frames().push_ping());
+    #[cfg(not(feature = "qlog"))]
+    let _ = conn;
     Ok(())
 }
