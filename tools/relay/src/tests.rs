@@ -300,7 +300,11 @@ fn rebinds_the_source_address_once() {
     assert_eq!(c.rebinds, 1);
     // The old upstream socket closes at the rebinding, as a NAT forgets its mapping: an echo
     // the server sent to it just before is lost (at most one, datagrams being 5 ms apart).
-    assert!((79..=80).contains(&back.len()), "{} echoes came back", back.len());
+    assert!(
+        (79..=80).contains(&back.len()),
+        "{} echoes came back",
+        back.len()
+    );
 }
 
 #[test]
@@ -367,5 +371,9 @@ fn clock_from_first_datagram_delays_the_rebinding_for_a_late_client() {
     assert_eq!(c.rebinds, 1);
     // The old upstream socket closes at the rebinding, as a NAT forgets its mapping: an echo
     // the server sent to it just before is lost (at most one, datagrams being 5 ms apart).
-    assert!((79..=80).contains(&back.len()), "{} echoes came back", back.len());
+    assert!(
+        (79..=80).contains(&back.len()),
+        "{} echoes came back",
+        back.len()
+    );
 }
