@@ -298,7 +298,13 @@ fn rebinds_the_source_address_once() {
         .iter()
         .all(|ip| *ip == IpAddr::from([127, 0, 0, 2])));
     assert_eq!(c.rebinds, 1);
-    assert_eq!(back.len(), 80);
+    // The old upstream socket closes at the rebinding, as a NAT forgets its mapping: an echo
+    // the server sent to it just before is lost (at most one, datagrams being 5 ms apart).
+    assert!(
+        (79..=80).contains(&back.len()),
+        "{} echoes came back",
+        back.len()
+    );
 }
 
 #[test]
@@ -363,5 +369,11 @@ fn clock_from_first_datagram_delays_the_rebinding_for_a_late_client() {
     assert_eq!(ips.first(), Some(&IpAddr::from([127, 0, 0, 1])));
     assert_eq!(ips.last(), Some(&IpAddr::from([127, 0, 0, 2])));
     assert_eq!(c.rebinds, 1);
-    assert_eq!(back.len(), 80);
+    // The old upstream socket closes at the rebinding, as a NAT forgets its mapping: an echo
+    // the server sent to it just before is lost (at most one, datagrams being 5 ms apart).
+    assert!(
+        (79..=80).contains(&back.len()),
+        "{} echoes came back",
+        back.len()
+    );
 }
