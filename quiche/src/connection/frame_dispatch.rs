@@ -38,11 +38,10 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
                     return Err(Error::ProtocolViolation);
                 }
             }
-            Frame::MaxData { max } => self.tx_max_data = self.tx_max_data.max(max),
+            Frame::MaxData { max } => self.flow.on_peer_max_data(max),
             Frame::DataBlocked { .. } => {
                 self.stats.data_blocked_recv_count += 1;
-                // The peer is blocked by our window: make sure an update is on its way.
-                self.max_data_pending |= self.rx_fc.should_update_max_data();
+                self.flow.on_peer_data_blocked();
             }
             f @ (Frame::Stream { .. }
             | Frame::ResetStream { .. }
@@ -156,11 +155,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
 
     /// Counts new stream bytes from the peer against our MAX_DATA (RFC 9000 §4.1).
     fn on_peer_data(&mut self, new: u64) -> Result<()> {
-        self.rx_data = self.rx_data.saturating_add(new);
-        if self.rx_data > self.rx_fc.max_data() {
-            return Err(Error::FlowControl);
-        }
-        Ok(())
+        self.flow.on_peer_data(new)
     }
 
     fn on_peer_close(&mut self, is_app: bool, error_code: u64, reason: &[u8], now: Instant) {
@@ -325,8 +320,8 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
                     self.streams.on_data_lost(stream_id, offset, len, fin);
                 }
                 SentFrame::Control(cf) => self.streams.on_control_frame_lost(&cf),
-                SentFrame::MaxData => self.max_data_pending = true,
-                SentFrame::DataBlocked => self.data_blocked_sent_at = None,
+                SentFrame::MaxData => self.flow.on_max_data_lost(),
+                SentFrame::DataBlocked => self.flow.on_data_blocked_lost(),
                 SentFrame::Cid(cf) => self.cids.on_frame_lost(cf),
                 SentFrame::AckFrequency { seq } => self.on_ack_frequency_lost(seq),
                 SentFrame::HandshakeDone => {

@@ -8,6 +8,7 @@
 //! clock.
 
 mod ack_frequency;
+mod conn_flow;
 mod datagram;
 pub mod ecn;
 mod frame_dispatch;
@@ -42,13 +43,13 @@ use crate::cid::ConnectionIds;
 use crate::config::Config;
 use crate::dgram::DatagramQueue;
 use crate::error::{Error, Result};
-use crate::flow_control::FlowControl;
 use crate::packet::{ConnectionId, Epoch};
 use crate::recovery::{AckOutcome, Recovery, RecoveryConfig};
 use crate::stream::{Shutdown, StreamConfig, StreamIter, StreamMap};
 use crate::tls::{DirectionalKeys, Handshake};
 use crate::transport_params::TransportParams;
 
+use self::conn_flow::ConnFlowControl;
 use self::sent_frames::SentFrames;
 use self::spaces::{OneRttKeys, PacketSpace};
 use self::state::Lifecycle;
@@ -180,23 +181,10 @@ where
     frames_pool: Vec<SentFrames>,
 
     streams: StreamMap,
-    /// Connection-level receive window (MAX_DATA we advertise).
-    rx_fc: FlowControl,
-    /// Sum of the highest offsets received on all streams (checked against our MAX_DATA).
-    rx_data: u64,
-    /// Stream bytes the application committed for sending.
-    tx_data: u64,
-    /// Stream bytes sent for the first time (not retransmissions): `tx_data - tx_emitted` were
-    /// written and wait to be sent.
-    tx_emitted: u64,
+    /// Connection-level flow control, both directions (MAX_DATA, DATA_BLOCKED).
+    flow: ConnFlowControl,
     /// CRYPTO data went to TLS since the last `drive_handshake`.
     tls_fed: bool,
-    /// `Config::set_max_unsent_stream_data`.
-    max_unsent_stream_data: u64,
-    /// The peer's MAX_DATA.
-    tx_max_data: u64,
-    max_data_pending: bool,
-    data_blocked_sent_at: Option<u64>,
 
     lifecycle: Lifecycle,
     handshake_complete: bool,
