@@ -213,7 +213,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         let delay = Duration::from_micros(micros);
 
         self.stats.ack_frames_received += 1;
-        let mut outcome = std::mem::take(&mut self.ack_outcome);
+        let mut outcome = self.scratch.take_outcome();
         let result = self.recovery.on_ack_received(
             epoch,
             ranges.iter(),
@@ -227,11 +227,11 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         self.pmtud_on_outcome(epoch, &outcome, now);
         let acked = self.ecn_tally(outcome.acked.iter().map(|p| &p.payload));
         self.settle(epoch, &mut outcome);
-        self.ack_outcome = outcome;
+        let congestion = outcome.congestion_event;
+        self.scratch.put_outcome(outcome);
         if result.is_ok() {
             self.on_ack_ecn(epoch, ranges.largest(), ecn_counts, &acked, now);
             if epoch == Epoch::Application {
-                let congestion = self.ack_outcome.congestion_event;
                 self.ack_frequency_after_ack(congestion, now);
             }
         }
@@ -244,7 +244,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         for pkt in outcome.acked.drain(..) {
             self.stats.acked_bytes += pkt.size as u64;
             self.on_frames_acked(epoch, &pkt.payload);
-            self.recycle(pkt.payload);
+            self.scratch.recycle(pkt.payload);
         }
         if outcome.lost.iter().any(|p| p.payload.ecn_marked) {
             let lost = self.ecn_tally(outcome.lost.iter().map(|p| &p.payload));
@@ -252,16 +252,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         }
         for pkt in outcome.lost.drain(..) {
             self.on_frames_lost(epoch, &pkt.payload);
-            self.recycle(pkt.payload);
-        }
-    }
-
-    /// Keeps a record's heap buffer for a later packet. Records that fit inline own no buffer
-    /// and are simply dropped: pooling them would only copy them around and grow the pool.
-    fn recycle(&mut self, mut frames: SentFrames) {
-        if frames.has_spill_capacity() && self.frames_pool.len() < 1024 {
-            frames.clear();
-            self.frames_pool.push(frames);
+            self.scratch.recycle(pkt.payload);
         }
     }
 
@@ -413,7 +404,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
 
     /// Handles the loss detection timer (RFC 9002 §6.2, Appendix A.9).
     pub(super) fn on_loss_detection_timeout(&mut self, now: Instant) {
-        let mut outcome = std::mem::take(&mut self.ack_outcome);
+        let mut outcome = self.scratch.take_outcome();
         match self.recovery.on_loss_detection_timeout(
             now,
             &mut outcome,
@@ -445,7 +436,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             }
             TimeoutAction::AntiDeadlock => self.anti_deadlock_probe = true,
         }
-        self.ack_outcome = outcome;
+        self.scratch.put_outcome(outcome);
         self.qlog_metrics(now);
     }
 }

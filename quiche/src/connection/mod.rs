@@ -23,6 +23,7 @@ mod pacing;
 mod pmtud;
 mod qlog;
 mod recv;
+mod scratch;
 mod send;
 pub mod sent_frames;
 pub mod spaces;
@@ -44,12 +45,13 @@ use crate::config::Config;
 use crate::dgram::DatagramQueue;
 use crate::error::{Error, Result};
 use crate::packet::{ConnectionId, Epoch};
-use crate::recovery::{AckOutcome, Recovery, RecoveryConfig};
+use crate::recovery::{Recovery, RecoveryConfig};
 use crate::stream::{Shutdown, StreamConfig, StreamIter, StreamMap};
 use crate::tls::{DirectionalKeys, Handshake};
 use crate::transport_params::TransportParams;
 
 use self::conn_flow::ConnFlowControl;
+use self::scratch::Scratch;
 use self::sent_frames::SentFrames;
 use self::spaces::{OneRttKeys, PacketSpace};
 use self::state::Lifecycle;
@@ -176,9 +178,8 @@ where
     cc_factory: Option<std::sync::Arc<dyn crate::cc::CcFactory>>,
     /// Makes the IDs we issue (random bytes without one).
     cid_generator: Option<std::sync::Arc<dyn crate::cid::ConnectionIdGenerator>>,
-    ack_outcome: AckOutcome<SentFrames>,
-    /// Records of sent packets reused to avoid an allocation per packet.
-    frames_pool: Vec<SentFrames>,
+    /// Buffers reused from packet to packet (ACK outcomes, sent-packet records).
+    scratch: Scratch,
 
     streams: StreamMap,
     /// Connection-level flow control, both directions (MAX_DATA, DATA_BLOCKED).

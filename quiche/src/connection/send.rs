@@ -347,7 +347,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         }
         let payload_cap = buf.len() - hdr_len - tag_len;
 
-        let mut frames = self.frames_pool.pop().unwrap_or_default();
+        let mut frames = self.scratch.frames();
         let (payload_len, ack_eliciting) = {
             let payload = &mut buf[hdr_len..hdr_len + payload_cap];
             self.write_frames(epoch, ty, payload, &mut frames, now)?
@@ -368,7 +368,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             .max(for_datagram)
             .min(payload_cap);
         if payload_len == 0 && padded_len == 0 {
-            self.frames_pool.push(frames);
+            self.scratch.put_unused_frames(frames);
             qlog!(self, q => q.sent_frames().clear());
             return Err(Error::Done);
         }
