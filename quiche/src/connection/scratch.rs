@@ -29,6 +29,12 @@ impl Scratch {
         self.ack_outcome = outcome;
     }
 
+    /// The outcome buffer, to check what it holds on to.
+    #[cfg(test)]
+    pub(super) fn outcome(&self) -> &AckOutcome<SentFrames> {
+        &self.ack_outcome
+    }
+
     /// A sent-packet record for the next packet: a pooled one, or a new one.
     pub(super) fn frames(&mut self) -> SentFrames {
         self.frames_pool.pop().unwrap_or_default()
