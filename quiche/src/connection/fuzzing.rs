@@ -172,7 +172,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         server.last_now = Some(now);
         // What the first Initials teach each side: the peer's connection ID and, for the
         // server, the original DCID its transport parameters echo.
-        server.on_first_client_initial(&FUZZ_ODCID, &FUZZ_CLIENT_SCID, client.version)?;
+        server.on_first_client_initial(&FUZZ_ODCID, &FUZZ_CLIENT_SCID, client.version())?;
         client.learn_peer_cid(&FUZZ_SERVER_SCID);
         let client_params = client
             .tls
@@ -188,7 +188,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             .first()
             .cloned()
             .unwrap_or_default();
-        let material = PairMaterial::get(client.version)?;
+        let material = PairMaterial::get(client.version())?;
         client.fuzz_establish(server_params, alpn.clone(), material, now)?;
         server.fuzz_establish(client_params, alpn, material, now)?;
         Ok((client, server))

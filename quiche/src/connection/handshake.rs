@@ -14,7 +14,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     /// Derives the Initial keys from the client's first Destination Connection ID.
     pub(super) fn install_initial_keys(&mut self) -> Result<()> {
         let (open, seal) =
-            crate::crypto::initial_keys_for(self.version, &self.odcid, self.is_server)?;
+            crate::crypto::initial_keys_for(self.versions.current(), &self.odcid, self.is_server)?;
         let space = self.space(Epoch::Initial);
         space.open = Some(open);
         space.seal = Some(seal);
@@ -302,14 +302,14 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     ) -> Result<()> {
         // A server takes clients in every version it supports (RFC 9369 §4): the connection
         // speaks the client's, unless compatible negotiation moves it (`on_client_hello`).
-        if version != self.version {
-            self.version = version;
+        if version != self.versions.current() {
+            self.versions.take_client_version(version);
             self.tls.set_version(version)?;
             self.local_tp.version_information =
-                Some(super::version_switch::local_version_information(
+                Some(super::version_state::local_version_information(
                     version,
                     true,
-                    &self.compatible_versions,
+                    self.versions.compatible(),
                 ));
         }
         self.dcid = ConnectionId::from_vec(scid.to_vec());
@@ -357,7 +357,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             || self.retry_scid.is_some()
             || self.dcid_from_peer
             || self.stats.recv > 0
-            || hdr.version != self.version
+            || hdr.version != self.versions.current()
         {
             return Ok(());
         }
@@ -377,7 +377,8 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         self.retry_scid = Some(scid);
 
         // New Initial keys from the server's chosen connection ID (RFC 9001 §5.2).
-        let (open, seal) = crate::crypto::initial_keys_for(self.version, &self.dcid, false)?;
+        let (open, seal) =
+            crate::crypto::initial_keys_for(self.versions.current(), &self.dcid, false)?;
         let space = self.space(Epoch::Initial);
         space.open = Some(open);
         space.seal = Some(seal);

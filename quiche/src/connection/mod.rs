@@ -33,6 +33,7 @@ mod stream_api;
 mod stream_calls;
 #[cfg(test)]
 pub(crate) mod tests;
+mod version_state;
 mod version_switch;
 
 use std::marker::PhantomData;
@@ -55,6 +56,7 @@ use self::scratch::Scratch;
 use self::sent_frames::SentFrames;
 use self::spaces::{OneRttKeys, PacketSpace};
 use self::state::Lifecycle;
+use self::version_state::VersionState;
 
 pub use self::open::{
     accept, accept_with_buf_factory, accept_with_retry, connect, connect_with_buffer_factory,
@@ -105,7 +107,8 @@ where
     F: BufFactory,
 {
     is_server: bool,
-    version: u32,
+    /// The QUIC version of our packets, the one the connection started in, a pending switch.
+    versions: VersionState,
 
     /// The connection ID we chose; the peer addresses packets to it.
     scid: ConnectionId<'static>,
@@ -124,22 +127,6 @@ where
     /// server's `retry_source_connection_id` must match (RFC 9000 §7.3); a server's, the one
     /// it was accepted with (`accept_with_retry`), when it is not the server's own ID.
     retry_scid: Option<ConnectionId<'static>>,
-    /// The version of the first flight, once a client answered Version Negotiation with a new
-    /// one (RFC 9368 §2.1); the server's Version Information is checked against it.
-    vn_original_version: Option<u32>,
-    /// The version of the client's first Initial when compatible version negotiation moved
-    /// the connection to another one (RFC 9368 §2.3).
-    compat_original: Option<u32>,
-    /// The versions compatible negotiation may pick, in order of preference (see
-    /// [`Config::set_compatible_versions`]).
-    compatible_versions: Vec<u32>,
-    /// A client's tentative move to the version of a received packet, with what to restore
-    /// if the packet does not authenticate: the version and the Initial keys.
-    pending_switch: Option<(
-        u32,
-        Option<crate::crypto::DirectionalKeys>,
-        Option<crate::crypto::DirectionalKeys>,
-    )>,
 
     /// The connection's paths (RFC 9000 §9): addresses, validation, amplification budgets.
     paths: crate::path::PathSet,
@@ -461,7 +448,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     /// The QUIC version the connection uses now: the configured one, or the one a client
     /// switched to after Version Negotiation (RFC 9368 §2.1).
     pub fn version(&self) -> u32 {
-        self.version
+        self.versions.current()
     }
 
     /// Whether the connection is draining, as quiche means it: the peer closed it, or we did

@@ -202,7 +202,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         let odcid = odcid.map(|c| c.clone().into_owned()).unwrap_or_default();
         let mut conn = Connection {
             is_server,
-            version: config.version,
+            versions: VersionState::new(config.version, config.compatible_versions.clone()),
             scid: scid.clone().into_owned(),
             trace_id: format!("{scid:?}"),
             dcid: odcid.clone(),
@@ -210,10 +210,6 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             dcid_from_peer: false,
             token: None,
             retry_scid: None,
-            vn_original_version: None,
-            compat_original: None,
-            compatible_versions: config.compatible_versions.clone(),
-            pending_switch: None,
             paths,
             recv_path: None,
             recv_path_new: false,
@@ -290,7 +286,7 @@ fn local_transport_params(
 ) -> (TransportParams, ConnectionIds) {
     let mut local_tp = config.local_transport_params.clone();
     local_tp.initial_source_connection_id = Some(scid.clone().into_owned());
-    local_tp.version_information = Some(version_switch::local_version_information(
+    local_tp.version_information = Some(version_state::local_version_information(
         config.version,
         is_server,
         &config.compatible_versions,

@@ -156,7 +156,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             start,
         );
         logger.set_level(level);
-        logger.set_version(self.version);
+        logger.set_version(self.versions.current());
         logger.parameters_set(start, Owner::Local, &self.local_tp);
         if let Some(tp) = &self.peer_tp {
             logger.parameters_set(start, Owner::Remote, tp);

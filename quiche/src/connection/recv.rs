@@ -112,10 +112,10 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     /// with that version's keys (RFC 9369 §4.1).
     fn recv_packet(&mut self, b: &mut [u8], info: RecvInfo, now: Instant) -> Result<Fate> {
         let original_initial = self.is_server
-            && self.compat_original.is_some()
+            && self.versions.compat_original().is_some()
             && !self.spaces[0].discarded
             && matches!(peek_long_header(b),
-                Some((Type::Initial, v)) if Some(v) == self.compat_original);
+                Some((Type::Initial, v)) if Some(v) == self.versions.compat_original());
         if !original_initial {
             return self.recv_one_packet(b, info, now);
         }

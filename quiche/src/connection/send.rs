@@ -405,11 +405,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             Type::Short => Header::new_short(ConnectionId::from_ref(dcid), key_phase),
             _ => Header::new_long(
                 ty,
-                // 0-RTT stays in the version the client started in (RFC 9369 §4.1).
-                match (ty, self.compat_original) {
-                    (Type::ZeroRTT, Some(original)) if !self.is_server => original,
-                    _ => self.version,
-                },
+                self.versions.of_long_header(self.is_server, ty),
                 ConnectionId::from_ref(&self.dcid),
                 ConnectionId::from_ref(&self.scid),
                 token,

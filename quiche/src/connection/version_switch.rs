@@ -4,47 +4,11 @@
 //! connection (RFC 9368 §4).
 
 use super::state::ConnectionError;
+use super::version_state::{local_version_information, select_version};
 use super::Connection;
-use crate::error::{Error, Result, WireErrorCode};
-use crate::packet::{is_grease_version, Epoch, HeaderLayout, QUIC_V1, SUPPORTED_VERSIONS};
+use crate::error::{Error, Result};
+use crate::packet::{Epoch, HeaderLayout};
 use crate::transport_params::{TransportParams, VersionInformation};
-
-/// The version this library picks from `offered`: the first of its own, in preference order,
-/// that the list contains (reserved versions never match, RFC 9368 §3).
-pub(super) fn select_version(offered: &[u32]) -> Option<u32> {
-    SUPPORTED_VERSIONS
-        .iter()
-        .copied()
-        .find(|v| offered.contains(v) && !is_grease_version(*v))
-}
-
-/// The Version Information an endpoint sends: its version, and what it offers (RFC 9368 §5).
-/// A client's first flight is compatible with its own version and with the `compatible` ones
-/// it may be moved to; a server lists the versions it supports, in its order of preference.
-pub(super) fn local_version_information(
-    version: u32,
-    is_server: bool,
-    compatible: &[u32],
-) -> VersionInformation {
-    let available_versions = if is_server {
-        if compatible.is_empty() {
-            SUPPORTED_VERSIONS.to_vec()
-        } else {
-            compatible.to_vec()
-        }
-    } else {
-        // Ordered by descending preference, the chosen version included (RFC 9368 §5).
-        let mut list = compatible.to_vec();
-        if !list.contains(&version) {
-            list.push(version);
-        }
-        list
-    };
-    VersionInformation {
-        chosen_version: version,
-        available_versions,
-    }
-}
 
 /// Sets up the handshake for compatible version negotiation: a client that may be moved to
 /// another version keeps its traffic secrets, a server that may move clients reads their
@@ -68,20 +32,12 @@ pub(super) fn prepare_tls(
     Ok(())
 }
 
-fn version_negotiation_error(reason: &str) -> ConnectionError {
-    ConnectionError {
-        is_app: false,
-        error_code: WireErrorCode::VersionNegotiationError as u64,
-        reason: reason.as_bytes().to_vec(),
-    }
-}
-
 impl<F: crate::buffers::BufFactory> Connection<F> {
     /// A Version Negotiation packet arrived. The client ignores it unless it is an answer to its
     /// first flight that does not list the version it tried (RFC 9000 §6.2, RFC 9368 §4); then
     /// it starts again in a version from the list, or gives up if there is none.
     pub(super) fn on_version_negotiation(&mut self, b: &[u8], hdr: &HeaderLayout) -> Result<()> {
-        let answered = self.vn_original_version.is_some();
+        let answered = self.versions.answered_version_negotiation();
         if self.is_server || answered || self.dcid_from_peer || self.stats.recv > 0 {
             return Ok(());
         }
@@ -93,7 +49,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             return Ok(());
         }
         let versions = header.versions.unwrap_or_default();
-        if versions.contains(&self.version) {
+        if versions.contains(&self.versions.current()) {
             // A VN listing our own version is bogus: ignore it.
             return Ok(());
         }
@@ -114,12 +70,11 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     /// (its transport parameters carry the new Version Information), new Initial keys, loss
     /// recovery from scratch. Connection IDs and packet numbers carry on.
     fn restart_in_version(&mut self, version: u32) -> Result<()> {
-        self.vn_original_version = Some(self.version);
-        self.version = version;
+        self.versions.restart_in(version);
         self.local_tp.version_information = Some(local_version_information(
             version,
             false,
-            &self.compatible_versions,
+            self.versions.compatible(),
         ));
         let params = self.local_tp.encode_to_vec(false)?;
         self.tls.restart_client(params)?;
@@ -153,59 +108,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         &self,
         tp: &TransportParams,
     ) -> std::result::Result<(), ConnectionError> {
-        if self.is_server {
-            // The client chose the version of its first packets, which compatible negotiation
-            // may have left behind (RFC 9368 §4).
-            let packets = self.compat_original.unwrap_or(self.version);
-            return match &tp.version_information {
-                Some(vi) if vi.chosen_version != packets => Err(version_negotiation_error(
-                    "chosen version differs from the packets'",
-                )),
-                Some(vi)
-                    if self.compat_original.is_some()
-                        && !vi.available_versions.contains(&self.version) =>
-                {
-                    Err(version_negotiation_error(
-                        "switched to a version not offered",
-                    ))
-                }
-                _ => Ok(()),
-            };
-        }
-        let Some(original) = self.vn_original_version else {
-            return match &tp.version_information {
-                Some(vi) if vi.chosen_version != self.version => Err(version_negotiation_error(
-                    "server chose a version we did not offer",
-                )),
-                _ => Ok(()),
-            };
-        };
-        // We reacted to Version Negotiation: the server's information is mandatory, except
-        // that a version 1 server may lack it (§8).
-        let assumed_v1 = VersionInformation {
-            chosen_version: QUIC_V1,
-            available_versions: vec![QUIC_V1],
-        };
-        let vi = match &tp.version_information {
-            Some(vi) => vi,
-            None if self.version == QUIC_V1 => &assumed_v1,
-            None => return Err(version_negotiation_error("no version information after VN")),
-        };
-        if vi.chosen_version != self.version {
-            return Err(version_negotiation_error(
-                "chosen version is not the negotiated one",
-            ));
-        }
-        // Would we have picked the same version had the VN listed what the server supports?
-        let mut offered = vi.available_versions.clone();
-        offered.push(self.version);
-        if vi.available_versions.is_empty()
-            || select_version(&offered) != Some(self.version)
-            || offered.contains(&original)
-        {
-            return Err(version_negotiation_error("version downgrade"));
-        }
-        Ok(())
+        self.versions.check_peer_information(self.is_server, tp)
     }
 }
 
@@ -221,17 +124,12 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         let offered = params
             .and_then(|raw| TransportParams::decode(raw, false).ok())
             .and_then(|tp| tp.version_information);
-        let chosen = offered.as_ref().and_then(|vi| {
-            self.compatible_versions
-                .iter()
-                .copied()
-                .find(|v| vi.available_versions.contains(v) && !is_grease_version(*v))
-        });
-        if let Some(version) = chosen.filter(|v| *v != self.version) {
+        let chosen = offered
+            .as_ref()
+            .and_then(|vi| self.versions.choose_compatible(vi));
+        if let Some(version) = chosen.filter(|v| *v != self.versions.current()) {
             // Only a client's first flight can be converted, and the choice is made once.
-            if self.compat_original.is_none() {
-                self.compat_original = Some(self.version);
-                self.version = version;
+            if self.versions.switch_compatible(version) {
                 self.tls.set_version(version)?;
                 if let Some(vi) = self.local_tp.version_information.as_mut() {
                     vi.chosen_version = version;
@@ -242,7 +140,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
                 self.qlog_version_information(offered.as_ref());
             }
         }
-        let switched = self.compat_original.is_some();
+        let switched = self.versions.compat_original().is_some();
         self.tls.release_server(switched)
     }
 
@@ -252,16 +150,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     /// version are installed tentatively (`true`), to be kept only if the packet authenticates
     /// ([`Connection::confirm_version_switch`]) and otherwise restored.
     pub(super) fn try_follow_version(&mut self, ty: crate::packet::Type, version: u32) -> bool {
-        use crate::packet::Type;
-        if self.is_server
-            || self.dcid_from_peer
-            || self.compat_original.is_some()
-            || self.vn_original_version.is_some()
-            || ty != Type::Initial
-            || version == self.version
-            || !self.compatible_versions.contains(&version)
-            || !crate::packet::version_is_supported(version)
-        {
+        if self.is_server || self.dcid_from_peer || !self.versions.may_follow(ty, version) {
             return false;
         }
         let initial_dcid = self
@@ -274,17 +163,15 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         };
         let space = self.space(Epoch::Initial);
         let old = (space.open.replace(open), space.seal.replace(seal));
-        self.pending_switch = Some((self.version, old.0, old.1));
-        self.version = version;
+        self.versions.begin_switch(version, old.0, old.1);
         true
     }
 
     /// The packet of the new version authenticated: the switch is final, and TLS derives the
     /// Handshake and 1-RTT keys with the new version's labels.
     pub(super) fn confirm_version_switch(&mut self) -> Result<()> {
-        if let Some((original, _, _)) = self.pending_switch.take() {
-            self.compat_original = Some(original);
-            self.tls.set_version(self.version)?;
+        if self.versions.confirm_switch() {
+            self.tls.set_version(self.versions.current())?;
             #[cfg(feature = "qlog")]
             self.qlog_version_information(None);
         }
@@ -293,8 +180,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
 
     /// The packet of the new version did not authenticate: back to the original version.
     pub(super) fn undo_version_switch(&mut self) {
-        if let Some((original, open, seal)) = self.pending_switch.take() {
-            self.version = original;
+        if let Some((open, seal)) = self.versions.undo_switch() {
             let space = self.space(Epoch::Initial);
             space.open = open;
             space.seal = seal;
@@ -305,17 +191,13 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     /// version, or, on a server that moved the client, the client's Initial and 0-RTT packets
     /// in the original version (RFC 9369 §4.1).
     pub(super) fn accepts_version(&self, ty: crate::packet::Type, version: u32) -> bool {
-        use crate::packet::Type;
-        version == self.version
-            || (self.is_server
-                && Some(version) == self.compat_original
-                && matches!(ty, Type::Initial | Type::ZeroRTT))
+        self.versions.accepts(self.is_server, ty, version)
     }
 
     /// The Initial receive keys of the client's original version, for its Initial packets
     /// that still come in that version after the server moved it.
     pub(super) fn original_initial_open(&self) -> Result<crate::crypto::DirectionalKeys> {
-        let version = self.compat_original.unwrap_or(self.version);
+        let version = self.versions.first_packets();
         Ok(crate::crypto::initial_keys_for(version, &self.odcid, self.is_server)?.0)
     }
 }
@@ -326,7 +208,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     /// later long headers. `client` is the client's offer, when the server logs it.
     fn qlog_version_information(&mut self, client: Option<&VersionInformation>) {
         let now = self.last_now.unwrap_or_else(Self::wall_now);
-        let version = self.version;
+        let version = self.versions.current();
         let ours = self
             .local_tp
             .version_information
