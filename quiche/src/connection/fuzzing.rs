@@ -11,8 +11,8 @@ use std::time::Instant;
 use octets::OctetsMut;
 use ring::hkdf::Prk;
 
+use super::key_phase::OneRttKeys;
 use super::sent_frames::SentFrames;
-use super::spaces::OneRttKeys;
 use super::Connection;
 use crate::config::Config;
 use crate::crypto::{self, Algorithm, Labels};

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::spaces::OneRttKeys;
+use super::key_phase::OneRttKeys;
 use super::Connection;
 use crate::error::{Error, Result};
 use crate::packet::{ConnectionId, Epoch};

@@ -17,6 +17,7 @@ mod fuzzing;
 mod handshake;
 mod ids;
 mod keepalive;
+pub mod key_phase;
 mod migration;
 mod open;
 mod pacing;
@@ -52,9 +53,10 @@ use crate::tls::{DirectionalKeys, Handshake};
 use crate::transport_params::TransportParams;
 
 use self::conn_flow::ConnFlowControl;
+use self::key_phase::OneRttKeys;
 use self::scratch::Scratch;
 use self::sent_frames::SentFrames;
-use self::spaces::{OneRttKeys, PacketSpace};
+use self::spaces::PacketSpace;
 use self::state::Lifecycle;
 use self::version_state::VersionState;
 
