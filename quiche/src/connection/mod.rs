@@ -12,6 +12,7 @@ mod conn_flow;
 mod datagram;
 pub mod ecn;
 mod frame_dispatch;
+mod frame_writers;
 #[cfg(any(test, feature = "fuzzing"))]
 mod fuzzing;
 mod handshake;
