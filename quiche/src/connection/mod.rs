@@ -15,6 +15,8 @@ mod frame_dispatch;
 mod fuzzing;
 mod handshake;
 mod ids;
+#[cfg(feature = "boringssl-boring-crate")]
+mod in_handshake;
 mod keepalive;
 mod migration;
 mod open;

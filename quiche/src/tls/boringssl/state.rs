@@ -86,6 +86,13 @@ pub(crate) struct QuicState {
     pub(crate) alpn: Arc<Vec<Vec<u8>>>,
     /// The newest session, in quiche's encoding (see `session`); clients only.
     pub(crate) session: Option<Vec<u8>>,
+    /// A call of ours into TLS is running, so callbacks belong to this connection's handshake
+    /// (see `in_handshake`).
+    pub(crate) in_tls_call: bool,
+    /// What callbacks changed through quiche's `set_*_in_handshake` (see `in_handshake`).
+    pub(crate) overrides: super::in_handshake::HandshakeOverrides,
+    /// Our encoded transport parameters as TLS has them.
+    pub(crate) local_params: Vec<u8>,
 }
 
 /// The epoch of a BoringSSL encryption level (0-RTT data has no CRYPTO stream of its own).
@@ -119,6 +126,9 @@ impl QuicState {
             app_keylog: None,
             alpn,
             session: None,
+            in_tls_call: false,
+            overrides: Default::default(),
+            local_params: Vec::new(),
         }
     }
 
