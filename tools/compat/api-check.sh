@@ -5,9 +5,14 @@
 #     tools/boringssl/build.sh builds once per run, hence
 #     cmake, clang and libclang-dev) and against this repository's crate, selected by a cargo
 #     feature. Both runs print one `name: value` line per check; the outputs must be identical.
+#     quiche 0.30.0 runs on BoringSSL: its output has a BoringSSL part (`boringssl.` lines, the
+#     BoringSSL-only API), which ours built with `boringssl-boring-crate` must print identically;
+#     ours on rustls must print everything else identically.
 #   - tools/compat/api_check.c: its C twin on quiche.h, compiled against our include/quiche.h
 #     and against the quiche.h shipped in quiche 0.30.0, both linked with our libquiche.a; the
-#     two runs must print the same lines.
+#     two runs must print the same lines. Again with its BoringSSL part (API_CHECK_BORINGSSL),
+#     linked with our libquiche.a built with `boringssl-boring-crate` ($QUICHE_BORING_LIBDIR
+#     when tools/test.sh made it, else built here).
 # Build outputs: ours in the workspace's target directory (its dependencies are those the
 # workspace's debug builds compiled), quiche 0.30.0 in target/api-check/upstream (the slow
 # build: keep it cached between runs). Exit status 0 when both diffs are empty.
@@ -100,6 +105,33 @@ if diff -u "$WORK/c-upstream.txt" "$WORK/c-ours.txt"; then
     say "pass: C API, $(wc -l <"$WORK/c-ours.txt") lines identical (quiche's quiche.h vs ours)"
 else
     say "FAIL: C API outputs differ (- quiche's header, + ours)"
+    status=1
+fi
+
+# The BoringSSL-only C calls: api_check.c with API_CHECK_BORINGSSL, on BoringSSL's headers,
+# linked with the library built with boringssl-boring-crate (tools/test.sh's, named by
+# QUICHE_BORING_LIBDIR; otherwise built here, unoptimized, as tools/compat/surface.sh does).
+boring_lib="${QUICHE_BORING_LIBDIR:-}"
+if [ -z "$boring_lib" ]; then
+    tools/ffi-build.sh --boringssl --debug >/dev/null
+    boring_lib="$TARGET/debug"
+fi
+for hdr in ours upstream; do
+    inc="$REPO/include"
+    [ "$hdr" = upstream ] && inc="$QUICHE_SRC/include"
+    cc -std=gnu99 -Wall -Werror -DAPI_CHECK_BORINGSSL -I"$inc" -I"$BORING_BSSL_PATH/include" \
+        -o "$WORK/c-boring-$hdr" tools/compat/api_check.c "$boring_lib/libquiche.a" \
+        -lstdc++ -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
+    timeout 60 "$WORK/c-boring-$hdr" "$CERTS" >"$WORK/c-boring-$hdr.txt" || {
+        say "api_check.c (BoringSSL part) built with the $hdr header failed"
+        status=1
+    }
+done
+if diff -u "$WORK/c-boring-upstream.txt" "$WORK/c-boring-ours.txt"; then
+    say "pass: C API with the BoringSSL-only calls, $(wc -l <"$WORK/c-boring-ours.txt") lines" \
+        "identical (quiche's quiche.h vs ours, on the library built with boringssl-boring-crate)"
+else
+    say "FAIL: C API outputs with the BoringSSL-only calls differ (- quiche's header, + ours)"
     status=1
 fi
 say "took $((SECONDS - start)) s"

@@ -570,6 +570,12 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         let _ = self.tls.set_keylog(writer);
     }
 
+    /// Whether reserved ("GREASE") values are sent where the protocols allow them
+    /// ([`crate::Config::grease`]): HTTP/3 reads it.
+    pub fn grease_enabled(&self) -> bool {
+        self.tuning.grease
+    }
+
     /// The largest UDP payload this connection sends now: with path MTU discovery, the
     /// largest size found to get through.
     pub fn max_send_udp_payload_size(&self) -> usize {

@@ -114,7 +114,9 @@ fn resumption_with_the_callback_completes() {
     let mut first = Pipe::new(&mut client, &mut server).unwrap();
     first.handshake().unwrap();
     first
-        .run_until(std::time::Duration::from_secs(5), |p| p.client.session().is_some())
+        .run_until(std::time::Duration::from_secs(5), |p| {
+            p.client.session().is_some()
+        })
         .unwrap();
     let session = first.client.session().unwrap().to_vec();
     let mut pipe = Pipe::new(&mut client, &mut server).unwrap();

@@ -25,6 +25,7 @@ use quiche_upstream as quiche;
 #[cfg(feature = "boringssl")]
 mod boring;
 mod calls;
+mod extras;
 mod h3check;
 mod loopback;
 mod transport;

@@ -85,6 +85,9 @@ pub fn config(
     config.set_disable_dcid_reuse(false);
     config.set_max_connection_window(24 << 20);
     config.set_max_stream_window(16 << 20);
+    config.set_enable_relaxed_loss_threshold(false);
+    config.set_initial_congestion_window_packets(10);
+    config.enable_track_unknown_transport_parameters(1024);
     config
 }
 
@@ -170,6 +173,7 @@ pub fn run(paths: &Paths, r: &mut Report) {
     streams(&mut client, &mut server, r);
     datagrams(&mut client, &mut server, r);
     crate::calls::run(&mut client, &mut server, r);
+    crate::extras::run(&mut client, &mut server, r);
 
     let got_session = pump(&mut client, &mut server, |c, _| c.conn.session().is_some());
     r.line("client.session.is_some", got_session);
