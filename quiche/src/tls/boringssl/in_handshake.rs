@@ -13,46 +13,10 @@ use boring::ssl::SslRef;
 use foreign_types_shared::ForeignTypeRef;
 
 use super::callbacks::state_index;
+pub use super::state::HandshakeOverrides;
 use super::state::QuicState;
-use crate::cc::CongestionControlAlgorithm;
 use crate::error::{Error, Result};
 use crate::transport_params::TransportParams;
-
-/// What the callbacks changed; `None` (or `false`) for what they left alone.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct HandshakeOverrides {
-    /// `set_cc_algorithm_in_handshake`.
-    pub cc_algorithm: Option<CongestionControlAlgorithm>,
-    /// `set_initial_congestion_window_packets_in_handshake`.
-    pub initial_congestion_window_packets: Option<usize>,
-    /// `set_enable_relaxed_loss_threshold_in_handshake`.
-    pub relaxed_loss_threshold: Option<bool>,
-    /// `set_enable_cubic_idle_restart_fix_in_handshake`.
-    pub cubic_idle_restart_fix: Option<bool>,
-    /// `set_hystart_in_handshake`.
-    pub hystart: Option<bool>,
-    /// `set_pacing_in_handshake`.
-    pub pacing: Option<bool>,
-    /// `set_max_pacing_rate_in_handshake` (the inner `None` removes the cap).
-    pub max_pacing_rate: Option<Option<u64>>,
-    /// `set_max_send_udp_payload_size_in_handshake`.
-    pub max_send_udp_payload_size: Option<usize>,
-    /// `set_send_capacity_factor_in_handshake`.
-    pub send_capacity_factor: Option<f64>,
-    /// `set_discover_pmtu_in_handshake`: on or off, and the probes per size.
-    pub discover_pmtu: Option<(bool, u8)>,
-    /// `set_max_idle_timeout_in_handshake`, in milliseconds (already in TLS's parameters).
-    pub max_idle_timeout: Option<u64>,
-    /// `set_initial_max_streams_bidi_in_handshake` (already in TLS's parameters).
-    pub initial_max_streams_bidi: Option<u64>,
-}
-
-impl HandshakeOverrides {
-    /// Whether any setter was called.
-    pub fn is_empty(&self) -> bool {
-        *self == HandshakeOverrides::default()
-    }
-}
 
 /// The state of the connection whose handshake call is running a callback on `ssl`.
 fn running_state(ssl: &mut SslRef) -> Result<&mut QuicState> {
