@@ -222,7 +222,10 @@ fn resume(
         c.conn.is_established() && s.only().is_some_and(|sc| sc.conn.is_established())
     });
     r.line("boringssl.resume.established", established);
-    r.line("boringssl.resume.client.is_resumed", client.conn.is_resumed());
+    r.line(
+        "boringssl.resume.client.is_resumed",
+        client.conn.is_resumed(),
+    );
     r.line(
         "boringssl.resume.server.is_resumed",
         server.only().is_some_and(|sc| sc.conn.is_resumed()),
