@@ -116,6 +116,6 @@ fn error_codes(r: &mut Report) {
     let grease = quiche::h3::grease_value();
     r.line(
         "extras.h3::grease_value is reserved",
-        grease >= 0x21 && (grease - 0x21) % 0x1f == 0 && grease < (1 << 62),
+        grease >= 0x21 && (grease - 0x21).is_multiple_of(0x1f) && grease < (1 << 62),
     );
 }
