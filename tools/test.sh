@@ -200,6 +200,12 @@ step "api-check: one program on quiche 0.30's API, built against crates.io quich
 # Same output, in Rust and in C (quiche 0.30.0 links the BoringSSL built above).
 tools/compat/api-check.sh
 
+step "surface: every public item of quiche 0.30 (Rust and C) in ours, both backends"
+# quiche 0.30.0's Rust items from tools/compat/surface-quiche-0.30.0.txt (surface.sh --verify
+# recomputes them: tools/compat/README.md); ours documented in the workspace's target
+# directory, where the clippy steps above checked the dependencies.
+tools/compat/surface.sh
+
 step "demo: the README's first command"
 ./tools/demo.sh
 
