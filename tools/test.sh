@@ -63,6 +63,10 @@ command -v tshark >/dev/null 2>&1 || missing+=(tshark)
 command -v cmake >/dev/null 2>&1 || missing+=(cmake)
 command -v clang >/dev/null 2>&1 || missing+=(clang)
 dpkg -s libclang-dev >/dev/null 2>&1 || missing+=(libclang-dev)
+# curl's build (tools/compat/curl.sh, in the background below) generates its build system.
+for tool in autoreconf:autoconf automake:automake libtoolize:libtool pkg-config:pkg-config; do
+    command -v "${tool%%:*}" >/dev/null 2>&1 || missing+=("${tool#*:}")
+done
 if [ "${#missing[@]}" -gt 0 ]; then
     step "installing ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
@@ -185,6 +189,19 @@ boringssl_env="$(tools/boringssl/build.sh --env)"
 # against them.
 tools/ffi-build.sh --boringssl --debug
 export QUICHE_BORING_LIBDIR="$TARGET/debug"
+# curl 8.21.0 on those libraries builds in the background from here, at the lowest priority as
+# BoringSSL did (about 3 minutes of CPU: autoreconf, configure, make), while the steps below
+# wait on the network; its checks run in the curl step. It links libquiche.so, which nothing
+# below rebuilds.
+curl_log="$(mktemp "${TMPDIR:-/tmp}/curl-build.XXXXXX")"
+setsid bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec nice -n 19 tools/compat/curl.sh --build-only' \
+    >"$curl_log" 2>&1 &
+curl_pid=$!
+stop_curl_build() {
+    kill -- -"$curl_pid" 2>/dev/null || true
+    rm -f "$curl_log"
+}
+at_exit stop_curl_build
 # Sessions across processes: quiche-client --session-file resumes with 0-RTT in the next
 # process, with quiche 0.30's client both ways, checked on the wire. About 50 s: the apps with
 # the feature (unoptimized) and 8 s of checks; quiche 0.30.0's build moves here from
@@ -205,6 +222,15 @@ step "surface: every public item of quiche 0.30 (Rust and C) in ours, both backe
 # recomputes them: tools/compat/README.md); ours documented in the workspace's target
 # directory, where the clippy steps above checked the dependencies.
 tools/compat/surface.sh
+
+step "curl 8.21.0 on our library (BoringSSL backend): HTTP/3 from quiche-server, aioquic and quic-go"
+# Built in the background since the BoringSSL step, on QUICHE_BORING_LIBDIR's libquiche.so,
+# configured with only what the checks need; curl.sh finds the build and runs its checks.
+waited=$SECONDS
+wait "$curl_pid" || { cat "$curl_log" >&2; echo "curl's build failed" >&2; exit 1; }
+echo "curl build: waited $((SECONDS - waited)) s for it; its log:"
+cat "$curl_log"
+tools/compat/curl.sh
 
 step "demo: the README's first command"
 ./tools/demo.sh
