@@ -38,11 +38,10 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
                     return Err(Error::ProtocolViolation);
                 }
             }
-            Frame::MaxData { max } => self.tx_max_data = self.tx_max_data.max(max),
+            Frame::MaxData { max } => self.flow.on_peer_max_data(max),
             Frame::DataBlocked { .. } => {
                 self.stats.data_blocked_recv_count += 1;
-                // The peer is blocked by our window: make sure an update is on its way.
-                self.max_data_pending |= self.rx_fc.should_update_max_data();
+                self.flow.on_peer_data_blocked();
             }
             f @ (Frame::Stream { .. }
             | Frame::ResetStream { .. }
@@ -156,11 +155,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
 
     /// Counts new stream bytes from the peer against our MAX_DATA (RFC 9000 §4.1).
     fn on_peer_data(&mut self, new: u64) -> Result<()> {
-        self.rx_data = self.rx_data.saturating_add(new);
-        if self.rx_data > self.rx_fc.max_data() {
-            return Err(Error::FlowControl);
-        }
-        Ok(())
+        self.flow.on_peer_data(new)
     }
 
     fn on_peer_close(&mut self, is_app: bool, error_code: u64, reason: &[u8], now: Instant) {
@@ -218,7 +213,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         let delay = Duration::from_micros(micros);
 
         self.stats.ack_frames_received += 1;
-        let mut outcome = std::mem::take(&mut self.ack_outcome);
+        let mut outcome = self.scratch.take_outcome();
         let result = self.recovery.on_ack_received(
             epoch,
             ranges.iter(),
@@ -232,11 +227,11 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         self.pmtud_on_outcome(epoch, &outcome, now);
         let acked = self.ecn_tally(outcome.acked.iter().map(|p| &p.payload));
         self.settle(epoch, &mut outcome);
-        self.ack_outcome = outcome;
+        let congestion = outcome.congestion_event;
+        self.scratch.put_outcome(outcome);
         if result.is_ok() {
             self.on_ack_ecn(epoch, ranges.largest(), ecn_counts, &acked, now);
             if epoch == Epoch::Application {
-                let congestion = self.ack_outcome.congestion_event;
                 self.ack_frequency_after_ack(congestion, now);
             }
         }
@@ -249,7 +244,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         for pkt in outcome.acked.drain(..) {
             self.stats.acked_bytes += pkt.size as u64;
             self.on_frames_acked(epoch, &pkt.payload);
-            self.recycle(pkt.payload);
+            self.scratch.recycle(pkt.payload);
         }
         if outcome.lost.iter().any(|p| p.payload.ecn_marked) {
             let lost = self.ecn_tally(outcome.lost.iter().map(|p| &p.payload));
@@ -257,16 +252,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         }
         for pkt in outcome.lost.drain(..) {
             self.on_frames_lost(epoch, &pkt.payload);
-            self.recycle(pkt.payload);
-        }
-    }
-
-    /// Keeps a record's heap buffer for a later packet. Records that fit inline own no buffer
-    /// and are simply dropped: pooling them would only copy them around and grow the pool.
-    fn recycle(&mut self, mut frames: SentFrames) {
-        if frames.has_spill_capacity() && self.frames_pool.len() < 1024 {
-            frames.clear();
-            self.frames_pool.push(frames);
+            self.scratch.recycle(pkt.payload);
         }
     }
 
@@ -325,8 +311,8 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
                     self.streams.on_data_lost(stream_id, offset, len, fin);
                 }
                 SentFrame::Control(cf) => self.streams.on_control_frame_lost(&cf),
-                SentFrame::MaxData => self.max_data_pending = true,
-                SentFrame::DataBlocked => self.data_blocked_sent_at = None,
+                SentFrame::MaxData => self.flow.on_max_data_lost(),
+                SentFrame::DataBlocked => self.flow.on_data_blocked_lost(),
                 SentFrame::Cid(cf) => self.cids.on_frame_lost(cf),
                 SentFrame::AckFrequency { seq } => self.on_ack_frequency_lost(seq),
                 SentFrame::HandshakeDone => {
@@ -418,7 +404,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
 
     /// Handles the loss detection timer (RFC 9002 §6.2, Appendix A.9).
     pub(super) fn on_loss_detection_timeout(&mut self, now: Instant) {
-        let mut outcome = std::mem::take(&mut self.ack_outcome);
+        let mut outcome = self.scratch.take_outcome();
         match self.recovery.on_loss_detection_timeout(
             now,
             &mut outcome,
@@ -450,7 +436,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             }
             TimeoutAction::AntiDeadlock => self.anti_deadlock_probe = true,
         }
-        self.ack_outcome = outcome;
+        self.scratch.put_outcome(outcome);
         self.qlog_metrics(now);
     }
 }

@@ -263,10 +263,10 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     pub fn debug_check_invariants(&self) {
         self.recovery.debug_check_invariants();
         assert!(
-            self.rx_data <= self.rx_fc.max_data(),
+            self.flow.rx_data() <= self.flow.rx_max_data(),
             "received {} stream bytes beyond the connection credit {}",
-            self.rx_data,
-            self.rx_fc.max_data()
+            self.flow.rx_data(),
+            self.flow.rx_max_data()
         );
         self.streams.debug_check_invariants();
         assert!(self.undecryptable.len() <= super::recv::MAX_UNDECRYPTABLE);

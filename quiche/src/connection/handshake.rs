@@ -69,7 +69,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             // Before the server's parameters arrive, rustls gives a resuming client the ones
             // remembered from the earlier connection: they set the limits of 0-RTT data only
             // (RFC 9000 §7.4.1).
-            if self.zero_rtt.is_some() && self.tx_max_data == 0 {
+            if self.zero_rtt.is_some() && self.flow.tx_max_data() == 0 {
                 if let Some(raw) = self.tls.peer_transport_params() {
                     let raw = raw.to_vec();
                     self.apply_remembered_transport_params(&raw)?;
@@ -117,7 +117,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         self.lifecycle.on_peer_idle_timeout(
             (tp.max_idle_timeout > 0).then(|| Duration::from_millis(tp.max_idle_timeout)),
         );
-        self.tx_max_data = self.tx_max_data.max(tp.initial_max_data);
+        self.flow.on_peer_max_data(tp.initial_max_data);
         self.streams.set_peer_transport_params(
             tp.initial_max_stream_data_bidi_local,
             tp.initial_max_stream_data_bidi_remote,
@@ -143,7 +143,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     /// The remembered parameters of a resumed session: only the limits 0-RTT data needs.
     fn apply_remembered_transport_params(&mut self, raw: &[u8]) -> Result<()> {
         let tp = TransportParams::decode(raw, true)?;
-        self.tx_max_data = tp.initial_max_data;
+        self.flow.set_remembered_max_data(tp.initial_max_data);
         self.streams.set_peer_transport_params(
             tp.initial_max_stream_data_bidi_local,
             tp.initial_max_stream_data_bidi_remote,
@@ -232,11 +232,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             tp.initial_max_streams_uni,
             tp.initial_max_data,
         )?;
-        self.tx_max_data = tp.initial_max_data;
-        self.tx_data = kept;
-        // What 0-RTT carried is sent again as retransmissions, so it stays counted as sent.
-        self.tx_emitted = self.tx_emitted.min(kept);
-        self.data_blocked_sent_at = None;
+        self.flow.on_zero_rtt_rejected(tp.initial_max_data, kept);
         let sent: Vec<_> = self
             .recovery
             .sent_packets(Epoch::Application)

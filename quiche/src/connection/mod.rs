@@ -8,6 +8,7 @@
 //! clock.
 
 mod ack_frequency;
+mod conn_flow;
 mod datagram;
 pub mod ecn;
 mod frame_dispatch;
@@ -22,6 +23,7 @@ mod pacing;
 mod pmtud;
 mod qlog;
 mod recv;
+mod scratch;
 mod send;
 pub mod sent_frames;
 pub mod spaces;
@@ -42,13 +44,14 @@ use crate::cid::ConnectionIds;
 use crate::config::Config;
 use crate::dgram::DatagramQueue;
 use crate::error::{Error, Result};
-use crate::flow_control::FlowControl;
 use crate::packet::{ConnectionId, Epoch};
-use crate::recovery::{AckOutcome, Recovery, RecoveryConfig};
+use crate::recovery::{Recovery, RecoveryConfig};
 use crate::stream::{Shutdown, StreamConfig, StreamIter, StreamMap};
 use crate::tls::{DirectionalKeys, Handshake};
 use crate::transport_params::TransportParams;
 
+use self::conn_flow::ConnFlowControl;
+use self::scratch::Scratch;
 use self::sent_frames::SentFrames;
 use self::spaces::{OneRttKeys, PacketSpace};
 use self::state::Lifecycle;
@@ -175,28 +178,14 @@ where
     cc_factory: Option<std::sync::Arc<dyn crate::cc::CcFactory>>,
     /// Makes the IDs we issue (random bytes without one).
     cid_generator: Option<std::sync::Arc<dyn crate::cid::ConnectionIdGenerator>>,
-    ack_outcome: AckOutcome<SentFrames>,
-    /// Records of sent packets reused to avoid an allocation per packet.
-    frames_pool: Vec<SentFrames>,
+    /// Buffers reused from packet to packet (ACK outcomes, sent-packet records).
+    scratch: Scratch,
 
     streams: StreamMap,
-    /// Connection-level receive window (MAX_DATA we advertise).
-    rx_fc: FlowControl,
-    /// Sum of the highest offsets received on all streams (checked against our MAX_DATA).
-    rx_data: u64,
-    /// Stream bytes the application committed for sending.
-    tx_data: u64,
-    /// Stream bytes sent for the first time (not retransmissions): `tx_data - tx_emitted` were
-    /// written and wait to be sent.
-    tx_emitted: u64,
+    /// Connection-level flow control, both directions (MAX_DATA, DATA_BLOCKED).
+    flow: ConnFlowControl,
     /// CRYPTO data went to TLS since the last `drive_handshake`.
     tls_fed: bool,
-    /// `Config::set_max_unsent_stream_data`.
-    max_unsent_stream_data: u64,
-    /// The peer's MAX_DATA.
-    tx_max_data: u64,
-    max_data_pending: bool,
-    data_blocked_sent_at: Option<u64>,
 
     lifecycle: Lifecycle,
     handshake_complete: bool,

@@ -196,7 +196,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         configure_tls(&mut tls, is_server, &local_tp, config)?;
         let (pmtud, max_datagram, recovery_config, sender, seed) =
             build_recovery_parts(is_server, scid, config);
-        let (streams, rx_fc) = build_streams(is_server, &local_tp, config);
+        let (streams, flow) = build_streams(is_server, &local_tp, config);
         let paths = initial_paths(is_server, odcid.is_some(), (local, peer), sender, config);
         let idle = idle_timeout(&local_tp);
         let odcid = odcid.map(|c| c.clone().into_owned()).unwrap_or_default();
@@ -233,18 +233,10 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             recovery_config,
             cc_factory: config.cc_factory.clone(),
             cid_generator: config.cid_generator.clone(),
-            ack_outcome: AckOutcome::new(),
-            frames_pool: Vec::new(),
+            scratch: Scratch::default(),
             streams,
-            rx_fc,
-            rx_data: 0,
-            tx_data: 0,
-            tx_emitted: 0,
+            flow,
             tls_fed: false,
-            max_unsent_stream_data: config.max_unsent_stream_data,
-            tx_max_data: 0,
-            max_data_pending: false,
-            data_blocked_sent_at: None,
             lifecycle: Lifecycle::new(idle),
             handshake_complete: false,
             handshake_confirmed: false,
@@ -384,12 +376,12 @@ fn build_recovery_parts(
     (pmtud, max_datagram, recovery_config, sender, seed)
 }
 
-/// The stream map and the connection's receive window, from our transport parameters.
+/// The stream map and the connection's flow control, from our transport parameters.
 fn build_streams(
     is_server: bool,
     local_tp: &TransportParams,
     config: &Config,
-) -> (StreamMap, FlowControl) {
+) -> (StreamMap, ConnFlowControl) {
     let streams = StreamMap::new(
         is_server,
         StreamConfig {
@@ -403,10 +395,13 @@ fn build_streams(
             ..StreamConfig::default()
         },
     );
-    let mut rx_fc = FlowControl::new(local_tp.initial_max_data, config.max_connection_window);
-    rx_fc.ensure_window_lower_bound(streams.largest_recv_window().saturating_mul(3) / 2);
-
-    (streams, rx_fc)
+    let flow = ConnFlowControl::new(
+        local_tp.initial_max_data,
+        config.max_connection_window,
+        streams.largest_recv_window().saturating_mul(3) / 2,
+        config.max_unsent_stream_data,
+    );
+    (streams, flow)
 }
 
 /// The path set with the handshake's path. A client's is validated; so is a server's after a

@@ -317,10 +317,10 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         (one_rtt
             && (self.handshake_done_pending && self.is_server
                 || self.paths.active().has_path_frames()))
-            || self.max_data_pending
+            || self.flow.max_data_pending()
             || (one_rtt && (self.cids.has_frames_to_send() || self.has_datagrams_to_send()))
             || self.streams.has_control_frames()
-            || (self.streams.has_data_to_send() && self.tx_max_data > 0)
+            || (self.streams.has_data_to_send() && self.flow.tx_max_data() > 0)
     }
 
     /// Builds and seals one packet of `epoch` in `buf`. `datagram_off` is how much of the
@@ -347,7 +347,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         }
         let payload_cap = buf.len() - hdr_len - tag_len;
 
-        let mut frames = self.frames_pool.pop().unwrap_or_default();
+        let mut frames = self.scratch.frames();
         let (payload_len, ack_eliciting) = {
             let payload = &mut buf[hdr_len..hdr_len + payload_cap];
             self.write_frames(epoch, ty, payload, &mut frames, now)?
@@ -368,7 +368,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             .max(for_datagram)
             .min(payload_cap);
         if payload_len == 0 && padded_len == 0 {
-            self.frames_pool.push(frames);
+            self.scratch.put_unused_frames(frames);
             qlog!(self, q => q.sent_frames().clear());
             return Err(Error::Done);
         }
@@ -807,34 +807,25 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     fn write_stream_control(&mut self, b: &mut OctetsMut, frames: &mut SentFrames) -> Result<bool> {
         let mut eliciting = false;
         let now = self.last_now;
-        if self.max_data_pending {
-            if let Some(now) = now {
-                self.rx_fc.update_max_data(now);
-            }
-            let frame = Frame::MaxData {
-                max: self.rx_fc.max_data(),
-            };
+        if let Some(max) = self.flow.max_data_to_send(now) {
+            let frame = Frame::MaxData { max };
             if frame.wire_len() <= b.cap() {
                 frame.to_bytes(b)?;
                 frames.push(SentFrame::MaxData);
                 qlog!(self, q => q.sent_frames().push_frame(&frame));
-                self.max_data_pending = false;
+                self.flow.on_max_data_sent();
                 eliciting = true;
             }
         }
-        if self.tx_data >= self.tx_max_data
-            && self.streams.has_data_to_send()
-            && self.data_blocked_sent_at != Some(self.tx_max_data)
-        {
-            let frame = Frame::DataBlocked {
-                limit: self.tx_max_data,
-            };
+        let streams = &self.streams;
+        if let Some(limit) = self.flow.data_blocked_due(|| streams.has_data_to_send()) {
+            let frame = Frame::DataBlocked { limit };
             if frame.wire_len() <= b.cap() {
                 frame.to_bytes(b)?;
                 frames.push(SentFrame::DataBlocked);
                 self.stats.data_blocked_sent_count += 1;
                 qlog!(self, q => q.sent_frames().push_frame(&frame));
-                self.data_blocked_sent_at = Some(self.tx_max_data);
+                self.flow.on_data_blocked_sent(limit);
                 eliciting = true;
             }
         }
@@ -964,7 +955,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             if emitted.retransmission {
                 self.stats.stream_resent_bytes += emitted.len as u64;
             } else {
-                self.tx_emitted += emitted.len as u64;
+                self.flow.on_emitted(emitted.len as u64);
             }
             frames.push(SentFrame::Stream {
                 stream_id: id,

@@ -301,7 +301,7 @@ impl<F: BufFactory> Connection<F> {
             _ => Duration::ZERO,
         };
         // Every byte counted as written and not sent must sit in some stream's buffer.
-        let unsent = self.tx_data.saturating_sub(self.tx_emitted);
+        let unsent = self.flow.unsent();
         let tx_buffered_state = if unsent > self.streams.send_buffered() {
             TxBufferTrackingState::Inconsistent
         } else {

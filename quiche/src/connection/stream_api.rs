@@ -13,7 +13,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         }
         let capacity = self.send_capacity();
         let n = self.streams.stream_send(stream_id, buf, fin, capacity)?;
-        self.tx_data += n as u64;
+        self.flow.on_written(n as u64);
         Ok(n)
     }
 
@@ -21,17 +21,14 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     /// bytes: they no longer count against the peer's connection window nor wait to be sent.
     pub(super) fn reclaim_unsent_stream_data(&mut self) {
         let reclaimed = self.streams.take_send_reclaimed();
-        self.tx_data = self.tx_data.saturating_sub(reclaimed);
+        self.flow.on_reclaimed(reclaimed);
     }
 
     /// How many more stream bytes the connection accepts over all streams: the peer's
     /// connection window (MAX_DATA) and the bound on data written but not yet sent.
     pub(super) fn send_capacity(&self) -> u64 {
-        let unsent = self.tx_data.saturating_sub(self.tx_emitted);
-        let capacity = self
-            .tx_max_data
-            .saturating_sub(self.tx_data)
-            .min(self.max_unsent_stream_data.saturating_sub(unsent));
+        let unsent = self.flow.unsent();
+        let capacity = self.flow.send_capacity();
         match self.tuning.send_capacity_factor {
             // `Config::set_send_capacity_factor`: the window's free room, scaled.
             Some(factor) => {
@@ -143,18 +140,12 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         if n == 0 {
             return;
         }
-        self.rx_fc.add_consumed(n);
-        // A stream window that grew raises the connection window at once, not only at the next
-        // update: otherwise the connection lags one update behind and throttles the stream.
-        self.rx_fc
-            .ensure_window_lower_bound(self.streams.largest_recv_window().saturating_mul(3) / 2);
-        // One decision per MAX_DATA frame: a pending one carries the newest credit anyway. A
-        // stream update about to go out takes the connection's along a little early.
-        let alongside = self.streams.has_control_frames() && self.rx_fc.worth_updating_alongside();
-        if !self.max_data_pending && (self.rx_fc.should_update_max_data() || alongside) {
-            self.rx_fc
-                .autotune_window(now, self.sender().rtt().smoothed_rtt());
-            self.max_data_pending = true;
-        }
+        self.flow.on_consumed(
+            n,
+            self.streams.largest_recv_window().saturating_mul(3) / 2,
+            self.streams.has_control_frames(),
+            now,
+            self.sender().rtt().smoothed_rtt(),
+        );
     }
 }

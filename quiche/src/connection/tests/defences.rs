@@ -135,7 +135,7 @@ fn ack_range_flood_costs_bounded_work_and_memory() {
         pipe.server.debug_check_invariants();
     }
     // What the ACK processing keeps is sized by the packets tracked, not by the ranges named.
-    assert!(pipe.server.ack_outcome.acked.capacity() <= 2 * 10_000 + 64);
+    assert!(pipe.server.scratch.outcome().acked.capacity() <= 2 * 10_000 + 64);
     // Ranges beyond what was sent end the connection at the first of them.
     let mut beyond = RangeSet::new(10_000);
     for pn in (first + 20_000..first + 30_000).step_by(2) {
