@@ -208,6 +208,22 @@ at_exit stop_curl_build
 # tools/compat/api-check.sh below, which reuses it.
 tools/compat/sessions.sh
 
+step "BoringSSL backend: quiche 0.30's own examples, and the http3 interop case both roles"
+# The examples and our apps with the feature, unoptimized (their dependencies were built
+# above); the C examples linked with the feature's libquiche.a of QUICHE_BORING_LIBDIR.
+tools/compat/examples.sh --boringssl
+# The apps as sessions.sh built them (with BORING_BSSL_PATH: without it boring-sys would
+# compile BoringSSL again), copied: a later default build puts its own binaries at these paths.
+(
+    eval "$boringssl_env"
+    cargo build --quiet -p quiche-apps --features boringssl-boring-crate
+)
+boring_apps="$(mktemp -d "${TMPDIR:-/tmp}/boring-apps.XXXXXX")"
+cleanup_dir "$boring_apps"
+cp "$TARGET/debug/quiche-client" "$TARGET/debug/quiche-server" "$boring_apps/"
+OURS_BIN="$boring_apps" tools/interop/run.sh --clients ours --servers ours,aioquic,quic-go,ngtcp2 --cases http3
+OURS_BIN="$boring_apps" tools/interop/run.sh --clients aioquic,quic-go,ngtcp2 --servers ours --cases http3
+
 step "C API: header vs libraries, C/C++ examples, interop with the Rust apps, valgrind"
 # Its clippy and unit-test part ran above: `cargo test --features quiche/ffi` (rustls) and the
 # BoringSSL step's clippy and tests (`boringssl-boring-crate,ffi`).
