@@ -128,14 +128,19 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         }
     }
 
-    /// The peer's `max_udp_payload_size` caps the search.
+    /// The peer's `max_udp_payload_size` caps the search, or without one the datagram size;
+    /// the active path's sender (controller and pacer) counts in the new size.
     pub(super) fn pmtud_set_peer_max(&mut self, peer_max: usize) {
-        if self.pmtud.is_enabled() {
+        let size = if self.pmtud.is_enabled() {
             self.pmtud.set_max(peer_max);
-            self.max_send_udp_payload_size = self.pmtud.current();
             let _ = self.pmtud.take_update();
+            self.pmtud.current()
         } else {
-            self.max_send_udp_payload_size = self.max_send_udp_payload_size.min(peer_max);
+            self.max_send_udp_payload_size.min(peer_max)
+        };
+        if size != self.max_send_udp_payload_size {
+            self.max_send_udp_payload_size = size;
+            self.sender_mut().on_mtu_update(size);
         }
     }
 

@@ -189,6 +189,38 @@ fn without_discovery_the_configured_size_is_used_from_the_start() {
     assert_eq!(pipe.server.pmtud_stats().probes_sent, 0);
 }
 
+/// A peer that takes smaller datagrams than we would send (its `max_udp_payload_size`) caps
+/// the datagram size, and the controller and the pacer count in the capped size too.
+#[test]
+fn the_peers_max_udp_payload_size_caps_the_sender_too() {
+    const PEER_MAX: usize = 1300;
+    let (mut c, mut s) = configs(false);
+    c.set_max_recv_udp_payload_size(PEER_MAX);
+    let mut pipe = pipe_with(&mut c, &mut s, PathMtu::default(), None);
+    assert_eq!(pipe.server.sender().max_datagram_size(), MAX);
+    // Until something is acknowledged the controller's window is the initial one, which
+    // RFC 9002 §7.2 derives from the datagram size: 10 datagrams of 1300 bytes, not of 1452.
+    let initial_window = |mds| {
+        crate::cc::CcConfig {
+            max_datagram_size: mds,
+            ..crate::cc::CcConfig::default()
+        }
+        .initial_window()
+    };
+    assert_ne!(initial_window(PEER_MAX), initial_window(MAX));
+    pipe.run_until(Duration::from_secs(1), |p| p.server.peer_tp.is_some())
+        .unwrap();
+    assert_eq!(pipe.server.max_send_udp_payload_size(), PEER_MAX);
+    assert_eq!(pipe.server.sender().max_datagram_size(), PEER_MAX);
+    assert_eq!(pipe.server.sender().cwnd(), initial_window(PEER_MAX));
+    pipe.handshake().unwrap();
+    // The client's own limit is the configured one: the server takes 1452 bytes.
+    assert_eq!(pipe.client.sender().max_datagram_size(), MAX);
+    download(&mut pipe, 1 << 20, |p| {
+        assert!(p.server.sender().max_datagram_size() == PEER_MAX);
+    });
+}
+
 #[test]
 fn pmtu_is_reported_once_found_and_revalidation_reports_each_change() {
     let (mut c, mut s) = configs(true);
