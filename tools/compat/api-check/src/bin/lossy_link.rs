@@ -87,7 +87,9 @@ struct Options {
 
 fn parse_args() -> Result<Options, String> {
     let mut args = std::env::args().skip(1);
-    let certs = args.next().ok_or("usage: quiche-lossy-link CERT_DIR [options]")?;
+    let certs = args
+        .next()
+        .ok_or("usage: quiche-lossy-link CERT_DIR [options]")?;
     let mut o = Options {
         certs,
         size: 20_000_000,
@@ -106,7 +108,7 @@ fn parse_args() -> Result<Options, String> {
                     .split(',')
                     .map(|s| s.parse().map_err(|e| format!("--seeds: {e}")))
                     .collect::<Result<_, _>>()?
-            },
+            }
             _ => return Err(format!("unknown argument {a}")),
         }
     }
@@ -127,7 +129,8 @@ fn config(o: &Options, server: bool) -> Result<quiche::Config, String> {
     } else {
         c.verify_peer(false);
     }
-    c.set_application_protos(&[ALPN]).map_err(|x| e("alpn", x))?;
+    c.set_application_protos(&[ALPN])
+        .map_err(|x| e("alpn", x))?;
     c.set_cc_algorithm(quiche::CongestionControlAlgorithm::CUBIC);
     // Windows larger than the transfer: flow control never limits it, only recovery does.
     let window = o.size as u64 + 1_000_000;
@@ -156,7 +159,11 @@ struct Outcome {
 }
 
 /// Sends everything `conn` has now into `link`.
-fn flush(conn: &mut quiche::Connection, link: &mut Direction, buf: &mut [u8]) -> Result<(), String> {
+fn flush(
+    conn: &mut quiche::Connection,
+    link: &mut Direction,
+    buf: &mut [u8],
+) -> Result<(), String> {
     loop {
         match conn.send(buf) {
             Ok((n, _)) => link.push(&buf[..n]),
@@ -209,7 +216,9 @@ fn run(o: &Options, seed: u64) -> Result<Outcome, String> {
     let (mut wait, mut waits) = (Duration::ZERO, 0u64);
     loop {
         if started.elapsed() > RUN_LIMIT {
-            return Err(format!("seed {seed}: not done after {RUN_LIMIT:?} ({received} bytes)"));
+            return Err(format!(
+                "seed {seed}: not done after {RUN_LIMIT:?} ({received} bytes)"
+            ));
         }
         flush(&mut client, &mut up, &mut buf)?;
         if server.is_none() {
@@ -226,7 +235,10 @@ fn run(o: &Options, seed: u64) -> Result<Outcome, String> {
                     .map_err(|e| format!("accept: {e:?}"))?,
                 );
                 let s = server.as_mut().unwrap();
-                let info = quiche::RecvInfo { from: client_addr, to: server_addr };
+                let info = quiche::RecvInfo {
+                    from: client_addr,
+                    to: server_addr,
+                };
                 let _ = s.recv(&mut first, info);
             }
         }
@@ -311,7 +323,9 @@ fn run(o: &Options, seed: u64) -> Result<Outcome, String> {
         client.on_timeout();
         s.on_timeout();
         if client.is_closed() || s.is_closed() {
-            return Err(format!("seed {seed}: a connection closed before the end ({received} bytes)"));
+            return Err(format!(
+                "seed {seed}: a connection closed before the end ({received} bytes)"
+            ));
         }
     }
 }
@@ -322,7 +336,7 @@ fn main() {
         Err(e) => {
             eprintln!("quiche-lossy-link: {e}");
             std::process::exit(2);
-        },
+        }
     };
     for &seed in &o.seeds {
         match run(&o, seed) {
@@ -338,12 +352,16 @@ fn main() {
                 r.server_lost,
                 r.server_retrans,
                 r.dropped,
-                if r.server_lost == 0 { 0.0 } else { r.server_retrans as f64 / r.server_lost as f64 },
+                if r.server_lost == 0 {
+                    0.0
+                } else {
+                    r.server_retrans as f64 / r.server_lost as f64
+                },
             ),
             Err(e) => {
                 eprintln!("quiche-lossy-link: {e}");
                 std::process::exit(1);
-            },
+            }
         }
     }
 }
