@@ -157,6 +157,11 @@ impl Pmtud {
         self.current
     }
 
+    /// The search's settings (with MAX_PLPMTU as lowered so far).
+    pub fn config(&self) -> PmtudConfig {
+        self.config
+    }
+
     /// MAX_PLPMTU.
     pub fn max(&self) -> usize {
         self.config.max

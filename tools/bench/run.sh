@@ -18,6 +18,8 @@
 #     by the same client (bench-rps, tools/load's client on our quiche::h3), alternating;
 #     every response's status and length checked. Medians of req/s, latency percentiles,
 #     server CPU per request.
+# With --boringssl, our library on its BoringSSL backend too, beside rustls: transfers (ours-bssl)
+# and handshakes/s (ours-bssl, ours-bssl-x25519), with their ratios to the default build.
 # Each run appends one line of medians and ratios to tools/bench/history.tsv.
 #
 #   tools/bench/run.sh                      # 1 GiB, 3 runs each
@@ -54,6 +56,12 @@
 #   --no-history    append nothing
 #   --no-build      use the binaries already built
 #   --keep          keep the work directory (logs, results.tsv, handshakes.tsv, rps.tsv)
+#   --boringssl     also our library on its BoringSSL backend (feature boringssl-boring-crate;
+#                   BoringSSL from tools/boringssl/build.sh, the apps and bench-handshakes built
+#                   in target/bench-boringssl): transfers ours-bssl (HTTP/0.9, as ours-hq) and
+#                   handshakes ours-bssl (BoringSSL's default groups, X25519MLKEM768 first) and
+#                   ours-bssl-x25519 (X25519 only, as rustls offers), with ratios to rustls's
+#                   (BENCH_BORINGSSL=1)
 # See tools/bench/README.md for what is measured and how.
 set -euo pipefail
 START_DIR="$PWD"
@@ -78,6 +86,7 @@ CEILING_WANTED=1
 TRANSFERS=1
 BUILD=1
 KEEP=0
+BSSL="${BENCH_BORINGSSL:-0}"
 while [ $# -gt 0 ]; do
     case "$1" in
         --size) SIZE_ARG="$2"; shift 2 ;;
@@ -99,6 +108,7 @@ while [ $# -gt 0 ]; do
         --ours-bin) OURS_BIN="$2"; shift 2 ;;
         --no-build) BUILD=0; shift ;;
         --keep) KEEP=1; shift ;;
+        --boringssl) BSSL=1; shift ;;
         -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         *) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
@@ -115,6 +125,7 @@ step() { printf '\n== %s\n' "$*"; }
 . "$REPO/tools/bench/sh/history.sh"
 
 if [ -n "$COMPARE" ]; then
+    [ "$BSSL" = 0 ] || die "--compare and --boringssl do not go together"
     # An A/B of our apps: the other parts would measure the working tree alone.
     [ "$TRANSFERS" = 1 ] || die "--compare needs the transfers (no --skip-transfers)"
     HS_N=0
@@ -150,6 +161,11 @@ QUICGO="$INTEROP_BUILD/bin/quic-go-peer"
 # Part 4 without quic-go (no Go toolchain) still measures ours; this says why quic-go is missing.
 QUICGO_SKIPPED=""
 CERTS="$REPO/quiche/tests/certs"
+# The BoringSSL builds (--boringssl): their own target directory, so that the default
+# binaries in $TARGET/release stay the rustls ones whatever ran last.
+BSSL_TARGET="$TARGET/bench-boringssl"
+BSSL_DIR="$BSSL_TARGET/release"
+HS_BSSL="$BSSL_DIR/bench-handshakes"
 
 if [ "$BUILD" = 1 ]; then
     if [ -z "$OURS_BIN" ] && { [ "$TRANSFERS" = 1 ] || [ "$RPS_N" -gt 0 ]; }; then
@@ -169,6 +185,19 @@ if [ "$BUILD" = 1 ]; then
         # Outside the workspace (it depends on quinn-proto), with its own target dir.
         step "building tools/bench/handshakes (release)"
         cargo build --release --quiet --manifest-path "$HS_MANIFEST" --target-dir "$HS_TARGET"
+    fi
+    if [ "$BSSL" = 1 ]; then
+        step "building BoringSSL (once), then the apps and bench-handshakes on it (release, $BSSL_TARGET)"
+        tools/boringssl/build.sh
+        (
+            eval "$(tools/boringssl/build.sh --env)"
+            cargo build --release --quiet -p quiche-apps --features quiche/boringssl-boring-crate \
+                --target-dir "$BSSL_TARGET"
+            if [ "$HS_N" -gt 0 ]; then
+                cargo build --release --quiet --manifest-path "$HS_MANIFEST" --features boringssl \
+                    --target-dir "$BSSL_TARGET"
+            fi
+        ) || die "the BoringSSL builds failed"
     fi
     if [ "$RPS_N" -gt 0 ]; then
         if command -v go >/dev/null; then
@@ -202,6 +231,10 @@ if [ "$TRANSFERS" = 1 ]; then
     [ -z "$COMPARE" ] && need+=("$QUINN")
 fi
 [ "$HS_N" -gt 0 ] && need+=("$HS")
+if [ "$BSSL" = 1 ]; then
+    [ "$TRANSFERS" = 1 ] && need+=("$BSSL_DIR/quiche-server" "$BSSL_DIR/quiche-client")
+    [ "$HS_N" -gt 0 ] && need+=("$HS_BSSL")
+fi
 [ "$RPS_N" -gt 0 ] && need+=("$OURS_SERVER" "$RPS")
 for bin in "${need[@]}"; do
     [ -x "$bin" ] || die "$bin is missing: run without --no-build"
@@ -264,6 +297,7 @@ ours_proto_flags() {
 ours_dir() {
     case "$1" in
         ref-*) echo "$REF_DIR" ;;
+        ours-bssl) echo "$BSSL_DIR" ;;
         *) echo "$OURS_DIR" ;;
     esac
 }
@@ -273,7 +307,7 @@ ours_dir() {
 start_variant_server() {
     local variant="$1" log="$2" cmd=()
     case "$variant" in
-        ours-h3|ours-hq|ours-nogso|ours-bbr|ours|ref-hq)
+        ours-h3|ours-hq|ours-nogso|ours-bbr|ours-bssl|ours|ref-hq)
             # --no-retry: quinn-peer's server does not send Retry either (one round trip less).
             # shellcheck disable=SC2207 # the flags are words
             cmd=("$(ours_dir "$variant")/quiche-server" --no-retry $(ours_flags "$variant")) ;;
@@ -296,7 +330,7 @@ transfer() {
     url="https://127.0.0.1:$PORT/bench.bin"
     local client=()
     case "$variant" in
-        ours-h3|ours-hq|ours-nogso|ours-bbr|ref-hq)
+        ours-h3|ours-hq|ours-nogso|ours-bbr|ours-bssl|ref-hq)
             # shellcheck disable=SC2207 # the flags are words
             client=("$(ours_dir "$variant")/quiche-client" $(ours_flags "$variant") $(ours_proto_flags "$variant") \
                 --ca "$CERTS/rootca.crt" --dump-responses "$DIR/out" "$url") ;;
@@ -417,6 +451,10 @@ if [ "$TRANSFERS" = 1 ]; then
     else
         variants="ours-h3 ours-hq ours-nogso ours-bbr quinn"
         ratio_list="ours-h3/ours-hq ours-bbr/ours-hq ours-hq/quinn ours-h3/quinn ours-nogso/quinn ours-hq/ceiling ours-h3/ceiling quinn/ceiling ours-hq/ceiling-udp"
+        if [ "$BSSL" = 1 ]; then
+            variants="$variants ours-bssl"
+            ratio_list="$ratio_list ours-bssl/ours-hq"
+        fi
     fi
     [ -z "$CEILING_SKIPPED" ] && variants="$variants $ceilings"
     # Variants that do not run, and why (for the table).
@@ -465,37 +503,62 @@ fi
 # The value of key $1 in a `key=value ...` line on stdin.
 field() { tr ' ' '\n' | sed -n "s/^$1=//p"; }
 
+# One bench-handshakes command for label $1 (ours, quinn, ours-bssl, ours-bssl-x25519) and mode
+# $2, the rest of its arguments after them.
+hs_cmd() {
+    local label="$1" mode="$2"
+    shift 2
+    case "$label" in
+        ours|quinn) taskset -c 0 "$HS" "$mode" --impl "$label" "$@" ;;
+        ours-bssl) taskset -c 0 "$HS_BSSL" "$mode" --impl ours "$@" ;;
+        ours-bssl-x25519) taskset -c 0 "$HS_BSSL" "$mode" --impl ours --curves X25519 "$@" ;;
+    esac
+}
+
+HS_IMPLS="ours quinn"
+[ "$BSSL" = 1 ] && HS_IMPLS="$HS_IMPLS ours-bssl ours-bssl-x25519"
+
 if [ "$HS_N" -gt 0 ]; then
     step "handshakes per second on one core (taskset -c 0): $HS_N complete handshakes in memory per run, $HS_RUNS runs each, alternating"
     : >"$DIR/handshakes.tsv"
     for run in $(seq "$HS_RUNS"); do
-        if [ $((run % 2)) = 1 ]; then order="ours quinn"; else order="quinn ours"; fi
+        order="$HS_IMPLS"
+        [ $((run % 2)) = 0 ] && order="$(tr ' ' '\n' <<<"$HS_IMPLS" | tac | xargs)"
         for impl in $order; do
-            line="$(taskset -c 0 "$HS" rate --impl "$impl" -n "$HS_N" --certs "$CERTS")" \
+            line="$(hs_cmd "$impl" rate -n "$HS_N" --certs "$CERTS")" \
                 || die "bench-handshakes rate --impl $impl failed"
             printf '%s\t%s\t%s\t%s\t%s\n' "$impl" "$run" "$(field per_sec <<<"$line")" \
                 "$(field allocs_per_handshake <<<"$line")" "$(field us_per_handshake <<<"$line")" \
                 >>"$DIR/handshakes.tsv"
-            printf '  %-5s run %s: %s\n' "$impl" "$run" "${line#rate }"
+            printf '  %-16s run %s: %s\n' "$impl" "$run" "${line#rate }"
         done
     done
     echo
     printf 'median of %d runs   %14s %14s %20s\n' "$HS_RUNS" "handshakes/s" "us/handshake" "allocations/handshake"
-    for impl in ours quinn; do
+    for impl in $HS_IMPLS; do
         col() { awk -F'\t' -v i="$impl" -v c="$1" '$1 == i { print $c }' "$DIR/handshakes.tsv" | median; }
         printf '%-19s %14.1f %14.1f %20.1f\n' "$impl" "$(col 3)" "$(col 5)" "$(col 4)"
-        eval "HS_MEDIAN_$impl=$(col 3)"
+        eval "HS_MEDIAN_${impl//-/_}=$(col 3)"
     done
     # shellcheck disable=SC2154 # set by eval above
     printf '%-19s %14.2f\n' "ours/quinn" "$(awk -v a="$HS_MEDIAN_ours" -v b="$HS_MEDIAN_quinn" 'BEGIN { print a / b }')"
+    if [ "$BSSL" = 1 ]; then
+        # shellcheck disable=SC2154 # set by eval above
+        printf '%-19s %14.2f\n' "ours-bssl/ours" "$(awk -v a="$HS_MEDIAN_ours_bssl" -v b="$HS_MEDIAN_ours" 'BEGIN { print a / b }')"
+        # shellcheck disable=SC2154 # set by eval above
+        printf '%-19s %14.2f\n' "ours-bssl-x25519/ours" "$(awk -v a="$HS_MEDIAN_ours_bssl_x25519" -v b="$HS_MEDIAN_ours" 'BEGIN { print a / b }')"
+        echo "(ours: rustls; ours-bssl: BoringSSL with its default groups; ours-bssl-x25519: BoringSSL with X25519 only, as rustls with ring offers)"
+    fi
 
     step "heap held by one idle established connection ($IDLE_K pairs kept, counting allocator)"
-    printf '%-8s %14s %14s %14s %18s %20s\n' "" "per connection" "client side" "server side" "caches, per pair" "sizeof(Connection)"
-    for impl in ours quinn; do
-        line="$(taskset -c 0 "$HS" heap --impl "$impl" -k "$IDLE_K" --certs "$CERTS")" \
+    printf '%-10s %14s %14s %14s %18s %20s\n' "" "per connection" "client side" "server side" "caches, per pair" "sizeof(Connection)"
+    heap_impls="ours quinn"
+    [ "$BSSL" = 1 ] && heap_impls="$heap_impls ours-bssl"
+    for impl in $heap_impls; do
+        line="$(hs_cmd "$impl" heap -k "$IDLE_K" --certs "$CERTS")" \
             || die "bench-handshakes heap --impl $impl failed"
         [ "$impl" = ours ] && HEAP_OURS="$(field per_conn <<<"$line")"
-        printf '%-8s %14s %14s %14s %18s %20s\n' "$impl" "$(field per_conn <<<"$line")" \
+        printf '%-10s %14s %14s %14s %18s %20s\n' "$impl" "$(field per_conn <<<"$line")" \
             "$(field client_per_conn <<<"$line")" "$(field server_per_conn <<<"$line")" \
             "$(field residual_per_pair <<<"$line")" "$(field conn_struct <<<"$line")"
     done

@@ -5,9 +5,14 @@
 #     tools/boringssl/build.sh builds once per run, hence
 #     cmake, clang and libclang-dev) and against this repository's crate, selected by a cargo
 #     feature. Both runs print one `name: value` line per check; the outputs must be identical.
+#     quiche 0.30.0 runs on BoringSSL: its output has a BoringSSL part (`boringssl.` lines, the
+#     BoringSSL-only API), which ours built with `boringssl-boring-crate` must print identically;
+#     ours on rustls must print everything else identically.
 #   - tools/compat/api_check.c: its C twin on quiche.h, compiled against our include/quiche.h
 #     and against the quiche.h shipped in quiche 0.30.0, both linked with our libquiche.a; the
-#     two runs must print the same lines.
+#     two runs must print the same lines. Again with its BoringSSL part (API_CHECK_BORINGSSL),
+#     linked with our libquiche.a built with `boringssl-boring-crate` ($QUICHE_BORING_LIBDIR
+#     when tools/test.sh made it, else built here).
 # Build outputs: ours in the workspace's target directory (its dependencies are those the
 # workspace's debug builds compiled), quiche 0.30.0 in target/api-check/upstream (the slow
 # build: keep it cached between runs). Exit status 0 when both diffs are empty.
@@ -32,36 +37,50 @@ if [ "${#missing[@]}" -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-say "building against this repository's quiche"
-cargo build --quiet --manifest-path "$CRATE/Cargo.toml" --features ours \
-    --target-dir "$TARGET"
-say "building against quiche 0.30.0 (on the BoringSSL of tools/boringssl/build.sh)"
+say "building against this repository's quiche (rustls, the default backend)"
+cargo build --quiet --manifest-path "$CRATE/Cargo.toml" --features ours --target-dir "$TARGET"
+cp "$TARGET/debug/quiche-api-check" "$WORK/api-check-ours"
 # quiche 0.30.0's boring-sys (5.4.0, as ours) links the copy that tools/boringssl/build.sh
-# builds once per run, instead of compiling BoringSSL again in this target directory.
+# builds once per run, instead of compiling BoringSSL again in each target directory.
+eval "$(tools/boringssl/build.sh --env)"
+say "building against this repository's quiche with boringssl-boring-crate"
+# The library with `boringssl-boring-crate,ffi`, as tools/test.sh's BoringSSL step built it
+# in the same target directory: only the program is compiled here.
+cargo build --quiet --manifest-path "$CRATE/Cargo.toml" --features ours,boringssl \
+    --target-dir "$TARGET"
+cp "$TARGET/debug/quiche-api-check" "$WORK/api-check-ours-boring"
+say "building against quiche 0.30.0"
 # RUSTC_BOOTSTRAP=1 as tools/compat/surface.sh needs it for rustdoc's JSON output: cargo
 # hashes it into every artifact, so with the same setting both scripts share one build here.
-(
-    eval "$(tools/boringssl/build.sh --env)"
-    RUSTC_BOOTSTRAP=1 cargo build --quiet --manifest-path "$CRATE/Cargo.toml" --features upstream \
-        --target-dir "$REPO/target/api-check/upstream"
-)
+RUSTC_BOOTSTRAP=1 cargo build --quiet --manifest-path "$CRATE/Cargo.toml" --features upstream \
+    --target-dir "$REPO/target/api-check/upstream"
+cp "$REPO/target/api-check/upstream/debug/quiche-api-check" "$WORK/api-check-upstream"
 
 status=0
-for lib in upstream ours; do
+for lib in upstream ours ours-boring; do
     mkdir -p "$WORK/$lib"
-    bin="$REPO/target/api-check/upstream/debug/quiche-api-check"
-    [ "$lib" = ours ] && bin="$TARGET/debug/quiche-api-check"
-    timeout 120 "$bin" "$CERTS" "$WORK/$lib" \
+    timeout 120 "$WORK/api-check-$lib" "$CERTS" "$WORK/$lib" \
         >"$WORK/rust-$lib.txt" 2>"$WORK/rust-$lib.err" || {
         say "the $lib build of api-check failed:"
         cat "$WORK/rust-$lib.err" >&2
         status=1
     }
 done
-if diff -u "$WORK/rust-upstream.txt" "$WORK/rust-ours.txt"; then
-    say "pass: Rust API, $(wc -l <"$WORK/rust-ours.txt") lines identical (quiche 0.30.0 vs ours)"
+# quiche 0.30.0 runs on BoringSSL, so its output has the BoringSSL part (`boringssl.` lines):
+# ours with the feature must print all of it, ours on rustls everything else.
+grep -v '^boringssl\.' "$WORK/rust-upstream.txt" >"$WORK/rust-upstream-common.txt" || true
+if diff -u "$WORK/rust-upstream.txt" "$WORK/rust-ours-boring.txt"; then
+    say "pass: Rust API on BoringSSL, $(wc -l <"$WORK/rust-ours-boring.txt") lines identical" \
+        "(quiche 0.30.0 vs ours with boringssl-boring-crate)"
 else
-    say "FAIL: Rust API outputs differ (- quiche 0.30.0, + ours)"
+    say "FAIL: Rust API outputs differ (- quiche 0.30.0, + ours with boringssl-boring-crate)"
+    status=1
+fi
+if diff -u "$WORK/rust-upstream-common.txt" "$WORK/rust-ours.txt"; then
+    say "pass: Rust API on rustls, $(wc -l <"$WORK/rust-ours.txt") lines identical" \
+        "(quiche 0.30.0 without its BoringSSL-only part vs ours)"
+else
+    say "FAIL: Rust API outputs differ (- quiche 0.30.0, + ours on rustls)"
     status=1
 fi
 
@@ -86,6 +105,33 @@ if diff -u "$WORK/c-upstream.txt" "$WORK/c-ours.txt"; then
     say "pass: C API, $(wc -l <"$WORK/c-ours.txt") lines identical (quiche's quiche.h vs ours)"
 else
     say "FAIL: C API outputs differ (- quiche's header, + ours)"
+    status=1
+fi
+
+# The BoringSSL-only C calls: api_check.c with API_CHECK_BORINGSSL, on BoringSSL's headers,
+# linked with the library built with boringssl-boring-crate (tools/test.sh's, named by
+# QUICHE_BORING_LIBDIR; otherwise built here, unoptimized, as tools/compat/surface.sh does).
+boring_lib="${QUICHE_BORING_LIBDIR:-}"
+if [ -z "$boring_lib" ]; then
+    tools/ffi-build.sh --boringssl --debug >/dev/null
+    boring_lib="$TARGET/debug"
+fi
+for hdr in ours upstream; do
+    inc="$REPO/include"
+    [ "$hdr" = upstream ] && inc="$QUICHE_SRC/include"
+    cc -std=gnu99 -Wall -Werror -DAPI_CHECK_BORINGSSL -I"$inc" -I"$BORING_BSSL_PATH/include" \
+        -o "$WORK/c-boring-$hdr" tools/compat/api_check.c "$boring_lib/libquiche.a" \
+        -lstdc++ -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
+    timeout 60 "$WORK/c-boring-$hdr" "$CERTS" >"$WORK/c-boring-$hdr.txt" || {
+        say "api_check.c (BoringSSL part) built with the $hdr header failed"
+        status=1
+    }
+done
+if diff -u "$WORK/c-boring-upstream.txt" "$WORK/c-boring-ours.txt"; then
+    say "pass: C API with the BoringSSL-only calls, $(wc -l <"$WORK/c-boring-ours.txt") lines" \
+        "identical (quiche's quiche.h vs ours, on the library built with boringssl-boring-crate)"
+else
+    say "FAIL: C API outputs with the BoringSSL-only calls differ (- quiche's header, + ours)"
     status=1
 fi
 say "took $((SECONDS - start)) s"

@@ -19,6 +19,12 @@
 
 #include <quiche.h>
 
+#ifdef API_CHECK_BORINGSSL
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#endif
+
 #define MAX_DATAGRAM 1350
 #define CID_LEN 20
 #define RESERVED_VERSION 0xbabababaU
@@ -342,6 +348,143 @@ static void calls_beyond_the_examples(void) {
     printf("calls.client.set_max_idle_timeout: %d\n", quiche_conn_set_max_idle_timeout(client.conn, 5000));
 }
 
+#ifdef API_CHECK_BORINGSSL
+// quiche 0.30's BoringSSL-only C API (API_CHECK_BORINGSSL: built with BoringSSL's headers and
+// linked with a libquiche built with boringssl-boring-crate): connections on the
+// application's own SSL, a ticket key, a CA directory, the curves list, the peer's
+// certificate, the server name, and a session resumed on a second connection. Every line
+// starts with "boringssl.".
+
+static bool client_has_session(void *arg) {
+    (void)arg;
+    const uint8_t *out;
+    size_t len;
+    quiche_conn_session(client.conn, &out, &len);
+    return len > 0;
+}
+
+static bool both_closed(void *arg) {
+    (void)arg;
+    return quiche_conn_is_closed(client.conn) && (server.conn == NULL || quiche_conn_is_closed(server.conn));
+}
+
+// A directory in OpenSSL's hashed layout holding the test CA (<subject hash>.0).
+static void ca_directory(const char *certs, char *dir, size_t dir_len) {
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/rootca.crt", certs);
+    FILE *f = fopen(path, "r");
+    X509 *ca = f ? PEM_read_X509(f, NULL, NULL, NULL) : NULL;
+    if (f) fclose(f);
+    snprintf(dir, dir_len, "/tmp/api-check-ca.XXXXXX");
+    if (ca == NULL || mkdtemp(dir) == NULL) {
+        fprintf(stderr, "cannot make the CA directory\n");
+        exit(1);
+    }
+    snprintf(path, sizeof(path), "%s/%08lx.0", dir, (unsigned long)X509_subject_name_hash(ca));
+    FILE *out = fopen(path, "w");
+    if (out == NULL || !PEM_write_X509(out, ca)) {
+        fprintf(stderr, "cannot write the CA\n");
+        exit(1);
+    }
+    fclose(out);
+    X509_free(ca);
+}
+
+// A client SSL of the application's own, as curl makes one.
+static SSL *client_ssl(SSL_CTX *ctx) {
+    SSL *ssl = SSL_new(ctx);
+    SSL_set_tlsext_host_name(ssl, "quic.tech");
+    SSL_set_alpn_protos(ssl, (const uint8_t *)"\x0ahq-interop", 11);
+    return ssl;
+}
+
+// Ends the client's connection and the server's, then forgets both.
+static void end_connection(void) {
+    quiche_conn_close(client.conn, true, 0, NULL, 0);
+    pump(both_closed, NULL);
+    quiche_conn_free(client.conn);
+    client.conn = NULL;
+    if (server.conn) quiche_conn_free(server.conn);
+    server.conn = NULL;
+}
+
+static void boringssl_part(const char *certs) {
+    server_config = make_config(certs, QUICHE_PROTOCOL_VERSION, true);
+    uint8_t key[48];
+    memset(key, 0x42, sizeof(key));
+    printf("boringssl.server.set_ticket_key: %d\n", quiche_config_set_ticket_key(server_config, key, sizeof(key)));
+    quiche_config_enable_early_data(server_config);
+
+    quiche_config *config = quiche_config_new(QUICHE_PROTOCOL_VERSION);
+    char dir[256];
+    ca_directory(certs, dir, sizeof(dir));
+    printf("boringssl.client.load_verify_locations_from_directory: %d\n",
+           quiche_config_load_verify_locations_from_directory(config, dir));
+    quiche_config_verify_peer(config, true);
+    printf("boringssl.client.set_curves_list(X25519:P-256): %d\n", quiche_config_set_curves_list(config, "X25519:P-256"));
+    printf("boringssl.client.set_curves_list(no-such-curve)<0: %d\n", quiche_config_set_curves_list(config, "no-such-curve") < 0);
+    quiche_config_set_application_protos(config, (const uint8_t *)"\x0ahq-interop", 11);
+    quiche_config_set_max_idle_timeout(config, 5000);
+    quiche_config_set_initial_max_data(config, 1000000);
+    quiche_config_set_initial_max_stream_data_bidi_local(config, 100000);
+    quiche_config_set_initial_max_streams_bidi(config, 100);
+    quiche_config_enable_early_data(config);
+
+    // The application's context verifies the server (quiche_conn_new_with_tls takes the
+    // SSL as configured).
+    SSL_CTX *ctx = SSL_CTX_new(TLS_method());
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/rootca.crt", certs);
+    SSL_CTX_load_verify_locations(ctx, path, NULL);
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+    SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT);
+
+    uint8_t scid[CID_LEN];
+    for (size_t i = 0; i < CID_LEN; i++) scid[i] = (uint8_t)(0x30 + i);
+    accepted = 0;
+    client.conn = quiche_conn_new_with_tls(scid, CID_LEN, NULL, 0, (struct sockaddr *)&client.addr,
+                                           sizeof(client.addr), (struct sockaddr *)&server.addr,
+                                           sizeof(server.addr), config, client_ssl(ctx), false);
+    printf("boringssl.conn_new_with_tls: %s\n", client.conn ? "ok" : "null");
+    if (client.conn == NULL) return;
+    printf("boringssl.handshake.established: %d\n", pump(both_established, NULL));
+    if (server.conn == NULL) return;
+    const uint8_t *out;
+    size_t len;
+    quiche_conn_peer_cert(client.conn, &out, &len);
+    printf("boringssl.client.peer_cert.len>0: %d\n", len > 0);
+    quiche_conn_peer_cert(server.conn, &out, &len);
+    printf("boringssl.server.peer_cert.len (client sent none): %zu\n", len);
+    quiche_conn_server_name(server.conn, &out, &len);
+    printf("boringssl.server.server_name: %.*s\n", (int)len, (const char *)out);
+    printf("boringssl.client.session: %d\n", pump(client_has_session, NULL));
+    quiche_conn_session(client.conn, &out, &len);
+    uint8_t *session = malloc(len);
+    size_t session_len = len;
+    memcpy(session, out, len);
+    end_connection();
+
+    // Resumption, on a client whose first Destination Connection ID is its own.
+    uint8_t dcid[CID_LEN];
+    for (size_t i = 0; i < CID_LEN; i++) dcid[i] = (uint8_t)(0x50 + i);
+    scid[0] ^= 0xff;
+    client.conn = quiche_conn_new_with_tls_and_client_dcid(
+        scid, CID_LEN, dcid, CID_LEN, (struct sockaddr *)&client.addr, sizeof(client.addr),
+        (struct sockaddr *)&server.addr, sizeof(server.addr), config, client_ssl(ctx));
+    printf("boringssl.conn_new_with_tls_and_client_dcid: %s\n", client.conn ? "ok" : "null");
+    if (client.conn == NULL) return;
+    printf("boringssl.resume.set_session: %d\n", quiche_conn_set_session(client.conn, session, session_len));
+    printf("boringssl.resume.established: %d\n", pump(both_established, NULL));
+    printf("boringssl.resume.client.is_resumed: %d\n", quiche_conn_is_resumed(client.conn));
+    printf("boringssl.resume.server.is_resumed: %d\n", server.conn && quiche_conn_is_resumed(server.conn));
+    end_connection();
+    free(session);
+    SSL_CTX_free(ctx);
+    quiche_config_free(config);
+    quiche_config_free(server_config);
+}
+#endif
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: api_check CERT_DIR\n");
@@ -472,6 +615,11 @@ int main(int argc, char **argv) {
     quiche_conn_free(server.conn);
     quiche_config_free(client_config);
     quiche_config_free(server_config);
+#ifdef API_CHECK_BORINGSSL
+    client.conn = NULL;
+    server.conn = NULL;
+    boringssl_part(argv[1]);
+#endif
     close(client.fd);
     close(server.fd);
     return 0;

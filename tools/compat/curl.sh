@@ -16,8 +16,8 @@
 # Checks (every process under timeout):
 #   - curl --http3-only downloads 1 KiB, 10 MiB and 100 MiB from quiche-server: SHA-256 equal,
 #     -w '%{http_version}' is 3;
-#   - the same from aioquic's and quic-go's HTTP/3 servers when tools/interop/setup.sh has
-#     installed them (skipped, with a message, when their programs are absent);
+#   - the same from aioquic's and quic-go's HTTP/3 servers (tools/interop/setup.sh installs
+#     them; run here when a program is missing);
 #   - a POST of 10 MiB: quiche-server answers "SIZE SHA256" of what it received;
 #   - 50 files in one `curl --parallel --parallel-max 50` run, over one connection (the
 #     transfers' %{num_connects} add up to 1), all 50 SHA-256 checked;
@@ -28,8 +28,11 @@
 #
 #   tools/compat/curl.sh [--build-only]
 #
-# Not in tools/test.sh yet: curl's autoreconf + configure + make took 163 s on this 2-core machine
-# at load 7 to 9 and about 9 minutes at load 10 to 11; the checks 12 to 26 s.
+# In tools/test.sh on the unoptimized feature libraries its BoringSSL step builds
+# (QUICHE_BORING_LIBDIR=target/debug): `--build-only` in the background from that step on, the
+# checks in a step of their own. curl's autoreconf + configure + make: 109 s of CPU (163 s of
+# wall time on this 2-core machine at load 7 to 9, 19 minutes at load 10 to 20); the checks
+# 30 s of CPU (57 s of wall time at load 10).
 set -euo pipefail
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -211,18 +214,19 @@ case "$status" in
     *) fail "unverifiable certificate: curl exit status $status, want 60 or 35" ;;
 esac
 
-# ---- other servers, when tools/interop/setup.sh installed them (as tools/interop/run.sh
-# starts them: `PEER server --listen --cert --key --root`).
+# ---- other servers, as tools/interop/run.sh starts them (`PEER server --listen --cert --key
+# --root`); tools/interop/setup.sh installs them (tools/test.sh ran it before this).
 stop_pid "$SERVER_PID"
+if [ ! -x "$INTEROP_BUILD/venv/bin/python" ] || [ ! -x "$INTEROP_BUILD/bin/quic-go-peer" ]; then
+    say "installing the interop peers (tools/interop/setup.sh)"
+    tools/interop/setup.sh >"$WORK/setup.log" 2>&1 || { tail -n 30 "$WORK/setup.log" >&2; fail "tools/interop/setup.sh failed"; }
+fi
 for peer in aioquic quic-go; do
     case "$peer" in
         aioquic) cmd=("$INTEROP_BUILD/venv/bin/python" tools/interop/aioquic_peer.py) ;;
         quic-go) cmd=("$INTEROP_BUILD/bin/quic-go-peer") ;;
     esac
-    if [ ! -x "${cmd[0]}" ]; then
-        say "SKIPPED $peer's server: ${cmd[0]} is absent (tools/interop/setup.sh installs it)"
-        continue
-    fi
+    [ -x "${cmd[0]}" ] || fail "$peer's server: ${cmd[0]} is absent after tools/interop/setup.sh"
     port="$(free_port)"
     TESTCASE=http3 start_server "$WORK/$peer.log" timeout 600 "${cmd[@]}" server \
         --listen "127.0.0.1:$port" --cert "$CERTS/cert.crt" --key "$CERTS/cert.key" \

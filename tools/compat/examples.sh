@@ -10,10 +10,27 @@
 # Each transfer is checked byte for byte. quiche's C examples (client.c, server.c,
 # http3-client.c, http3-server.c) are compiled against quiche's own header and linked with our
 # libquiche.a. Exit status 0 when all pass.
+#
+#   tools/compat/examples.sh [--boringssl]
+#
+# --boringssl: the same on our BoringSSL backend (feature `boringssl-boring-crate`, linked with
+# the BoringSSL of tools/boringssl/build.sh): the Rust examples and our apps built with the
+# feature, unoptimized (tools/test.sh's BoringSSL step built their dependencies), the C
+# examples linked with the feature's libquiche.a ($QUICHE_BORING_LIBDIR when set, as
+# tools/test.sh sets it; else `tools/ffi-build.sh --boringssl --debug`).
 set -euo pipefail
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
 cd "$REPO"
+BORING=0
+case "${1:-}" in
+    "") ;;
+    --boringssl) BORING=1 ;;
+    *)
+        echo "usage: tools/compat/examples.sh [--boringssl]" >&2
+        exit 2
+        ;;
+esac
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/quiche-compat.XXXXXX")"
 cleanup_dir "$WORK"
 # The servers of the pair running now (quiche's examples all use port 4433).
@@ -42,6 +59,12 @@ QUICHE_SRC="$(cargo metadata --format-version 1 --manifest-path "$WORK/fetch/Car
 d = json.load(sys.stdin)
 print(next(os.path.dirname(p["manifest_path"]) for p in d["packages"] if p["name"] == "quiche"))')"
 say "quiche 0.30.0's examples: $QUICHE_SRC/examples"
+QUICHE_DEP="quiche = { path = \"$REPO/quiche\" }"
+if [ "$BORING" = 1 ]; then
+    eval "$(tools/boringssl/build.sh --env)"
+    QUICHE_DEP="quiche = { path = \"$REPO/quiche\", features = [\"boringssl-boring-crate\"] }"
+    say "on the BoringSSL backend (feature boringssl-boring-crate)"
+fi
 
 EX="$WORK/examples-crate"
 mkdir -p "$EX/src" "$EX/examples/root"
@@ -52,7 +75,7 @@ version = "0.0.0"
 edition = "2021"
 publish = false
 [dependencies]
-quiche = { path = "$REPO/quiche" }
+$QUICHE_DEP
 mio = { version = "1", features = ["net", "os-poll"] }
 ring = "0.17"
 url = "2"
@@ -69,10 +92,21 @@ ln -s "$QUICHE_SRC/examples/cert.key" "$EX/examples/cert.key"
 say "building client.rs, server.rs, http3-client.rs, http3-server.rs against this repository's quiche"
 # In the workspace's target directory: the release build of the apps below (or before, in
 # tools/test.sh) compiled the same quiche and dependencies, so only the examples compile here.
-cargo build --quiet --release --manifest-path "$EX/Cargo.toml" --target-dir "$TARGET" --examples
-BIN="$TARGET/release/examples"
-build_apps
-APPS="$TARGET/release"
+# With --boringssl unoptimized, as the BoringSSL step of tools/test.sh built the feature's.
+if [ "$BORING" = 1 ]; then
+    cargo build --quiet --manifest-path "$EX/Cargo.toml" --target-dir "$TARGET" --examples
+    BIN="$TARGET/debug/examples"
+    cargo build --quiet -p quiche-apps --features boringssl-boring-crate
+    # Copied at once: a later default build of the apps puts its own binaries at these paths.
+    APPS="$WORK/apps"
+    mkdir -p "$APPS"
+    cp "$TARGET/debug/quiche-client" "$TARGET/debug/quiche-server" "$APPS/"
+else
+    cargo build --quiet --release --manifest-path "$EX/Cargo.toml" --target-dir "$TARGET" --examples
+    BIN="$TARGET/release/examples"
+    build_apps
+    APPS="$TARGET/release"
+fi
 head -c 300000 /dev/urandom >"$EX/examples/root/index.html"
 want="$(sha256sum <"$EX/examples/root/index.html" | cut -d' ' -f1)"
 
@@ -122,10 +156,23 @@ if ! [ -f /usr/include/ev.h ] || ! [ -f /usr/include/uthash.h ]; then
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libev-dev uthash-dev >/dev/null; } ||
         fail "apt-get install libev-dev uthash-dev"
 fi
-tools/ffi-build.sh >/dev/null
+if [ "$BORING" = 1 ]; then
+    LIBQUICHE="${QUICHE_BORING_LIBDIR:-}"
+    if [ -z "$LIBQUICHE" ]; then
+        tools/ffi-build.sh --boringssl --debug >/dev/null
+        LIBQUICHE="$TARGET/debug"
+    fi
+    LIBQUICHE="$LIBQUICHE/libquiche.a"
+    # BoringSSL's libssl is C++ (the feature's quiche.pc says so too).
+    EXTRA_LIBS=(-lstdc++)
+else
+    tools/ffi-build.sh >/dev/null
+    LIBQUICHE="$TARGET/release/libquiche.a"
+    EXTRA_LIBS=()
+fi
 for f in client server http3-client http3-server; do
     if cc -std=gnu99 -I"$QUICHE_SRC/include" -o "$WORK/c-$f" "$QUICHE_SRC/examples/$f.c" \
-        "$TARGET/release/libquiche.a" -lev -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc \
+        "$LIBQUICHE" -lev ${EXTRA_LIBS[@]+"${EXTRA_LIBS[@]}"} -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc \
         >"$WORK/c-$f.log" 2>&1; then
         pass "quiche's $f.c builds against quiche's quiche.h and links with our library"
     else

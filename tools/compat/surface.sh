@@ -15,12 +15,22 @@
 # signature (`differs`), unless the exception list below names it with a reason (`excepted`),
 # then a summary. Exit status 1 if anything is missing or differs without an exception.
 #
-# quiche 0.30.0 needs BoringSSL: the rustdoc runs link the copy tools/boringssl/build.sh
-# builds once per run, in target/api-check/upstream, the target directory
-# tools/compat/api-check.sh builds quiche 0.30.0 in, with the same settings: run after it,
-# this script compiles only what rustdoc needs beyond that build.
+# quiche 0.30.0 needs BoringSSL: its rustdoc run (--refresh, --verify) links the copy
+# tools/boringssl/build.sh builds once per run, in target/api-check/upstream, the target
+# directory tools/compat/api-check.sh builds quiche 0.30.0 in, with the same settings. Ours is
+# documented in the workspace's target directory: after tools/test.sh's clippy steps (default
+# features, and boringssl-boring-crate) only rustdoc itself runs.
+#
+# quiche 0.30.0's Rust item list does not change (a published version, fixed features): it is
+# committed, as surface.py prints it, in tools/compat/surface-quiche-0.30.0.txt, whose header
+# holds a key (SHA-256 of the dependency line, surface.py and `rustc -V`). A run uses the file
+# when the key matches and otherwise computes the list as --refresh does (about 80 s more, and
+# says so). --refresh computes it from quiche 0.30.0's rustdoc JSON and rewrites the file;
+# --verify computes it and fails if the committed file differs (key or items).
 #
 #   tools/compat/surface.sh [--all]     # --all also prints the matches and the exceptions
+#   tools/compat/surface.sh --refresh   # regenerate surface-quiche-0.30.0.txt (then commit it)
+#   tools/compat/surface.sh --verify    # recompute it: does the committed file still hold?
 set -euo pipefail
 # shellcheck source=SCRIPTDIR/../lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -30,7 +40,17 @@ cleanup_dir "$WORK"
 start=$SECONDS
 say() { echo "surface: [$((SECONDS - start)) s] $*"; }
 ALL=0
-[ "${1:-}" = "--all" ] && ALL=1
+CACHE_MODE=use
+case "${1:-}" in
+    "") ;;
+    --all) ALL=1 ;;
+    --refresh) CACHE_MODE=refresh ;;
+    --verify) CACHE_MODE=verify ;;
+    *)
+        echo "usage: tools/compat/surface.sh [--all | --refresh | --verify]" >&2
+        exit 2
+        ;;
+esac
 
 # ------------------------------------------------------------------------------------------
 # The exceptions: items of quiche 0.30 we do not have, or have with another signature, on
@@ -38,7 +58,6 @@ ALL=0
 # key (`KIND PATH`, e.g. `method quiche::Connection::stream_capacity`), a tab, and the reason.
 # Keep it short: everything else is a bug to fix.
 EXCEPTIONS="$(cat <<'EOF'
-method quiche::Connection::set_[a-z_]+_in_handshake	BoringSSL callbacks on an SslRef (quiche's certificate-selection hook): issue 27 (BoringSSL as a second TLS backend) adds them
 method quiche::Connection::stream_capacity	takes &self, not &mut self: every call written for quiche compiles (README, "Differences from quiche")
 method quiche::Connection::path_stats	returns PathStatsIter, an Iterator<Item = PathStats> like quiche's impl Iterator (it also derefs to the active path's PathStats): every use of quiche's compiles
 method quiche::TransportParams::to_qlog	takes qlog 0.16's TransportOwner (quiche: qlog 0.18's TransportInitiator): this crate writes qlog 0.16's schema, the one stock qvis opens
@@ -54,6 +73,20 @@ method quiche::Config::set_curves_list
 method quiche::Connection::peer_cert
 method quiche::Connection::peer_cert_chain
 impl AsMut<SslRef> for quiche::Connection
+method quiche::Connection::set_cc_algorithm_in_handshake
+method quiche::Connection::set_cc_algorithm_name_in_handshake
+method quiche::Connection::set_initial_congestion_window_packets_in_handshake
+method quiche::Connection::set_enable_relaxed_loss_threshold_in_handshake
+method quiche::Connection::set_enable_cubic_idle_restart_fix_in_handshake
+method quiche::Connection::set_hystart_in_handshake
+method quiche::Connection::set_pacing_in_handshake
+method quiche::Connection::set_max_pacing_rate_in_handshake
+method quiche::Connection::set_max_send_udp_payload_size_in_handshake
+method quiche::Connection::set_send_capacity_factor_in_handshake
+method quiche::Connection::set_discover_pmtu_in_handshake
+method quiche::Connection::set_max_idle_timeout_in_handshake
+method quiche::Connection::set_initial_max_streams_bidi_in_handshake
+method quiche::Connection::set_use_initial_max_data_as_flow_control_win_in_handshake
 c-fn quiche_conn_new_with_tls
 c-fn quiche_conn_new_with_tls_and_client_dcid
 c-fn quiche_config_set_ticket_key
@@ -74,10 +107,10 @@ if [ "${#missing[@]}" -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-# rustdoc JSON of one `quiche` dependency: $1 a name, $2 the dependency line, $3 the target
-# directory. The crate around it exists only to name the dependency with its features.
-rustdoc_json() {
-    local name="$1" dep="$2" target="$3"
+# surface_crate NAME DEP: a crate in $WORK/NAME that exists only to name the `quiche`
+# dependency DEP with its features.
+surface_crate() {
+    local name="$1" dep="$2"
     mkdir -p "$WORK/$name/src"
     cat >"$WORK/$name/Cargo.toml" <<TOML
 [package]
@@ -90,16 +123,36 @@ $dep
 [workspace]
 TOML
     : >"$WORK/$name/src/lib.rs"
+}
+
+# rustdoc itself with RUSTC_BOOTSTRAP=1, for cargo's RUSTDOC: only the documented crate sees the
+# setting, so its dependencies are the unit cargo already checked in that target directory
+# (cargo hashes RUSTC_BOOTSTRAP into every artifact when it is in its own environment).
+printf '#!/bin/sh\nRUSTC_BOOTSTRAP=1 exec rustdoc "$@"\n' >"$WORK/rustdoc-bootstrap"
+chmod +x "$WORK/rustdoc-bootstrap"
+
+# rustdoc JSON of one `quiche` dependency: $1 a name, $2 the dependency line, $3 the target
+# directory, $4 `all` to set RUSTC_BOOTSTRAP=1 for the whole build (as tools/compat/api-check.sh
+# builds quiche 0.30.0 in target/api-check/upstream: that build is shared) or `rustdoc` for
+# rustdoc only (ours, in the workspace's target directory: its dependencies were checked by
+# the clippy steps of tools/test.sh); its item list (surface.py) in $WORK/NAME.txt.
+rustdoc_json() {
+    local name="$1" dep="$2" target="$3" bootstrap="$4"
+    surface_crate "$name" "$dep"
     local version
     version="$(cargo metadata --format-version 1 --manifest-path "$WORK/$name/Cargo.toml" |
         python3 -c 'import json, sys
 d = json.load(sys.stdin)
 print(next(p["version"] for p in d["packages"] if p["name"] == "quiche"))')"
-    # BoringSSL comes from tools/boringssl/build.sh, as for tools/compat/api-check.sh, whose
-    # target directory (and RUSTC_BOOTSTRAP=1) this shares: nothing is built twice in a run.
+    # BoringSSL comes from tools/boringssl/build.sh.
     (
         eval "$(tools/boringssl/build.sh --env)"
-        RUSTC_BOOTSTRAP=1 timeout 7200 cargo rustdoc --quiet -p "quiche@$version" \
+        if [ "$bootstrap" = all ]; then
+            export RUSTC_BOOTSTRAP=1
+        else
+            export RUSTDOC="$WORK/rustdoc-bootstrap"
+        fi
+        timeout 7200 cargo rustdoc --quiet -p "quiche@$version" \
             --manifest-path "$WORK/$name/Cargo.toml" --target-dir "$target" \
             -- -Z unstable-options --output-format json --cap-lints allow
     )
@@ -107,17 +160,54 @@ print(next(p["version"] for p in d["packages"] if p["name"] == "quiche"))')"
     python3 tools/compat/surface.py rust "$WORK/$name.json" >"$WORK/$name.txt"
 }
 
-say "quiche 0.30.0's Rust API (rustdoc JSON)"
-rustdoc_json upstream 'quiche = { version = "=0.30.0", features = ["qlog", "custom-client-dcid"] }' \
-    "$REPO/target/api-check/upstream"
+UPSTREAM_DEP='quiche = { version = "=0.30.0", features = ["qlog", "custom-client-dcid"] }'
+CACHE=tools/compat/surface-quiche-0.30.0.txt
+cache_key="$( (echo "$UPSTREAM_DEP"; sha256sum <tools/compat/surface.py; rustc -V) |
+    sha256sum | cut -d' ' -f1)"
+cached_key="$(sed -n 's/^# key: //p' "$CACHE" 2>/dev/null || true)"
+if [ "$CACHE_MODE" = use ] && [ "$cached_key" = "$cache_key" ]; then
+    say "quiche 0.30.0's Rust API: $CACHE (key $cache_key matches)"
+    surface_crate upstream "$UPSTREAM_DEP"
+    grep -v '^#' "$CACHE" >"$WORK/upstream.txt"
+else
+    [ "$CACHE_MODE" = use ] &&
+        say "$CACHE is stale (key ${cached_key:-none}, want $cache_key): computing the list (run tools/compat/surface.sh --refresh and commit the file)"
+    say "quiche 0.30.0's Rust API (rustdoc JSON)"
+    rustdoc_json upstream "$UPSTREAM_DEP" "$REPO/target/api-check/upstream" all
+    fresh="$WORK/cache.txt"
+    {
+        echo "# quiche 0.30.0's public Rust items, as tools/compat/surface.py lists them from rustdoc's"
+        echo "# JSON output, for tools/compat/surface.sh (the dependency: $UPSTREAM_DEP)."
+        echo "# Generated by \`tools/compat/surface.sh --refresh\`; \`--verify\` recomputes it and compares."
+        echo "# The key is the SHA-256 of the dependency line, surface.py and \`rustc -V\` ($(rustc -V))."
+        echo "# key: $cache_key"
+        cat "$WORK/upstream.txt"
+    } >"$fresh"
+    case "$CACHE_MODE" in
+        refresh)
+            cp "$fresh" "$CACHE"
+            say "wrote $CACHE ($(grep -vc '^#' "$CACHE") items)"
+            exit 0
+            ;;
+        verify)
+            if cmp -s "$fresh" "$CACHE"; then
+                say "verified: $CACHE is what quiche 0.30.0's rustdoc JSON gives ($(grep -vc '^#' "$CACHE") items)"
+                exit 0
+            fi
+            diff "$CACHE" "$fresh" | head -n 40 >&2 || true
+            say "FAIL: $CACHE differs from the computed list (run --refresh and commit it)" >&2
+            exit 1
+            ;;
+    esac
+fi
 say "ours"
 rustdoc_json ours "quiche = { path = \"$REPO/quiche\", features = [\"qlog\", \"custom-client-dcid\"] }" \
-    "$REPO/target/api-check/ours"
+    "$TARGET" rustdoc
 variants=(ours)
 if grep -q '^boringssl-boring-crate *=' quiche/Cargo.toml; then
     say "ours with boringssl-boring-crate"
     rustdoc_json ours-boring "quiche = { path = \"$REPO/quiche\", features = [\"qlog\", \"custom-client-dcid\", \"boringssl-boring-crate\"] }" \
-        "$REPO/target/api-check/upstream"
+        "$TARGET" rustdoc
     variants+=(ours-boring)
 fi
 

@@ -52,7 +52,6 @@ pub struct Config {
     pub(crate) pmtud: crate::pmtud::PmtudConfig,
     pub(crate) dgram_recv_queue_len: usize,
     pub(crate) dgram_send_queue_len: usize,
-    pub(crate) grease: bool,
     /// Derives stateless reset tokens from the static key (see [`crate::cid`]).
     pub(crate) stateless_reset_key: crate::cid::ResetTokenKey,
     /// Makes our connection IDs; random bytes without one.
@@ -131,7 +130,6 @@ impl Config {
             pmtud: crate::pmtud::PmtudConfig::default(),
             dgram_recv_queue_len: 0,
             dgram_send_queue_len: 0,
-            grease: true,
             stateless_reset_key: crate::cid::ResetTokenKey::new(&reset_key),
             cid_generator: None,
             tuning: crate::config::tuning::Tuning::default(),
@@ -540,9 +538,14 @@ impl Config {
         crate::cid::write_stateless_reset(&token, len, &mut random, out)
     }
 
-    /// Whether to send GREASE values (on by default).
+    /// Whether to send reserved ("GREASE") values where the protocols allow them, so that
+    /// peers stay tolerant of extensions (on by default). As in quiche, this is HTTP/3's: with
+    /// `false`, [`crate::h3::Connection`] sends no reserved setting (RFC 9114 §7.2.4.1), no
+    /// reserved frame type (§7.2.8) and no stream of a reserved type (§6.2.3). The transport's
+    /// reserved values (the reserved version a Version Negotiation packet lists) do not depend
+    /// on it, as in quiche.
     pub fn grease(&mut self, v: bool) {
-        self.grease = v;
+        self.tuning.grease = v;
     }
 
     /// The QUIC version connections from this config speak.

@@ -40,6 +40,8 @@ pub(crate) struct Tuning {
     /// The byte budget for the peer's unknown transport parameters the connection keeps;
     /// `None`: none kept.
     pub(crate) unknown_transport_params_budget: Option<usize>,
+    /// HTTP/3 sends its reserved setting, frame and stream ([`Config::grease`]).
+    pub(crate) grease: bool,
 }
 
 impl Default for Tuning {
@@ -56,6 +58,7 @@ impl Default for Tuning {
             path_challenge_recv_max_queue_len: crate::path::MAX_PENDING_RESPONSES,
             automatic_connection_ids: false,
             unknown_transport_params_budget: None,
+            grease: true,
         }
     }
 }

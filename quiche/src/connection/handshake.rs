@@ -43,6 +43,8 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     /// Moves everything TLS has to say into the CRYPTO streams and key slots, and notices the
     /// end of the handshake.
     pub(super) fn drive_handshake(&mut self) -> Result<()> {
+        #[cfg(feature = "boringssl-boring-crate")]
+        self.apply_handshake_overrides();
         while let Some(event) = self.tls.next_event()? {
             match event {
                 HandshakeEvent::Data { epoch, data } => {

@@ -17,6 +17,8 @@ mod frame_writers;
 mod fuzzing;
 mod handshake;
 mod ids;
+#[cfg(feature = "boringssl-boring-crate")]
+mod in_handshake;
 mod keepalive;
 pub mod key_phase;
 mod migration;
@@ -545,6 +547,12 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     pub fn set_keylog(&mut self, writer: Box<dyn std::io::Write + Send + Sync>) {
         // The only failure is "key logging not enabled", which quiche also passes over silently.
         let _ = self.tls.set_keylog(writer);
+    }
+
+    /// Whether reserved ("GREASE") values are sent where the protocols allow them
+    /// ([`crate::Config::grease`]): HTTP/3 reads it.
+    pub fn grease_enabled(&self) -> bool {
+        self.tuning.grease
     }
 
     /// The largest UDP payload this connection sends now: with path MTU discovery, the

@@ -359,17 +359,21 @@ fn build_recovery_parts(
     let cc = build_controller(&recovery_config, config.cc_factory.as_deref());
     let mut sender = recovery_config.sender_with(cc, config.pacing);
     sender.set_max_pacing_rate(config.tuning.max_pacing_rate);
-    // The source connection ID is random per connection: it seeds BBR's probe timing, so
-    // that flows sharing a bottleneck do not probe in lockstep.
-    let seed = scid
-        .as_ref()
-        .iter()
-        .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
-            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-        });
+    let seed = controller_seed(scid);
     sender.controller_mut().seed(seed);
 
     (pmtud, max_datagram, recovery_config, sender, seed)
+}
+
+/// The seed of the connection's controllers. The source connection ID is random per
+/// connection: it seeds BBR's probe timing, so that flows sharing a bottleneck do not probe in
+/// lockstep.
+pub(super) fn controller_seed(scid: &ConnectionId) -> u64 {
+    scid.as_ref()
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        })
 }
 
 /// The stream map and the connection's flow control, from our transport parameters.

@@ -31,9 +31,9 @@ pub(super) struct Start<'a> {
     /// Our SETTINGS, the reserved one included.
     pub settings: &'a [(u64, u64)],
     /// (stream ID, stream type) of each unidirectional stream opened.
-    pub streams: [(u64, u64); 4],
+    pub streams: &'a [(u64, u64)],
     /// (frame type, payload) of each frame on the control stream.
-    pub control_frames: [(u64, &'a [u8]); 2],
+    pub control_frames: &'a [(u64, &'a [u8])],
 }
 
 /// Logs how HTTP/3 starts.
@@ -42,10 +42,10 @@ pub(super) fn start<F: crate::BufFactory>(conn: &mut crate::Connection<F>, s: &S
         use crate::qlog::Owner;
         // Requests are served before the peer's SETTINGS arrive (RFC 9114 §7.2.4.2 allows it).
         q.parameters_set(Owner::Local, s.settings, Some(false));
-        for &(id, ty) in &s.streams {
+        for &(id, ty) in s.streams {
             q.stream_type_set(Owner::Local, id, Some(ty));
         }
-        for &(ty, payload) in &s.control_frames {
+        for &(ty, payload) in s.control_frames {
             let len = payload.len() as u64;
             q.frame(Framing::Created, s.streams[0].0, ty, len, Some(payload));
         }

@@ -628,6 +628,16 @@ impl StreamMap {
         self.dirs[dir_index(bidi)].local_max_streams
     }
 
+    /// Replaces our initial limit of bidirectional streams (`initial_max_streams_bidi`) before
+    /// the peer opened any (quiche's `set_initial_max_streams_bidi_in_handshake`).
+    pub fn set_initial_local_max_streams_bidi(&mut self, v: u64) {
+        let v = v.min(MAX_STREAMS_LIMIT);
+        self.config.initial_max_streams_bidi = v;
+        let d = &mut self.dirs[dir_index(true)];
+        d.local_max_streams = v;
+        d.local_max_streams_initial = v;
+    }
+
     /// Bytes of received stream data dropped without the application reading them (resets,
     /// read shutdowns) since the last call. The connection adds them to its connection-level
     /// consumed count, as it does with the bytes `stream_recv` returns.

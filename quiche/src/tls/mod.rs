@@ -33,6 +33,8 @@ pub use self::config::{TlsBackend, TlsConfig};
 pub use self::secrets::{NextSecrets, OwnSecrets};
 
 #[cfg(feature = "boringssl-boring-crate")]
+pub(crate) use self::boringssl::in_handshake;
+#[cfg(feature = "boringssl-boring-crate")]
 use self::boringssl::BoringHandshake;
 use self::rustls::RustlsHandshake;
 use crate::error::{Error, Result};
@@ -491,6 +493,15 @@ impl Handshake {
     pub fn boringssl_mut(&mut self) -> Option<&mut boring::ssl::SslRef> {
         match &mut self.inner {
             Inner::BoringSsl(h) => Some(h.ssl_mut()),
+            _ => None,
+        }
+    }
+
+    /// Takes what BoringSSL's callbacks changed through quiche's `set_*_in_handshake` since
+    /// the last call; `None` when nothing.
+    pub fn take_overrides(&mut self) -> Option<in_handshake::HandshakeOverrides> {
+        match &mut self.inner {
+            Inner::BoringSsl(h) => h.take_overrides(),
             _ => None,
         }
     }

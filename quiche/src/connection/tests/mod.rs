@@ -8,6 +8,8 @@ mod defences;
 mod ecn;
 mod ecn_paths;
 mod handshake_loss;
+#[cfg(feature = "boringssl-boring-crate")]
+mod in_handshake;
 mod migration;
 mod pacing;
 mod pmtud;

@@ -149,26 +149,35 @@ impl Connection {
         h3.qpack_encoder
             .set_max_table_capacity(config.qpack_max_table_capacity.max(4096));
 
-        // A reserved setting and a reserved frame keep peers tolerant of extensions (§7.2.4.1,
-        // §7.2.8, §9).
-        let grease = frame::grease_id(u64::from(conn.source_id().first().copied().unwrap_or(7)));
-        settings.push((grease, 0x2a));
+        // A reserved setting, frame and stream keep peers tolerant of extensions (§7.2.4.1,
+        // §7.2.8, §6.2.3, §9), unless the config turned GREASE off.
+        let grease = conn
+            .grease_enabled()
+            .then(|| frame::grease_id(u64::from(conn.source_id().first().copied().unwrap_or(7))));
+        if let Some(grease) = grease {
+            settings.push((grease, 0x2a));
+        }
         let mut control = Vec::new();
         put_varint(&mut control, STREAM_CONTROL);
         let settings_payload = frame::settings_payload(&settings);
         put_frame(&mut control, frame::SETTINGS, &settings_payload);
-        put_frame(&mut control, grease, b"grease");
+        let mut streams = vec![
+            (h3.control_id, STREAM_CONTROL),
+            (h3.encoder_id, STREAM_QPACK_ENCODER),
+            (h3.decoder_id, STREAM_QPACK_DECODER),
+        ];
+        let mut control_frames: Vec<(u64, &[u8])> = vec![(frame::SETTINGS, &settings_payload)];
+        if let Some(grease) = grease {
+            put_frame(&mut control, grease, b"grease");
+            streams.push((first_uni + 12, grease));
+            control_frames.push((grease, b"grease"));
+        }
         qlog::start(
             conn,
             &qlog::Start {
                 settings: &settings,
-                streams: [
-                    (h3.control_id, STREAM_CONTROL),
-                    (h3.encoder_id, STREAM_QPACK_ENCODER),
-                    (h3.decoder_id, STREAM_QPACK_DECODER),
-                    (first_uni + 12, grease),
-                ],
-                control_frames: [(frame::SETTINGS, &settings_payload), (grease, b"grease")],
+                streams: &streams,
+                control_frames: &control_frames,
             },
         );
         h3.out.insert(h3.control_id, control);
@@ -176,11 +185,13 @@ impl Connection {
             .insert(h3.encoder_id, vec![STREAM_QPACK_ENCODER as u8]);
         h3.out
             .insert(h3.decoder_id, vec![STREAM_QPACK_DECODER as u8]);
-        // A uni stream of a reserved type, sent and ended (§6.2.3).
-        let mut grease_stream = Vec::new();
-        put_varint(&mut grease_stream, grease);
-        grease_stream.extend_from_slice(b"grease");
-        h3.out.insert(first_uni + 12, grease_stream);
+        if let Some(grease) = grease {
+            // A uni stream of a reserved type, sent and ended (§6.2.3).
+            let mut grease_stream = Vec::new();
+            put_varint(&mut grease_stream, grease);
+            grease_stream.extend_from_slice(b"grease");
+            h3.out.insert(first_uni + 12, grease_stream);
+        }
         h3.flush(conn);
         Ok(h3)
     }

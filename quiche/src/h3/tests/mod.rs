@@ -7,6 +7,7 @@ use super::*;
 use crate::testing::Pipe;
 
 mod buf_calls;
+mod grease;
 mod validation;
 
 /// One step of the pipe, unless the next event is over half a second away (an idle timer):

@@ -27,6 +27,7 @@ use crate::packet::Epoch;
 
 mod callbacks;
 mod config;
+pub(crate) mod in_handshake;
 mod replay;
 mod session;
 mod state;
@@ -214,6 +215,10 @@ impl BoringHandshake {
             return Ok(());
         }
         self.started = true;
+        let params = self.params.clone();
+        if let Some(state) = self.state_mut() {
+            state.local_params = params;
+        }
         let ptr = self.ssl.as_ptr();
         // SAFETY: valid `ssl` and buffer; BoringSSL copies the parameters.
         let rc = unsafe {
@@ -278,13 +283,34 @@ impl BoringHandshake {
         }
     }
 
+    /// Runs `call` on the `SSL` with the state marked as inside a TLS call, so that the
+    /// callbacks it runs may change the connection's settings (see `in_handshake`).
+    fn tls_call<T>(&mut self, call: impl FnOnce(*mut ffi::SSL) -> T) -> T {
+        self.set_in_tls_call(true);
+        let result = call(self.ssl.as_ptr());
+        self.set_in_tls_call(false);
+        result
+    }
+
+    fn set_in_tls_call(&mut self, on: bool) {
+        if let Some(state) = self.state_mut() {
+            state.in_tls_call = on;
+        }
+    }
+
+    /// Takes what handshake callbacks changed through quiche's `set_*_in_handshake`.
+    pub(crate) fn take_overrides(&mut self) -> Option<in_handshake::HandshakeOverrides> {
+        let state = self.state_mut()?;
+        (!state.overrides.is_empty()).then(|| std::mem::take(&mut state.overrides))
+    }
+
     /// Runs the handshake as far as the data provided so far allows.
     fn do_handshake(&mut self) -> Result<()> {
         let ptr = self.ssl.as_ptr();
         loop {
             // SAFETY: valid `ssl`; the callbacks reach our state through its ex_data, which
             // nothing borrows during the call.
-            let rc = unsafe { ffi::SSL_do_handshake(ptr) };
+            let rc = self.tls_call(|ssl| unsafe { ffi::SSL_do_handshake(ssl) });
             if rc == 1 {
                 // Done, or returned early: a client that sent 0-RTT, a server that accepted it.
                 return self.callback_error();
@@ -341,7 +367,7 @@ impl BoringHandshake {
             return self.do_handshake();
         }
         // SAFETY: valid `ssl`; post-handshake messages (tickets) go through the callbacks.
-        let rc = unsafe { ffi::SSL_process_quic_post_handshake(ptr) };
+        let rc = self.tls_call(|ssl| unsafe { ffi::SSL_process_quic_post_handshake(ssl) });
         self.check(rc)
     }
 

@@ -12,6 +12,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+use crate::cc::CongestionControlAlgorithm;
 use crate::crypto::{self, Algorithm};
 use crate::packet::Epoch;
 use crate::tls::keylog::ConnKeyLog;
@@ -57,6 +58,43 @@ impl LevelSecrets {
     }
 }
 
+/// What BoringSSL's callbacks changed through quiche's `set_*_in_handshake` (see
+/// `in_handshake`); `None` (or `false`) for what they left alone.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HandshakeOverrides {
+    /// `set_cc_algorithm_in_handshake`.
+    pub cc_algorithm: Option<CongestionControlAlgorithm>,
+    /// `set_initial_congestion_window_packets_in_handshake`.
+    pub initial_congestion_window_packets: Option<usize>,
+    /// `set_enable_relaxed_loss_threshold_in_handshake`.
+    pub relaxed_loss_threshold: Option<bool>,
+    /// `set_enable_cubic_idle_restart_fix_in_handshake`.
+    pub cubic_idle_restart_fix: Option<bool>,
+    /// `set_hystart_in_handshake`.
+    pub hystart: Option<bool>,
+    /// `set_pacing_in_handshake`.
+    pub pacing: Option<bool>,
+    /// `set_max_pacing_rate_in_handshake` (the inner `None` removes the cap).
+    pub max_pacing_rate: Option<Option<u64>>,
+    /// `set_max_send_udp_payload_size_in_handshake`.
+    pub max_send_udp_payload_size: Option<usize>,
+    /// `set_send_capacity_factor_in_handshake`.
+    pub send_capacity_factor: Option<f64>,
+    /// `set_discover_pmtu_in_handshake`: on or off, and the probes per size.
+    pub discover_pmtu: Option<(bool, u8)>,
+    /// `set_max_idle_timeout_in_handshake`, in milliseconds (already in TLS's parameters).
+    pub max_idle_timeout: Option<u64>,
+    /// `set_initial_max_streams_bidi_in_handshake` (already in TLS's parameters).
+    pub initial_max_streams_bidi: Option<u64>,
+}
+
+impl HandshakeOverrides {
+    /// Whether any setter was called.
+    pub fn is_empty(&self) -> bool {
+        *self == HandshakeOverrides::default()
+    }
+}
+
 /// The per-connection state BoringSSL's callbacks reach through the `SSL`'s ex_data.
 pub(crate) struct QuicState {
     pub(crate) is_server: bool,
@@ -86,6 +124,13 @@ pub(crate) struct QuicState {
     pub(crate) alpn: Arc<Vec<Vec<u8>>>,
     /// The newest session, in quiche's encoding (see `session`); clients only.
     pub(crate) session: Option<Vec<u8>>,
+    /// A call of ours into TLS is running, so callbacks belong to this connection's handshake
+    /// (see `in_handshake`).
+    pub(crate) in_tls_call: bool,
+    /// What callbacks changed through quiche's `set_*_in_handshake` (see `in_handshake`).
+    pub(crate) overrides: HandshakeOverrides,
+    /// Our encoded transport parameters as TLS has them.
+    pub(crate) local_params: Vec<u8>,
 }
 
 /// The epoch of a BoringSSL encryption level (0-RTT data has no CRYPTO stream of its own).
@@ -119,6 +164,9 @@ impl QuicState {
             app_keylog: None,
             alpn,
             session: None,
+            in_tls_call: false,
+            overrides: Default::default(),
+            local_params: Vec::new(),
         }
     }
 

@@ -15,8 +15,10 @@
 //! - `all` (the default): both, for each implementation, and the ratio of the rates.
 //!
 //! Both sides use the test certificate of quiche/tests/certs (ECDSA P-256), TLS 1.3 with
-//! TLS_AES_128_GCM_SHA256 and X25519, the client verifies the server's certificate against the
-//! test CA and its name, and no session is resumed. See tools/bench/README.md.
+//! TLS_AES_128_GCM_SHA256 and X25519 (ours: unless `--curves` says otherwise, or the build has
+//! the `boringssl` feature, whose default offers X25519MLKEM768 first), the client verifies the
+//! server's certificate against the test CA and its name, and no session is resumed. Built with
+//! the `boringssl` feature, "ours" runs on our BoringSSL backend. See tools/bench/README.md.
 
 // A benchmark, not the library: wall-clock time is what it measures, so the workspace ban on
 // `Instant::now` (time is a parameter there) does not apply.
@@ -47,6 +49,14 @@ enum Impl {
 }
 
 impl Impl {
+    /// The TLS library of the handshake: ours on the backend this program was built with.
+    fn tls(self) -> &'static str {
+        match self {
+            Impl::Ours if cfg!(feature = "boringssl") => "boringssl",
+            Impl::Ours | Impl::Quinn => "rustls",
+        }
+    }
+
     fn name(self) -> &'static str {
         match self {
             Impl::Ours => "ours",
@@ -79,6 +89,11 @@ struct Args {
     /// Unmeasured handshakes before a `rate` run
     #[arg(long, default_value_t = 100)]
     warmup: u64,
+    /// Key exchange groups for our library, both sides (`Config::set_curves_list`, e.g.
+    /// `X25519`); the TLS backend's default without it (BoringSSL's offers X25519MLKEM768
+    /// first, rustls with ring X25519)
+    #[arg(long, value_name = "LIST")]
+    curves: Option<String>,
     /// Directory with the test certificate (cert.crt, cert.key, rootca.crt)
     #[arg(long, value_name = "DIR", default_value_os_t = default_certs())]
     certs: PathBuf,
@@ -129,7 +144,7 @@ fn rate(which: Impl, a: &Args) -> Result<Rate, String> {
     let mut t = Traffic::default();
     let (secs, allocs, retained) = match which {
         Impl::Ours => {
-            let mut ours = Ours::new(&a.certs)?;
+            let mut ours = Ours::new(&a.certs, a.curves.as_deref())?;
             let mut warm = Traffic::default();
             for _ in 0..a.warmup {
                 drop(ours.handshake(Instant::now(), &mut warm)?);
@@ -157,10 +172,11 @@ fn rate(which: Impl, a: &Args) -> Result<Rate, String> {
     let n = a.n as f64;
     let per_sec = n / secs;
     println!(
-        "rate impl={} handshakes={} secs={:.3} per_sec={:.1} us_per_handshake={:.1} \
+        "rate impl={} tls={} handshakes={} secs={:.3} per_sec={:.1} us_per_handshake={:.1} \
          allocs_per_handshake={:.1} retained_bytes_per_handshake={:.0} \
          c2s_datagrams={:.2} c2s_bytes={:.0} s2c_datagrams={:.2} s2c_bytes={:.0} timer_jumps={}",
         which.name(),
+        which.tls(),
         a.n,
         secs,
         per_sec,
@@ -203,7 +219,7 @@ fn heap(which: Impl, a: &Args) -> Result<(), String> {
     let warmup = a.warmup.min(20);
     let (live, conn_size) = match which {
         Impl::Ours => {
-            let mut ours = Ours::new(&a.certs)?;
+            let mut ours = Ours::new(&a.certs, a.curves.as_deref())?;
             let mut t = Traffic::default();
             // The configs build their rustls configs on first use: not per connection.
             for _ in 0..warmup {

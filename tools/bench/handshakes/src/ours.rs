@@ -36,8 +36,12 @@ fn err(what: &str, e: quiche::Error) -> String {
 }
 
 /// The transport settings the apps use by default (apps/src/setup.rs, apps/src/args.rs).
-fn base_config() -> Result<Config, String> {
+/// `curves`: the key exchange groups (`Config::set_curves_list`), or the backend's default.
+fn base_config(curves: Option<&str>) -> Result<Config, String> {
     let mut c = Config::new(quiche::PROTOCOL_VERSION).map_err(|e| err("config", e))?;
+    if let Some(curves) = curves {
+        c.set_curves_list(curves).map_err(|e| err("curves", e))?;
+    }
     c.set_application_protos(&[crate::common::ALPN])
         .map_err(|e| err("ALPN", e))?;
     c.set_initial_max_data(10_000_000);
@@ -54,15 +58,16 @@ fn base_config() -> Result<Config, String> {
 }
 
 impl Ours {
-    /// Configs with the test certificate (server) and its CA (client, verification on).
-    pub fn new(certs: &Path) -> Result<Ours, String> {
+    /// Configs with the test certificate (server) and its CA (client, verification on), and
+    /// the key exchange groups `curves` on both sides (`None`: the TLS backend's default).
+    pub fn new(certs: &Path, curves: Option<&str>) -> Result<Ours, String> {
         let path = |f: &str| certs.join(f).to_string_lossy().into_owned();
-        let mut client = base_config()?;
+        let mut client = base_config(curves)?;
         client
             .load_verify_locations_from_file(&path("rootca.crt"))
             .map_err(|e| err("CA", e))?;
         client.verify_peer(true);
-        let mut server = base_config()?;
+        let mut server = base_config(curves)?;
         server
             .load_cert_chain_from_pem_file(&path("cert.crt"))
             .map_err(|e| err("certificate", e))?;

@@ -207,9 +207,22 @@ impl Server {
             } else {
                 (derived, None)
             };
-            let mut conn =
-                quiche::accept(&scid, odcid.as_ref(), self.local, from, &mut self.config)
-                    .expect("accept");
+            let mut conn = match &odcid {
+                // quiche 0.30's call for a server that sent a Retry: the Retry's source CID
+                // is the one the client now addresses (the connection's own here).
+                Some(odcid) => quiche::accept_with_retry(
+                    &scid,
+                    quiche::RetryConnectionIds {
+                        original_destination_cid: odcid,
+                        retry_source_cid: &scid,
+                    },
+                    self.local,
+                    from,
+                    &mut self.config,
+                ),
+                None => quiche::accept(&scid, None, self.local, from, &mut self.config),
+            }
+            .expect("accept");
             if let Some(file) = self.qlog_next.take() {
                 conn.set_qlog(
                     Box::new(file),

@@ -22,7 +22,10 @@ use quiche_ours as quiche;
 #[cfg(all(feature = "upstream", not(feature = "ours")))]
 use quiche_upstream as quiche;
 
+#[cfg(feature = "boringssl")]
+mod boring;
 mod calls;
+mod extras;
 mod h3check;
 mod loopback;
 mod transport;
@@ -81,5 +84,7 @@ fn main() {
 
     transport::run(&paths, &mut report);
     h3check::run(&paths, &mut report);
+    #[cfg(feature = "boringssl")]
+    boring::run(&paths, &mut report);
     eprintln!("{} checks printed", report.lines);
 }

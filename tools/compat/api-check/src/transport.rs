@@ -85,6 +85,9 @@ pub fn config(
     config.set_disable_dcid_reuse(false);
     config.set_max_connection_window(24 << 20);
     config.set_max_stream_window(16 << 20);
+    config.set_enable_relaxed_loss_threshold(false);
+    config.set_initial_congestion_window_packets(10);
+    config.enable_track_unknown_transport_parameters(1024);
     config
 }
 
@@ -170,6 +173,7 @@ pub fn run(paths: &Paths, r: &mut Report) {
     streams(&mut client, &mut server, r);
     datagrams(&mut client, &mut server, r);
     crate::calls::run(&mut client, &mut server, r);
+    crate::extras::run(&mut client, &mut server, r);
 
     let got_session = pump(&mut client, &mut server, |c, _| c.conn.session().is_some());
     r.line("client.session.is_some", got_session);
@@ -486,19 +490,40 @@ fn stats(client: &Client, server: &mut Server, r: &mut Report) {
     r.line("stats.client.paths_count", s.paths_count);
     let _ = (s.lost, s.retrans, s.spurious_lost, s.stream_retrans_bytes);
     r.line("stats.client.acked_bytes>0", s.acked_bytes > 0);
-    r.line("stats.client.acked_bytes<=sent_bytes", s.acked_bytes <= s.sent_bytes);
+    r.line(
+        "stats.client.acked_bytes<=sent_bytes",
+        s.acked_bytes <= s.sent_bytes,
+    );
     r.line("stats.client.dgram_sent", s.dgram_sent);
     r.line("stats.client.dgram_recv", s.dgram_recv);
-    r.line("stats.client.reset_stream_count_local", s.reset_stream_count_local);
-    r.line("stats.client.stopped_stream_count_remote", s.stopped_stream_count_remote);
-    r.line("stats.client.reset_stream_count_remote", s.reset_stream_count_remote);
-    r.line("stats.client.stopped_stream_count_local", s.stopped_stream_count_local);
-    r.line("stats.client.path_challenge_rx_count", s.path_challenge_rx_count);
+    r.line(
+        "stats.client.reset_stream_count_local",
+        s.reset_stream_count_local,
+    );
+    r.line(
+        "stats.client.stopped_stream_count_remote",
+        s.stopped_stream_count_remote,
+    );
+    r.line(
+        "stats.client.reset_stream_count_remote",
+        s.reset_stream_count_remote,
+    );
+    r.line(
+        "stats.client.stopped_stream_count_local",
+        s.stopped_stream_count_local,
+    );
+    r.line(
+        "stats.client.path_challenge_rx_count",
+        s.path_challenge_rx_count,
+    );
     r.line(
         "stats.client.bytes_in_flight_duration>0",
         s.bytes_in_flight_duration > Duration::ZERO,
     );
-    r.line("stats.client.tx_buffered_state", format!("{:?}", s.tx_buffered_state));
+    r.line(
+        "stats.client.tx_buffered_state",
+        format!("{:?}", s.tx_buffered_state),
+    );
     let paths: Vec<quiche::PathStats> = client.conn.path_stats().collect();
     r.line("path_stats.client.count", paths.len());
     if let Some(p) = paths.first() {
@@ -528,8 +553,14 @@ fn stats(client: &Client, server: &mut Server, r: &mut Report) {
     r.line("stats.server.paths_count", s.paths_count);
     r.line("stats.server.dgram_recv", s.dgram_recv);
     r.line("stats.server.dgram_sent", s.dgram_sent);
-    r.line("stats.server.reset_stream_count_remote", s.reset_stream_count_remote);
-    r.line("stats.server.stopped_stream_count_local", s.stopped_stream_count_local);
+    r.line(
+        "stats.server.reset_stream_count_remote",
+        s.reset_stream_count_remote,
+    );
+    r.line(
+        "stats.server.stopped_stream_count_local",
+        s.stopped_stream_count_local,
+    );
     r.line("path_stats.server.count", sc.conn.path_stats().count());
 }
 
