@@ -37,9 +37,6 @@ if [ "${#missing[@]}" -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-say "building against this repository's quiche (rustls, the default backend)"
-cargo build --quiet --manifest-path "$CRATE/Cargo.toml" --features ours --target-dir "$TARGET"
-cp "$TARGET/debug/quiche-api-check" "$WORK/api-check-ours"
 # quiche 0.30.0's boring-sys (5.4.0, as ours) links the copy that tools/boringssl/build.sh
 # builds once per run, instead of compiling BoringSSL again in each target directory.
 eval "$(tools/boringssl/build.sh --env)"
@@ -49,6 +46,11 @@ say "building against this repository's quiche with boringssl-boring-crate"
 cargo build --quiet --manifest-path "$CRATE/Cargo.toml" --features ours,boringssl \
     --target-dir "$TARGET"
 cp "$TARGET/debug/quiche-api-check" "$WORK/api-check-ours-boring"
+# The default build last: the programs it leaves in the target directory are those later steps
+# use (lossy-link.sh --ci runs its quiche-lossy-link on ours with rustls).
+say "building against this repository's quiche (rustls, the default backend)"
+cargo build --quiet --manifest-path "$CRATE/Cargo.toml" --features ours --target-dir "$TARGET"
+cp "$TARGET/debug/quiche-api-check" "$WORK/api-check-ours"
 say "building against quiche 0.30.0"
 # RUSTC_BOOTSTRAP=1 as tools/compat/surface.sh needs it for rustdoc's JSON output: cargo
 # hashes it into every artifact, so with the same setting both scripts share one build here.

@@ -457,6 +457,15 @@ static void boringssl_part(const char *certs) {
     printf("boringssl.server.peer_cert.len (client sent none): %zu\n", len);
     quiche_conn_server_name(server.conn, &out, &len);
     printf("boringssl.server.server_name: %.*s\n", (int)len, (const char *)out);
+    end_connection();
+
+    // A session from a connection on the config's own context (an application's SSL_CTX
+    // has no session callback of quiche's: it keeps its sessions itself, as curl does).
+    scid[1] ^= 0xff;
+    client.conn = quiche_connect("quic.tech", scid, CID_LEN, (struct sockaddr *)&client.addr,
+                                 sizeof(client.addr), (struct sockaddr *)&server.addr,
+                                 sizeof(server.addr), config);
+    printf("boringssl.session.established: %d\n", pump(both_established, NULL));
     printf("boringssl.client.session: %d\n", pump(client_has_session, NULL));
     quiche_conn_session(client.conn, &out, &len);
     uint8_t *session = malloc(len);
