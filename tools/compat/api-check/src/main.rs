@@ -29,6 +29,7 @@ mod extras;
 mod h3check;
 mod loopback;
 mod transport;
+mod zerocopy;
 
 use std::path::PathBuf;
 
@@ -84,6 +85,7 @@ fn main() {
 
     transport::run(&paths, &mut report);
     h3check::run(&paths, &mut report);
+    zerocopy::run(&paths, &mut report);
     #[cfg(feature = "boringssl")]
     boring::run(&paths, &mut report);
     eprintln!("{} checks printed", report.lines);
