@@ -5,10 +5,9 @@
 //!
 //! This module knows nothing of `Connection`: the connection decides when a path becomes the
 //! active one and what that means for recovery. Each path owns its sender
-//! ([`crate::sender::PathSender`]: congestion controller, RTT estimate, pacer), so a
-//! migration changes which path is active rather than swapping state, and its ECN validation
-//! ([`crate::ecn`]); PMTU state can join [`Path`] as a field later without changing how the
-//! set is used.
+//! ([`crate::sender::PathSender`]: congestion controller, RTT estimate, pacer, path MTU search
+//! and datagram size), so a migration changes which path is active rather than swapping
+//! state, and its ECN validation ([`crate::ecn`]).
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;

@@ -194,17 +194,14 @@ impl Pmtud {
         self.maybe_complete(Some(now));
     }
 
-    /// The connection moved to another network path: nothing learned of the old one holds
-    /// for it (RFC 8899 §4.3, RFC 9000 §14.3), so the PLPMTU goes back to BASE_PLPMTU and a
-    /// started search begins again. Counters are kept.
-    pub fn restart_for_new_path(&mut self, now: Instant) {
-        let started = self.state != PmtudState::Disabled;
-        let (stats, current) = (self.stats, self.current);
-        *self = Pmtud::new(self.config);
-        self.stats = stats;
-        self.updated = current != self.current;
-        if started {
-            self.start(now);
+    /// The search for another network path, made from this one: nothing learned here holds
+    /// there (RFC 8899 §4.3, RFC 9000 §14.3), so it starts at BASE_PLPMTU with this search's
+    /// settings (MAX_PLPMTU as lowered by the peer) and waits for [`Pmtud::start`]. The
+    /// counters go on from this search's.
+    pub fn for_new_path(&self) -> Pmtud {
+        Pmtud {
+            stats: self.stats,
+            ..Pmtud::new(self.config)
         }
     }
 
@@ -482,17 +479,24 @@ mod tests {
         run(&mut p, now, 1500, &mut pn);
         assert_eq!(p.current(), 1452);
         let _ = p.take_update();
-        p.restart_for_new_path(now);
+        let sent = p.stats().probes_sent;
+        let mut p = p.for_new_path();
         assert_eq!(p.current(), BASE_PLPMTU);
-        assert_eq!(p.take_update(), Some(BASE_PLPMTU));
+        assert_eq!(p.stats().probes_sent, sent, "the counters go on");
+        assert_eq!(
+            p.probe_size(now),
+            None,
+            "the new path's search waits for start"
+        );
+        p.start(now);
         let probed = run(&mut p, now, 1300, &mut pn);
         assert!(!probed.is_empty());
         assert!(p.current() <= 1300 && p.current() + SEARCH_RESOLUTION >= 1300);
 
-        // A search that never started (before the handshake is confirmed) stays waiting.
-        let mut idle = Pmtud::new(PmtudConfig::default());
-        idle.restart_for_new_path(now);
-        assert_eq!(idle.probe_size(now), None);
+        // The peer's limit holds on the new path too.
+        let mut capped = search(1452).0;
+        capped.set_max(1300);
+        assert_eq!(capped.for_new_path().max(), 1300);
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! One path's sender (RFC 9002 §5-7, RFC 9000 §9.4): the congestion controller, the RTT
-//! estimate, the pacer and the datagram size the controller counts in.
+//! One path's sender (RFC 9002 §5-7, RFC 9000 §9.4, RFC 8899): the congestion controller, the
+//! RTT estimate, the pacer, the path MTU search and the datagram size they count in.
 //!
 //! Each [`crate::path::Path`] owns one, so a migration changes which path is active instead of
 //! swapping state in and out of the connection. Loss detection and the PTO, which are about
@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use crate::cc::pacer::Pacer;
 use crate::cc::{CongestionControl, Controller};
+use crate::pmtud::{Pmtud, PmtudConfig};
 use crate::rtt::RttEstimator;
 
 /// The sender state of one path.
@@ -22,20 +23,32 @@ pub struct PathSender {
     /// estimate: the connection asks for it several times per packet (idle timer, key
     /// retention).
     pto: Duration,
+    /// The largest UDP payload to send on the path: the PLPMTU of `pmtud` when it searches,
+    /// otherwise the configured size capped by the peer's `max_udp_payload_size`.
     max_datagram_size: usize,
     pacer: Pacer,
+    /// The path MTU search of this path (RFC 8899): a path the connection moves to searches
+    /// its own, one it returns to keeps what it found.
+    pmtud: Pmtud,
 }
 
 impl PathSender {
     /// A sender with controller `cc` and RTT estimator `rtt`, counting in datagrams of
-    /// `max_datagram_size` bytes, pacing if `pacing`.
+    /// `max_datagram_size` bytes, pacing if `pacing`, without a path MTU search (see
+    /// [`PathSender::with_pmtud`]).
     pub fn new(cc: Controller, rtt: RttEstimator, max_datagram_size: usize, pacing: bool) -> Self {
+        let pmtud = Pmtud::new(PmtudConfig {
+            enabled: false,
+            max: max_datagram_size,
+            ..PmtudConfig::default()
+        });
         let mut sender = PathSender {
             cc,
             rtt,
             pto: Duration::ZERO,
             max_datagram_size,
             pacer: Pacer::new(pacing, max_datagram_size),
+            pmtud,
         };
         sender.refresh_pto();
         sender
@@ -103,11 +116,56 @@ impl PathSender {
         self.max_datagram_size
     }
 
-    /// The maximum datagram size changed (path MTU discovery).
+    /// The maximum datagram size changed (the peer's limit, path MTU discovery).
     pub fn on_mtu_update(&mut self, max_datagram_size: usize) {
+        if max_datagram_size == self.max_datagram_size {
+            return;
+        }
         self.max_datagram_size = max_datagram_size;
         self.cc.on_mtu_update(max_datagram_size);
         self.pacer.set_max_datagram_size(max_datagram_size);
+    }
+
+    /// The sender with the path MTU search `pmtud`: with the search on, datagrams start at its
+    /// PLPMTU (BASE_PLPMTU until probes prove more, RFC 8899 §5.1.2).
+    pub fn with_pmtud(mut self, pmtud: Pmtud) -> Self {
+        if pmtud.is_enabled() {
+            self.on_mtu_update(pmtud.current());
+        }
+        self.pmtud = pmtud;
+        self
+    }
+
+    /// The path MTU search.
+    pub fn pmtud(&self) -> &Pmtud {
+        &self.pmtud
+    }
+
+    /// The path MTU search, mutably; [`PathSender::apply_pmtu_update`] then applies what it
+    /// changed.
+    pub fn pmtud_mut(&mut self) -> &mut Pmtud {
+        &mut self.pmtud
+    }
+
+    /// Applies a PLPMTU the search changed (or the end of the search) to the datagram size,
+    /// the controller and the pacer; returns the old and the new size, if there was an update.
+    pub fn apply_pmtu_update(&mut self) -> Option<(usize, usize)> {
+        let size = self.pmtud.take_update()?;
+        let old = self.max_datagram_size;
+        self.on_mtu_update(size);
+        Some((old, size))
+    }
+
+    /// The peer's `max_udp_payload_size`: it caps the search, or without one the datagram size.
+    pub fn set_peer_max_udp_payload_size(&mut self, peer_max: usize) {
+        let size = if self.pmtud.is_enabled() {
+            self.pmtud.set_max(peer_max);
+            let _ = self.pmtud.take_update();
+            self.pmtud.current()
+        } else {
+            self.max_datagram_size.min(peer_max)
+        };
+        self.on_mtu_update(size);
     }
 
     /// The pacer.

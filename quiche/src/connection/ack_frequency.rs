@@ -80,7 +80,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         let rtt = self.paths.active().sender.rtt();
         let view = SenderView {
             cwnd: self.paths.active().sender.cwnd(),
-            max_datagram_size: self.max_send_udp_payload_size,
+            max_datagram_size: self.paths.active().sender.max_datagram_size(),
             smoothed_rtt: rtt.smoothed_rtt(),
             has_rtt_sample: rtt.first_sample_time().is_some(),
             state: self.paths.active().sender.controller().state(),

@@ -37,7 +37,8 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         let peer_max = self.peer_max_datagram_frame()?;
         let packet_overhead = 1 + self.dcid.len() + MAX_PKT_NUM_LEN + crate::crypto::TAG_LEN;
         let room = self
-            .max_send_udp_payload_size
+            .sender()
+            .max_datagram_size()
             .saturating_sub(packet_overhead);
         let frame_max = usize::try_from(peer_max).unwrap_or(usize::MAX).min(room);
         // The frame is a type byte, the payload length as a varint, and the payload: the

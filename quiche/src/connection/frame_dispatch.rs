@@ -390,7 +390,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     /// the last PTO's requeue ended: successive PTOs walk through a tail whose acknowledgments
     /// are lost instead of repeating its first bytes, and start over at the end.
     fn requeue_stream_for_probes(&mut self, id: u64) {
-        let budget = (MAX_PTO_PROBES * self.max_send_udp_payload_size) as u64;
+        let budget = (MAX_PTO_PROBES * self.sender().max_datagram_size()) as u64;
         let from = match self.probe_requeue_cursor {
             Some((cursor_id, offset)) if cursor_id == id => offset,
             _ => 0,

@@ -176,20 +176,23 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         if o.max_send_udp_payload_size.is_none() && o.discover_pmtu.is_none() {
             return;
         }
-        let mut pmtud = self.pmtud.config();
+        let mut cfg = self.sender().pmtud().config();
         if let Some(v) = o.max_send_udp_payload_size {
-            pmtud.max = v.max(crate::config::MIN_UDP_PAYLOAD_SIZE);
+            cfg.max = v.max(crate::config::MIN_UDP_PAYLOAD_SIZE);
         }
         if let Some((discover, max_probes)) = o.discover_pmtu {
-            pmtud.enabled = discover;
-            pmtud.max_probes = max_probes.max(1);
+            cfg.enabled = discover;
+            cfg.max_probes = max_probes.max(1);
         }
-        self.pmtud = crate::pmtud::Pmtud::new(pmtud);
-        self.max_send_udp_payload_size = if self.pmtud.is_enabled() {
-            self.pmtud.current()
+        let pmtud = crate::pmtud::Pmtud::new(cfg);
+        let size = if pmtud.is_enabled() {
+            pmtud.current()
         } else {
-            pmtud.max
+            cfg.max
         };
+        let sender = self.sender_mut();
+        sender.on_mtu_update(size);
+        *sender.pmtud_mut() = pmtud;
     }
 
     /// A new controller and pacer for the path, from the changed settings.
@@ -208,9 +211,10 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         if let Some(v) = o.pacing {
             cfg.cc.pacing = v;
         }
-        cfg.cc.max_datagram_size = self.max_send_udp_payload_size;
+        cfg.cc.max_datagram_size = self.paths.active().sender.max_datagram_size();
         let cc = super::open::build_controller(cfg, self.cc_factory.as_deref());
-        let mut sender = cfg.sender_with(cc, cfg.cc.pacing);
+        let pmtud = self.paths.active().sender.pmtud().clone();
+        let mut sender = cfg.sender_with(cc, cfg.cc.pacing).with_pmtud(pmtud);
         sender.set_max_pacing_rate(self.tuning.max_pacing_rate);
         sender
             .controller_mut()

@@ -46,7 +46,7 @@ impl<F: BufFactory> Connection<F> {
     pub fn send_quantum_on_path(&self, local_addr: SocketAddr, peer_addr: SocketAddr) -> usize {
         match self.paths.find(local_addr, peer_addr) {
             Some(id) if id == self.paths.active_id() => self.send_quantum(),
-            Some(_) => self.max_send_udp_payload_size,
+            Some(_) => self.sender().max_datagram_size(),
             None => 0,
         }
     }

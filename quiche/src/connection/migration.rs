@@ -20,6 +20,9 @@
 //!   rebinding rather than an active migration.
 //! - ECN is validated per path (§13.4.2): a path the connection starts sending on is tested
 //!   afresh, and one it returns to keeps its state (`crate::ecn`).
+//! - So is the path MTU (RFC 8899 §4.3, RFC 9000 §14.3): a new path searches its own from
+//!   BASE_PLPMTU once it is the active one, and one the connection returns to keeps its size
+//!   (`crate::sender::PathSender::pmtud`).
 //! - Validation gives up after three times the larger of the current PTO and the initial PTO
 //!   (§8.2.4), with a PATH_CHALLENGE per PTO meanwhile; a failed active path falls back to the
 //!   last validated one, and without one the connection ends silently (§9.3.2).
@@ -230,19 +233,27 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     }
 
     /// A sender for a new path (RFC 9000 §9.4): a fresh controller and pacer, the RTT estimate
-    /// from the initial RTT (with the peer's max_ack_delay), the active path's datagram size
-    /// (until the path's MTU search says otherwise, `pmtud_on_new_path`).
+    /// from the initial RTT (with the peer's max_ack_delay), and a path MTU search of its own
+    /// from BASE_PLPMTU (RFC 8899 §4.3; it starts when the path becomes the active one,
+    /// `pmtud_on_path_switch`); without the search, the active path's datagram size.
     pub(super) fn fresh_sender(&self) -> crate::sender::PathSender {
         let current = self.sender();
-        let cfg = &self.recovery_config;
-        let cc = super::open::build_controller(cfg, self.cc_factory.as_deref());
+        let pmtud = current.pmtud().for_new_path();
+        let mut cfg = self.recovery_config;
+        cfg.cc.max_datagram_size = if pmtud.is_enabled() {
+            pmtud.current()
+        } else {
+            current.max_datagram_size()
+        };
+        let cc = super::open::build_controller(&cfg, self.cc_factory.as_deref());
         let rtt = crate::rtt::RttEstimator::new(cfg.initial_rtt, current.rtt().max_ack_delay());
         let mut sender = crate::sender::PathSender::new(
             cc,
             rtt,
-            current.max_datagram_size(),
+            cfg.cc.max_datagram_size,
             current.pacer().enabled(),
-        );
+        )
+        .with_pmtud(pmtud);
         sender.set_max_pacing_rate(current.pacer().max_rate());
         sender
     }
@@ -295,9 +306,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             None => false,
         };
         self.paths.set_active(id);
-        if !keep_cc {
-            self.pmtud_on_new_path(now);
-        }
+        self.pmtud_on_path_switch(now);
         self.on_ecn_path_switch(old, now);
         if old_validated {
             self.fallback_path = Some(old);
@@ -478,7 +487,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             return Err(Error::Done);
         };
         let (local, peer) = (path.local, path.peer);
-        let mut limit = out.len().min(self.max_send_udp_payload_size);
+        let mut limit = out.len().min(path.sender.max_datagram_size());
         if let Some(allowance) = path.amplification_allowance() {
             limit = limit.min(usize::try_from(allowance).unwrap_or(usize::MAX));
         }

@@ -207,11 +207,6 @@ where
     /// DATAGRAM payloads received and not yet read.
     dgram_recv: DatagramQueue<F::DgramBuf>,
 
-    /// The largest datagram to send: the PLPMTU while path MTU discovery runs, otherwise the
-    /// configured size (both capped by the peer's `max_udp_payload_size`).
-    max_send_udp_payload_size: usize,
-    /// The path MTU search (held by the connection until paths own one each).
-    pmtud: crate::pmtud::Pmtud,
     /// The packet being written is a PMTU probe: PING + PADDING only.
     pmtu_probe_building: bool,
     /// The peer's ACK delay exponent, for decoding its ACK frames.
@@ -555,10 +550,10 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         self.tuning.grease
     }
 
-    /// The largest UDP payload this connection sends now: with path MTU discovery, the
-    /// largest size found to get through.
+    /// The largest UDP payload this connection sends now on the active path: with path MTU
+    /// discovery, the largest size found to get through there.
     pub fn max_send_udp_payload_size(&self) -> usize {
-        self.max_send_udp_payload_size
+        self.sender().max_datagram_size()
     }
 
     /// How many bytes the application may send in one burst (GSO batch) now: the controller's
@@ -579,7 +574,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         });
         cc.send_quantum()
             .max(by_rate.min(MAX_SEND_QUANTUM))
-            .min(cc.cwnd().max(self.max_send_udp_payload_size))
+            .min(cc.cwnd().max(self.sender().max_datagram_size()))
     }
 
     /// The peer's transport parameters, once received.

@@ -194,8 +194,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         check_endpoint(is_server, scid, config)?;
         let (local_tp, cids) = local_transport_params(is_server, scid, odcid, config);
         configure_tls(&mut tls, is_server, &local_tp, config)?;
-        let (pmtud, max_datagram, recovery_config, sender, seed) =
-            build_recovery_parts(is_server, scid, config);
+        let (recovery_config, sender, seed) = build_recovery_parts(is_server, scid, config);
         let (streams, flow) = build_streams(is_server, &local_tp, config);
         let paths = initial_paths(is_server, odcid.is_some(), (local, peer), sender, config);
         let idle = idle_timeout(&local_tp);
@@ -246,8 +245,6 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             cids,
             dgram_send: DatagramQueue::new(config.dgram_send_queue_len),
             dgram_recv: DatagramQueue::new(config.dgram_recv_queue_len),
-            max_send_udp_payload_size: max_datagram,
-            pmtud,
             pmtu_probe_building: false,
             peer_ack_delay_exponent: 3,
             last_now: None,
@@ -326,19 +323,13 @@ fn configure_tls(
     version_switch::prepare_tls(tls, is_server, config.version, &config.compatible_versions)
 }
 
-/// The path MTU search, the datagram size it starts from, recovery's configuration and the
-/// first path's sender with its controller (seeded from `scid`).
+/// Recovery's configuration and the first path's sender with its controller (seeded from
+/// `scid`) and its path MTU search.
 fn build_recovery_parts(
     is_server: bool,
     scid: &ConnectionId,
     config: &Config,
-) -> (
-    crate::pmtud::Pmtud,
-    usize,
-    RecoveryConfig,
-    crate::sender::PathSender,
-    u64,
-) {
+) -> (RecoveryConfig, crate::sender::PathSender, u64) {
     let pmtud = crate::pmtud::Pmtud::new(crate::pmtud::PmtudConfig {
         max: config.max_send_udp_payload_size,
         ..config.pmtud
@@ -357,12 +348,14 @@ fn build_recovery_parts(
         cc: config.cc_config(max_datagram),
     };
     let cc = build_controller(&recovery_config, config.cc_factory.as_deref());
-    let mut sender = recovery_config.sender_with(cc, config.pacing);
+    let mut sender = recovery_config
+        .sender_with(cc, config.pacing)
+        .with_pmtud(pmtud);
     sender.set_max_pacing_rate(config.tuning.max_pacing_rate);
     let seed = controller_seed(scid);
     sender.controller_mut().seed(seed);
 
-    (pmtud, max_datagram, recovery_config, sender, seed)
+    (recovery_config, sender, seed)
 }
 
 /// The seed of the connection's controllers. The source connection ID is random per

@@ -26,7 +26,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     /// go out and validation would fail while the peer is actively using the address.
     pub(super) fn pmtu_probe_due(&mut self, buf_len: usize, now: Instant) -> Option<usize> {
         let path = self.paths.active();
-        if !self.pmtud.is_enabled()
+        if !path.sender.pmtud().is_enabled()
             || !self.handshake_confirmed
             || self.one_rtt.is_none()
             || self.lifecycle.close_pending()
@@ -40,24 +40,24 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         {
             return None;
         }
-        let size = self.pmtud.probe_size(now)?;
+        let size = self.sender_mut().pmtud_mut().probe_size(now)?;
         // Probes take congestion window like any packet (RFC 9000 §14.4); they wait for room
         // rather than overshoot it.
-        (size <= buf_len && self.recovery.cwnd_available(&self.paths.active().sender) >= size)
-            .then_some(size)
+        (size <= buf_len && self.recovery.cwnd_available(self.sender()) >= size).then_some(size)
     }
 
     /// The largest datagram to send now: PTO probes stay at BASE_PLPMTU while the PLPMTU is
     /// larger, so that after a drop of the path MTU they get through and their acknowledgment
     /// reveals the black hole (a path that only lost full-size packets).
     pub(super) fn pmtud_datagram_limit(&self) -> usize {
-        if self.pmtud.is_enabled()
+        let sender = self.sender();
+        if sender.pmtud().is_enabled()
             && self.handshake_confirmed
             && self.is_probing(Epoch::Application)
         {
-            self.max_send_udp_payload_size.min(BASE_PLPMTU)
+            sender.max_datagram_size().min(BASE_PLPMTU)
         } else {
-            self.max_send_udp_payload_size
+            sender.max_datagram_size()
         }
     }
 
@@ -69,7 +69,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         let written = self.write_packet(Epoch::Application, out, 0, size, now);
         self.pmtu_probe_building = false;
         let written = written?;
-        self.pmtud.on_probe_sent(pn, written.len);
+        self.sender_mut().pmtud_mut().on_probe_sent(pn, written.len);
         Ok(written.len)
     }
 
@@ -86,102 +86,112 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         Ok((b.off(), true))
     }
 
-    /// Tells the search what an ACK frame or the loss timer resolved in `epoch`, and applies a
-    /// new PLPMTU.
+    /// Tells the searches what an ACK frame or the loss timer resolved in `epoch` (each packet
+    /// to the search of the path it went out on), and applies new PLPMTUs.
     pub(super) fn pmtud_on_outcome(
         &mut self,
         epoch: Epoch,
         outcome: &AckOutcome<SentFrames>,
         now: Instant,
     ) {
-        if epoch != Epoch::Application || !self.pmtud.is_enabled() {
+        if epoch != Epoch::Application {
             return;
         }
+        let mut touched = [false; crate::path::MAX_PATHS];
         for pkt in &outcome.acked {
-            if pkt.pmtu_probe {
-                self.pmtud.on_probe_acked(pkt.pkt_num, now);
-            } else {
-                self.pmtud.on_packet_acked(pkt.pkt_num, pkt.size);
+            if let Some((id, pmtud)) = self.packet_pmtud(pkt.payload.path) {
+                touched[id % crate::path::MAX_PATHS] = true;
+                if pkt.pmtu_probe {
+                    pmtud.on_probe_acked(pkt.pkt_num, now);
+                } else {
+                    pmtud.on_packet_acked(pkt.pkt_num, pkt.size);
+                }
             }
         }
         for pkt in &outcome.lost {
-            if pkt.pmtu_probe {
-                self.pmtud.on_probe_lost(pkt.pkt_num, now);
-            } else if pkt.in_flight {
-                self.pmtud.on_packet_lost(pkt.pkt_num, pkt.size, now);
+            if let Some((id, pmtud)) = self.packet_pmtud(pkt.payload.path) {
+                touched[id % crate::path::MAX_PATHS] = true;
+                if pkt.pmtu_probe {
+                    pmtud.on_probe_lost(pkt.pkt_num, now);
+                } else if pkt.in_flight {
+                    pmtud.on_packet_lost(pkt.pkt_num, pkt.size, now);
+                }
             }
         }
-        self.apply_pmtu_update(now, true);
+        for (id, _) in touched.iter().enumerate().filter(|(_, t)| **t) {
+            self.apply_pmtu_update(id, now, true);
+        }
     }
 
-    /// The handshake is confirmed: the search may start.
+    /// The running search of the path with uid `uid` (the path a packet went out on) and the
+    /// path's id; `None` when the path is gone or does not search.
+    fn packet_pmtud(&mut self, uid: u64) -> Option<(usize, &mut crate::pmtud::Pmtud)> {
+        let id = self.paths.iter().find(|(_, p)| p.uid() == uid)?.0;
+        let pmtud = self.paths.get_mut(id)?.sender.pmtud_mut();
+        pmtud.is_enabled().then_some((id, pmtud))
+    }
+
+    /// The handshake is confirmed: the active path's search may start.
     pub(super) fn pmtud_start(&mut self, now: Instant) {
-        self.pmtud.start(now);
-        self.apply_pmtu_update(now, false);
+        self.sender_mut().pmtud_mut().start(now);
+        self.apply_pmtu_update(self.paths.active_id(), now, false);
     }
 
-    /// The active path changed to one with another address: search its MTU afresh.
-    pub(super) fn pmtud_on_new_path(&mut self, now: Instant) {
-        if self.pmtud.is_enabled() {
-            self.pmtud.restart_for_new_path(now);
-            self.apply_pmtu_update(now, false);
+    /// Another path became the active one: its own search runs there (a new path's from
+    /// BASE_PLPMTU, started now; one the connection returns to goes on where it was).
+    pub(super) fn pmtud_on_path_switch(&mut self, now: Instant) {
+        if self.handshake_confirmed {
+            self.pmtud_start(now);
         }
     }
 
     /// The peer's `max_udp_payload_size` caps the search, or without one the datagram size;
-    /// the active path's sender (controller and pacer) counts in the new size.
+    /// the active path's sender (controller and pacer) counts in the new size. Paths made
+    /// later take the cap from it.
     pub(super) fn pmtud_set_peer_max(&mut self, peer_max: usize) {
-        let size = if self.pmtud.is_enabled() {
-            self.pmtud.set_max(peer_max);
-            let _ = self.pmtud.take_update();
-            self.pmtud.current()
-        } else {
-            self.max_send_udp_payload_size.min(peer_max)
-        };
-        if size != self.max_send_udp_payload_size {
-            self.max_send_udp_payload_size = size;
-            self.sender_mut().on_mtu_update(size);
-        }
+        self.sender_mut().set_peer_max_udp_payload_size(peer_max);
     }
 
-    /// Applies a PLPMTU the search changed: datagram size, congestion controller, pacer, qlog,
-    /// and with `report` a `PathEvent::PmtuUpdated`.
-    fn apply_pmtu_update(&mut self, now: Instant, report: bool) {
-        let Some(size) = self.pmtud.take_update() else {
+    /// Applies a PLPMTU the search of path `id` changed: datagram size, congestion controller,
+    /// pacer, qlog (the active path's), and with `report` a `PathEvent::PmtuUpdated`.
+    fn apply_pmtu_update(&mut self, id: usize, now: Instant, report: bool) {
+        let active = id == self.paths.active_id();
+        let Some(path) = self.paths.get_mut(id) else {
             return;
         };
-        let old = self.max_send_udp_payload_size;
-        if size != old {
-            self.max_send_udp_payload_size = size;
-            self.sender_mut().on_mtu_update(size);
-            if report {
-                let path = self.paths.active();
-                let (local, peer) = (path.local, path.peer);
-                self.paths.push_event(crate::path::PathEvent::PmtuUpdated {
-                    local,
-                    peer,
-                    pmtu: size,
-                });
-            }
+        let Some((old, size)) = path.sender.apply_pmtu_update() else {
+            return;
+        };
+        let (local, peer) = (path.local, path.peer);
+        let done = path.sender.pmtud().is_search_complete();
+        if size != old && report {
+            self.paths.push_event(crate::path::PathEvent::PmtuUpdated {
+                local,
+                peer,
+                pmtu: size,
+            });
         }
-        let done = self.pmtud.is_search_complete();
-        qlog!(self, q => q.mtu_updated(now, old, size, done));
+        if active {
+            qlog!(self, q => q.mtu_updated(now, old, size, done));
+        }
         #[cfg(not(feature = "qlog"))]
-        let _ = (now, old, done);
-        log::debug!("{} path MTU {old} -> {size}", self.trace_id());
+        let _ = (now, done);
+        log::debug!(
+            "{} path MTU {local} -> {peer}: {old} -> {size}",
+            self.trace_id()
+        );
     }
 
     /// Counters of the path MTU search.
     pub fn pmtud_stats(&self) -> crate::pmtud::PmtudStats {
-        self.pmtud.stats()
+        self.sender().pmtud().stats()
     }
 
     /// The path MTU the search settled on for the active path, once it has (`None` while it
     /// runs, or with path MTU discovery off): the largest UDP payload known to get through.
     pub fn pmtu(&self) -> Option<usize> {
-        self.pmtud
-            .is_search_complete()
-            .then(|| self.pmtud.current())
+        let pmtud = self.sender().pmtud();
+        pmtud.is_search_complete().then(|| pmtud.current())
     }
 
     /// Checks the active path's MTU again: datagrams go back to the minimum size at once and
@@ -189,7 +199,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     /// the search finds the new one. A `PathEvent::PmtuUpdated` reports each change.
     pub fn revalidate_pmtu(&mut self) {
         let now = self.last_now.unwrap_or_else(Self::wall_now);
-        self.pmtud.revalidate();
-        self.apply_pmtu_update(now, true);
+        self.sender_mut().pmtud_mut().revalidate();
+        self.apply_pmtu_update(self.paths.active_id(), now, true);
     }
 }

@@ -88,7 +88,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             // Nothing to send although the window has room: the application is the limit, and
             // the window must not grow on ACKs until it is used again (RFC 9002 §7.8).
             if self.recovery.cwnd_available(&self.paths.active().sender)
-                >= self.max_send_udp_payload_size
+                >= self.sender().max_datagram_size()
                 && !self.recovery.app_limited()
             {
                 self.recovery

@@ -378,7 +378,7 @@ impl<F: BufFactory> Connection<F> {
             recv_bytes: stats.recv_bytes,
             lost_bytes: stats.lost_bytes,
             stream_retrans_bytes: stats.stream_retrans_bytes,
-            pmtu: self.max_send_udp_payload_size,
+            pmtu: self.sender().max_datagram_size(),
         }
     }
 }

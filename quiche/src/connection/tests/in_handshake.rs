@@ -60,7 +60,7 @@ fn certificate_selection_tunes_the_connection() {
         sender.cwnd()
     );
     assert!(!sender.pacer().enabled());
-    assert!(!pipe.server.pmtud.is_enabled());
+    assert!(!pipe.server.sender().pmtud().is_enabled());
 
     // Transport parameters: sent to the client as changed, and enforced by the server.
     let tp = pipe.client.peer_transport_params().unwrap();
@@ -97,7 +97,7 @@ fn without_the_callback_the_config_decides() {
     assert_eq!(sender.controller().name(), "cubic");
     assert!(sender.cwnd() < 50 * sender.max_datagram_size());
     assert!(sender.pacer().enabled());
-    assert!(pipe.server.pmtud.is_enabled());
+    assert!(pipe.server.sender().pmtud().is_enabled());
     let tp = pipe.client.peer_transport_params().unwrap();
     assert_eq!(tp.max_idle_timeout, 30_000);
     assert_eq!(tp.initial_max_streams_bidi, 100);

@@ -627,10 +627,10 @@ fn a_due_mtu_probe_does_not_take_the_budget_of_an_unvalidated_path() {
     );
     // The MTU search then runs on the validated path, with probes of their full size.
     pipe.run_until(Duration::from_secs(2), |p| {
-        p.server.pmtud_stats().probes_acked > 0 && p.server.pmtud.is_search_complete()
+        p.server.pmtud_stats().probes_acked > 0 && p.server.sender().pmtud().is_search_complete()
     })
     .unwrap();
-    assert_eq!(pipe.server.max_send_udp_payload_size, 1452);
+    assert_eq!(pipe.server.max_send_udp_payload_size(), 1452);
 }
 
 #[test]
@@ -655,7 +655,12 @@ fn a_pmtu_probe_never_goes_first_to_an_unvalidated_address() {
     pipe.server.recv_at(&mut pkt, info, pipe.now).unwrap();
     assert_eq!(pipe.server.active_path().1, moved);
     // The search starts over on the new path (a probe is wanted), but waits for validation.
-    assert!(pipe.server.pmtud.probe_size(pipe.now).is_some());
+    assert!(pipe
+        .server
+        .sender_mut()
+        .pmtud_mut()
+        .probe_size(pipe.now)
+        .is_some());
     assert!(pipe.server.pmtu_probe_due(buf.len(), pipe.now).is_none());
     let (len, out) = pipe.server.send_at(&mut buf, pipe.now).unwrap();
     assert_eq!(out.to, moved);
@@ -667,4 +672,90 @@ fn a_pmtu_probe_never_goes_first_to_an_unvalidated_address() {
         .recv_at(&mut buf[..len], back, pipe.now)
         .unwrap();
     assert_eq!(pipe.client.paths.active().pending_responses(), 1);
+}
+
+/// Migration configs with path MTU discovery up to 1452 bytes, and a pipe whose client and
+/// server have both settled on it.
+fn settled_pmtu_pipe(c: &mut Config, s: &mut Config) -> Pipe {
+    for cfg in [&mut *c, &mut *s] {
+        cfg.set_max_send_udp_payload_size(1452);
+        cfg.discover_pmtu(true);
+    }
+    let mut pipe = established(c, s);
+    pipe.run_until(Duration::from_secs(2), |p| {
+        p.client.pmtu() == Some(1452) && p.server.pmtu() == Some(1452)
+    })
+    .unwrap();
+    pipe
+}
+
+#[test]
+fn a_new_path_searches_its_own_mtu_from_the_base() {
+    let (mut c, mut s) = configs();
+    let mut pipe = settled_pmtu_pipe(&mut c, &mut s);
+    let probes_before = pipe.client.pmtud_stats().probes_sent;
+    let new_local = addr("127.0.0.2:40000");
+    pipe.client.migrate_source(new_local).unwrap();
+    // Nothing learned of the old path holds on the new one (RFC 8899 §4.3).
+    assert_eq!(pipe.client.max_send_udp_payload_size(), 1200);
+    assert_eq!(pipe.client.path_stats().pmtu, 1200);
+    assert_eq!(pipe.client.pmtu(), None, "the new path's search runs");
+    pipe.client.stream_send(0, b"GET /", true).unwrap();
+    pipe.run_until(Duration::from_secs(2), |p| p.client.pmtu() == Some(1452))
+        .unwrap();
+    assert_eq!(pipe.client.active_path().0, new_local);
+    assert_eq!(pipe.client.max_send_udp_payload_size(), 1452);
+    assert_eq!(pipe.client.path_stats().pmtu, 1452);
+    assert!(
+        pipe.client.pmtud_stats().probes_acked > 0
+            && pipe.client.pmtud_stats().probes_sent > probes_before,
+        "{:?}",
+        pipe.client.pmtud_stats()
+    );
+    let ev = events(&mut pipe.client);
+    assert!(
+        ev.contains(&PathEvent::PmtuUpdated {
+            local: new_local,
+            peer: pipe.server_addr,
+            pmtu: 1452
+        }),
+        "{ev:?}"
+    );
+}
+
+#[test]
+fn a_path_the_connection_returns_to_keeps_its_mtu() {
+    let (mut c, mut s) = configs();
+    let mut pipe = settled_pmtu_pipe(&mut c, &mut s);
+    let _ = events(&mut pipe.client);
+    let probes_before = pipe.client.pmtud_stats().probes_sent;
+    let dead = addr("127.0.0.3:40000");
+    pipe.blackholed.push(dead);
+    pipe.client.migrate_source(dead).unwrap();
+    assert_eq!(pipe.client.max_send_udp_payload_size(), 1200);
+    // Validation of the dead path fails: the client goes back to the path it came from.
+    let original = pipe.client_addr;
+    pipe.run_until(Duration::from_secs(10), |p| {
+        p.client.active_path().0 == original
+    })
+    .unwrap();
+    // What the old path's search found still holds there: no new search, no change.
+    assert_eq!(pipe.client.max_send_udp_payload_size(), 1452);
+    assert_eq!(pipe.client.path_stats().pmtu, 1452);
+    assert_eq!(pipe.client.pmtu(), Some(1452));
+    assert_eq!(pipe.client.pmtud_stats().probes_sent, probes_before);
+    let ev = events(&mut pipe.client);
+    assert!(
+        ev.contains(&PathEvent::FailedValidation(dead, pipe.server_addr)),
+        "{ev:?}"
+    );
+    assert!(
+        !ev.iter()
+            .any(|e| matches!(e, PathEvent::PmtuUpdated { .. })),
+        "{ev:?}"
+    );
+    // And data flows on it again.
+    pipe.client.stream_send(0, &payload(20_000), true).unwrap();
+    pipe.run_until(Duration::from_secs(2), |p| p.server.stream_readable(0))
+        .unwrap();
 }

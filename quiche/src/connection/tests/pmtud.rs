@@ -87,7 +87,10 @@ fn an_unlimited_path_settles_on_the_maximum_one_round_trip_after_confirmation() 
         "{:?}",
         pipe.now - confirmed
     );
-    assert_eq!(pipe.server.pmtud.state(), PmtudState::SearchComplete);
+    assert_eq!(
+        pipe.server.sender().pmtud().state(),
+        PmtudState::SearchComplete
+    );
     assert_eq!(pipe.server.path_stats().pmtu, MAX);
     assert_eq!(pipe.server.pmtud_stats().probes_lost, 0);
 }
@@ -101,7 +104,7 @@ fn a_link_mtu_of_1400_is_found_within_a_few_round_trips_and_probe_losses_cost_no
     let mut settled_at = None;
     let start = pipe.now;
     download(&mut pipe, 16 << 20, |p| {
-        if settled_at.is_none() && p.server.pmtud.is_search_complete() {
+        if settled_at.is_none() && p.server.sender().pmtud().is_search_complete() {
             settled_at = Some(p.now);
         }
     });
@@ -110,7 +113,7 @@ fn a_link_mtu_of_1400_is_found_within_a_few_round_trips_and_probe_losses_cost_no
     assert!(
         size <= path_max && size + crate::pmtud::SEARCH_RESOLUTION >= path_max,
         "settled on {size}: {:?} {:?}",
-        server.pmtud,
+        server.sender().pmtud(),
         pipe.elapsed()
     );
     let took = settled_at.expect("the search completes") - start;

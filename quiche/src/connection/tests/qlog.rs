@@ -312,7 +312,7 @@ fn the_path_mtu_search_is_logged_as_mtu_updated() {
         .set_qlog(Box::new(log.clone()), "server".into(), "test".into());
     pipe.handshake().unwrap();
     pipe.run_until(Duration::from_secs(10), |p| {
-        p.server.pmtud.is_search_complete()
+        p.server.sender().pmtud().is_search_complete()
     })
     .unwrap();
     let updates: Vec<_> = records(&log)
