@@ -44,6 +44,54 @@ impl<P> Recovery<P> {
         let bytes_in_flight_before = self.bytes_in_flight();
         // An allowance not used before the next acknowledgment has served its purpose.
         self.recovery_allowance = 0;
+        let Some((scan, largest_acked)) = self.mark_acked(epoch, ranges, out)? else {
+            return Ok(());
+        };
+        if scan.packets == 0 {
+            self.maybe_undo(now, out, s);
+            self.set_timer(now, s);
+            return Ok(());
+        }
+        self.stats.acked_packets += scan.packets as u64;
+        out.acked_bytes = scan.in_flight_bytes;
+
+        let rtt_sample = self.take_rtt_sample(epoch, &scan, largest_acked, ack_delay, now, s);
+        out.rtt_updated = rtt_sample.is_some();
+
+        self.detect_lost(epoch, now, out, s);
+
+        self.feed_controller(
+            epoch,
+            &scan,
+            rtt_sample,
+            bytes_in_flight_before,
+            now,
+            out,
+            s,
+        );
+        self.maybe_undo(now, out, s);
+
+        // A client not yet sure the server validated its address keeps backing off (§6.2.1).
+        if self.peer_completed_address_validation {
+            self.pto_count = 0;
+        }
+        self.set_timer(now, s);
+        Ok(())
+    }
+
+    /// Takes the packets `ranges` acknowledge out of `epoch`'s sent packets into `out.acked`,
+    /// moves the space's largest acknowledged packet number and counts acknowledged packets
+    /// that had been declared lost (spurious losses). Returns the scan and the frame's largest
+    /// acknowledged packet number; `None` when the frame acknowledges nothing we track.
+    fn mark_acked<I>(
+        &mut self,
+        epoch: Epoch,
+        ranges: I,
+        out: &mut AckOutcome<P>,
+    ) -> Result<Option<(sent_packets::AckScan, u64)>>
+    where
+        I: IntoIterator<Item = Range<u64>>,
+    {
         let mut tally = SpuriousTally {
             since_event: self.undo.map(|g| g.first_event),
             ..Default::default()
@@ -57,7 +105,7 @@ impl<P> Recovery<P> {
             history.on_acked_range(r, &mut tally)
         })?;
         let Some(largest_acked) = scan.largest_acked else {
-            return Ok(());
+            return Ok(None);
         };
         space.largest_acked = Some(
             space
@@ -78,19 +126,25 @@ impl<P> Recovery<P> {
         if let Some(group) = &mut self.undo {
             group.spurious += tally.since_event_count;
         }
-        if scan.packets == 0 {
-            self.maybe_undo(now, out, s);
-            self.set_timer(now, s);
-            return Ok(());
-        }
-        self.stats.acked_packets += scan.packets as u64;
-        out.acked_bytes = scan.in_flight_bytes;
+        Ok(Some((scan, largest_acked)))
+    }
 
-        let rtt_sample = self.take_rtt_sample(epoch, &scan, largest_acked, ack_delay, now, s);
-        out.rtt_updated = rtt_sample.is_some();
-
-        self.detect_lost(epoch, now, out, s);
-
+    /// Tells the controller what the frame acknowledged, after loss detection: the delivery
+    /// rate samples of the acknowledged packets (for controllers that want them), then one
+    /// [`AckBatch`] of the newly acknowledged in-flight packets.
+    // The scan, the RTT sample and bytes in flight before the frame, the time, the outcome
+    // and the path's sender: the ACK's facts as `on_ack_received` gathered them.
+    #[allow(clippy::too_many_arguments)]
+    fn feed_controller(
+        &mut self,
+        epoch: Epoch,
+        scan: &sent_packets::AckScan,
+        rtt_sample: Option<Duration>,
+        bytes_in_flight_before: usize,
+        now: Instant,
+        out: &AckOutcome<P>,
+        s: &mut PathSender,
+    ) {
         if s.cc.wants_rate_samples() {
             for p in out.acked.iter().filter(|p| p.in_flight) {
                 self.rate.on_packet_acked(now, &p.rate, p.size, p.time_sent);
@@ -100,32 +154,25 @@ impl<P> Recovery<P> {
                 s.cc.on_rate_sample(now, &rs);
             }
         }
-        if let Some((pn, time_sent)) = scan.largest_in_flight {
-            let batch = AckBatch {
-                epoch,
-                acked_bytes: scan.in_flight_bytes,
-                acked_packets: scan.in_flight_packets,
-                largest_acked: pn,
-                largest_acked_sent_time: time_sent,
-                rtt_sample,
-                bytes_in_flight_before,
-                bytes_in_flight: self.bytes_in_flight(),
-                app_limited: self.app_limited,
-            };
-            let rtt = s.rtt().stats();
-            s.cc.on_ack(now, &batch, &rtt);
-            if s.cc.wants_rate_samples() && s.cc.take_app_limited_mark() {
-                self.rate.on_app_limited(self.bytes_in_flight());
-            }
+        let Some((pn, time_sent)) = scan.largest_in_flight else {
+            return;
+        };
+        let batch = AckBatch {
+            epoch,
+            acked_bytes: scan.in_flight_bytes,
+            acked_packets: scan.in_flight_packets,
+            largest_acked: pn,
+            largest_acked_sent_time: time_sent,
+            rtt_sample,
+            bytes_in_flight_before,
+            bytes_in_flight: self.bytes_in_flight(),
+            app_limited: self.app_limited,
+        };
+        let rtt = s.rtt().stats();
+        s.cc.on_ack(now, &batch, &rtt);
+        if s.cc.wants_rate_samples() && s.cc.take_app_limited_mark() {
+            self.rate.on_app_limited(self.bytes_in_flight());
         }
-        self.maybe_undo(now, out, s);
-
-        // A client not yet sure the server validated its address keeps backing off (§6.2.1).
-        if self.peer_completed_address_validation {
-            self.pto_count = 0;
-        }
-        self.set_timer(now, s);
-        Ok(())
     }
 
     /// Updates the RTT if the frame newly acknowledges its largest packet and something
