@@ -199,6 +199,53 @@ pub fn to_qlog_frame(frame: &Frame, ack_delay_exponent: u64) -> QuicFrame {
             let micros = ack_delay.saturating_mul(1 << exp);
             ack_frame(micros as f32 / 1000.0, acked, *ecn_counts)
         }
+        Frame::Crypto { offset, data } => QuicFrame::Crypto {
+            offset: *offset,
+            length: data.len() as u64,
+        },
+        Frame::NewToken { token } => QuicFrame::NewToken {
+            token: Token {
+                // NEW_TOKEN tokens are for future connections (RFC 9000 §8.1.3).
+                ty: Some(TokenType::Resumption),
+                details: None,
+                raw: Some(RawInfo {
+                    length: Some(token.len() as u64),
+                    payload_length: None,
+                    data: Some(hex(token)),
+                }),
+            },
+        },
+        Frame::ResetStream { .. } | Frame::StopSending { .. } | Frame::Stream { .. } => {
+            stream_frame(frame)
+        }
+        Frame::MaxData { .. }
+        | Frame::MaxStreamData { .. }
+        | Frame::MaxStreamsBidi { .. }
+        | Frame::MaxStreamsUni { .. }
+        | Frame::DataBlocked { .. }
+        | Frame::StreamDataBlocked { .. }
+        | Frame::StreamsBlockedBidi { .. }
+        | Frame::StreamsBlockedUni { .. } => flow_control_frame(frame),
+        Frame::NewConnectionId { .. }
+        | Frame::RetireConnectionId { .. }
+        | Frame::PathChallenge { .. }
+        | Frame::PathResponse { .. } => id_and_path_frame(frame),
+        Frame::ConnectionClose { .. } | Frame::ApplicationClose { .. } => close_frame(frame),
+        Frame::HandshakeDone => QuicFrame::HandshakeDone,
+        Frame::Datagram { data } => QuicFrame::Datagram {
+            length: data.len() as u64,
+            raw: None,
+        },
+        Frame::AckFrequency { .. } | Frame::ImmediateAck => extension_frame(frame),
+    }
+}
+
+// The groups below are reached from `to_qlog_frame`'s match, which names every frame type;
+// their last arm (any other frame, logged as unknown with its wire form) is never taken.
+
+/// RESET_STREAM, STOP_SENDING, STREAM.
+fn stream_frame(frame: &Frame) -> QuicFrame {
+    match frame {
         Frame::ResetStream {
             stream_id,
             error_code,
@@ -219,22 +266,6 @@ pub fn to_qlog_frame(frame: &Frame, ack_delay_exponent: u64) -> QuicFrame {
             length: None,
             payload_length: None,
         },
-        Frame::Crypto { offset, data } => QuicFrame::Crypto {
-            offset: *offset,
-            length: data.len() as u64,
-        },
-        Frame::NewToken { token } => QuicFrame::NewToken {
-            token: Token {
-                // NEW_TOKEN tokens are for future connections (RFC 9000 §8.1.3).
-                ty: Some(TokenType::Resumption),
-                details: None,
-                raw: Some(RawInfo {
-                    length: Some(token.len() as u64),
-                    payload_length: None,
-                    data: Some(hex(token)),
-                }),
-            },
-        },
         Frame::Stream {
             stream_id,
             offset,
@@ -247,6 +278,13 @@ pub fn to_qlog_frame(frame: &Frame, ack_delay_exponent: u64) -> QuicFrame {
             fin: Some(*fin),
             raw: None,
         },
+        _ => extension_frame(frame),
+    }
+}
+
+/// MAX_DATA, MAX_STREAM_DATA, MAX_STREAMS, DATA_BLOCKED, STREAM_DATA_BLOCKED, STREAMS_BLOCKED.
+fn flow_control_frame(frame: &Frame) -> QuicFrame {
+    match frame {
         Frame::MaxData { max } => QuicFrame::MaxData { maximum: *max },
         Frame::MaxStreamData { stream_id, max } => QuicFrame::MaxStreamData {
             stream_id: *stream_id,
@@ -273,6 +311,13 @@ pub fn to_qlog_frame(frame: &Frame, ack_delay_exponent: u64) -> QuicFrame {
             stream_type: StreamType::Unidirectional,
             limit: *limit,
         },
+        _ => extension_frame(frame),
+    }
+}
+
+/// NEW_CONNECTION_ID, RETIRE_CONNECTION_ID, PATH_CHALLENGE, PATH_RESPONSE.
+fn id_and_path_frame(frame: &Frame) -> QuicFrame {
+    match frame {
         Frame::NewConnectionId {
             seq_num,
             retire_prior_to,
@@ -296,6 +341,13 @@ pub fn to_qlog_frame(frame: &Frame, ack_delay_exponent: u64) -> QuicFrame {
         Frame::PathResponse { data } => QuicFrame::PathResponse {
             data: Some(hex(data)),
         },
+        _ => extension_frame(frame),
+    }
+}
+
+/// CONNECTION_CLOSE of both kinds (transport and application).
+fn close_frame(frame: &Frame) -> QuicFrame {
+    match frame {
         Frame::ConnectionClose {
             error_code,
             frame_type,
@@ -314,12 +366,7 @@ pub fn to_qlog_frame(frame: &Frame, ack_delay_exponent: u64) -> QuicFrame {
             reason: Some(String::from_utf8_lossy(reason).into_owned()),
             trigger_frame_type: None,
         },
-        Frame::HandshakeDone => QuicFrame::HandshakeDone,
-        Frame::Datagram { data } => QuicFrame::Datagram {
-            length: data.len() as u64,
-            raw: None,
-        },
-        Frame::AckFrequency { .. } | Frame::ImmediateAck => extension_frame(frame),
+        _ => extension_frame(frame),
     }
 }
 
