@@ -61,17 +61,13 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             }
         }
 
-        if self.zero_rtt.is_none() && !self.handshake_complete {
-            // Client: keys for early data once a resumable session was set up. Server: once
-            // the ClientHello accepted early data.
-            self.zero_rtt = self.tls.zero_rtt_keys();
-        }
+        self.install_zero_rtt_keys();
 
         if !self.is_server && self.tls.is_handshaking() {
             // Before the server's parameters arrive, rustls gives a resuming client the ones
             // remembered from the earlier connection: they set the limits of 0-RTT data only
             // (RFC 9000 §7.4.1).
-            if self.zero_rtt.is_some() && self.flow.tx_max_data() == 0 {
+            if self.zero_rtt.is_installed() && self.flow.tx_max_data() == 0 {
                 if let Some(raw) = self.tls.peer_transport_params() {
                     let raw = raw.to_vec();
                     self.apply_remembered_transport_params(&raw)?;
@@ -170,12 +166,12 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             self.issue_scids()?;
         }
         self.early_data_reason = self.settle_early_data_reason();
-        if !self.is_server && self.zero_rtt.is_some() && !self.tls.is_early_data_accepted() {
+        if !self.is_server && self.zero_rtt.is_installed() && !self.tls.is_early_data_accepted() {
             self.on_zero_rtt_rejected()?;
         }
         // 0-RTT keys are done with once 1-RTT keys are in use (RFC 9001 §4.9.3); a server keeps
         // them briefly for reordered 0-RTT packets, which we simply drop.
-        self.zero_rtt = None;
+        self.zero_rtt.discard();
         if self.is_server {
             // The server's handshake is confirmed as soon as it completes (RFC 9001 §4.1.2).
             self.handshake_done_pending = true;
@@ -202,7 +198,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         if self.tls.is_early_data_accepted() {
             return ACCEPTED;
         }
-        let offered = self.zero_rtt.is_some();
+        let offered = self.zero_rtt.is_installed();
         match (self.is_server, offered, self.tls.is_resumed()) {
             (_, _, false) if self.is_server || offered => SESSION_NOT_RESUMED,
             (false, false, false) => NO_SESSION_OFFERED,

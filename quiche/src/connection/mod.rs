@@ -39,6 +39,7 @@ mod stream_calls;
 pub(crate) mod tests;
 mod version_state;
 mod version_switch;
+mod zero_rtt_keys;
 
 use std::marker::PhantomData;
 use std::net::SocketAddr;
@@ -52,7 +53,7 @@ use crate::error::{Error, Result};
 use crate::packet::{ConnectionId, Epoch};
 use crate::recovery::{Recovery, RecoveryConfig};
 use crate::stream::{Shutdown, StreamConfig, StreamIter, StreamMap};
-use crate::tls::{DirectionalKeys, Handshake};
+use crate::tls::Handshake;
 use crate::transport_params::TransportParams;
 
 use self::conn_flow::ConnFlowControl;
@@ -162,7 +163,7 @@ where
     spaces: [PacketSpace; 3],
     one_rtt: Option<OneRttKeys>,
     /// 0-RTT keys: the client seals with them, the server opens with them.
-    zero_rtt: Option<DirectionalKeys>,
+    zero_rtt: zero_rtt_keys::ZeroRttKeys,
 
     recovery: Recovery<SentFrames>,
     /// Spaces ack-eliciting datagrams out at the congestion controller's rate.
@@ -433,11 +434,6 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     /// Whether the handshake completed.
     pub fn is_established(&self) -> bool {
         self.handshake_complete && !self.lifecycle.is_closing_or_draining()
-    }
-
-    /// Whether the connection is sending or accepting 0-RTT data.
-    pub fn is_in_early_data(&self) -> bool {
-        !self.handshake_complete && self.zero_rtt.is_some()
     }
 
     /// Whether the connection resumed an earlier session.

@@ -223,7 +223,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             peer_tp: None,
             spaces: Default::default(),
             one_rtt: None,
-            zero_rtt: None,
+            zero_rtt: super::zero_rtt_keys::ZeroRttKeys::new(is_server),
             recovery: Recovery::new(&recovery_config),
             recovery_config,
             cc_factory: config.cc_factory.clone(),

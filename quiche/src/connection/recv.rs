@@ -413,7 +413,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         match ty {
             Type::Initial => self.spaces[0].open.is_some(),
             Type::Handshake => self.spaces[1].open.is_some(),
-            Type::ZeroRTT => self.is_server && self.zero_rtt.is_some(),
+            Type::ZeroRTT => self.zero_rtt.can_open(),
             // A server must not process 1-RTT packets before the handshake completes
             // (RFC 9001 §5.7), although it has the keys earlier.
             Type::Short => self.one_rtt.is_some() && (!self.is_server || self.handshake_complete),
@@ -425,7 +425,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         let key = match ty {
             Type::Initial => self.spaces[0].open.as_ref().map(|k| &*k.header),
             Type::Handshake => self.spaces[1].open.as_ref().map(|k| &*k.header),
-            Type::ZeroRTT => self.zero_rtt.as_ref().map(|k| &*k.header),
+            Type::ZeroRTT => self.zero_rtt.header(),
             Type::Short => self.one_rtt.as_ref().map(|k| &*k.hp_open),
             _ => None,
         };
@@ -451,7 +451,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
                     .ok_or(Error::InvalidState)?
                     .packet
             }
-            Type::ZeroRTT => &*self.zero_rtt.as_ref().ok_or(Error::InvalidState)?.packet,
+            Type::ZeroRTT => self.zero_rtt.packet().ok_or(Error::InvalidState)?,
             Type::Short => {
                 let keys = self.one_rtt.as_ref().ok_or(Error::InvalidState)?;
                 if hdr.key_phase == keys.key_phase {

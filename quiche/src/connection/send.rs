@@ -251,7 +251,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
             Epoch::Application => {
                 if self.one_rtt.is_some() {
                     Some(Type::Short)
-                } else if !self.is_server && self.zero_rtt.is_some() {
+                } else if self.zero_rtt.can_seal() {
                     Some(Type::ZeroRTT)
                 } else {
                     None
@@ -498,7 +498,10 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         let keys = match ty {
             Type::Initial => self.spaces[0].seal.as_ref(),
             Type::Handshake => self.spaces[1].seal.as_ref(),
-            Type::ZeroRTT => self.zero_rtt.as_ref(),
+            Type::ZeroRTT => {
+                let z = &self.zero_rtt;
+                return z.header().zip(z.packet()).ok_or(Error::InvalidState);
+            }
             Type::Short => {
                 let k = self.one_rtt.as_ref().ok_or(Error::InvalidState)?;
                 return Ok((&*k.hp_seal, &*k.seal));

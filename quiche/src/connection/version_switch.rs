@@ -90,7 +90,7 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         for frames in &early {
             self.on_frames_lost(Epoch::Application, frames);
         }
-        self.zero_rtt = None;
+        self.zero_rtt.discard();
         self.recovery = crate::recovery::Recovery::new(&self.recovery_config);
         *self.sender_mut() = self.fresh_sender();
 
