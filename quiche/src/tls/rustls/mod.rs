@@ -45,10 +45,44 @@ enum State {
         config: Arc<rustls::ServerConfig>,
         params: Vec<u8>,
     },
-    /// Boxed: a rustls connection is over a kilobyte and lives as long as the connection.
+    /// Boxed: a rustls connection is over a kilobyte.
     Running(Box<rustls::quic::Connection>),
+    /// A server whose handshake completed and whose tickets were taken out: rustls has
+    /// nothing more to do (a QUIC client sends no TLS message after its Finished, RFC 9001
+    /// §4.1.3), so its state (about 4 KB: record-layer keys QUIC never uses, the deframer, the
+    /// handshake state) is freed and only what the API still reports is kept.
+    Settled(Box<Settled>),
     /// rustls refused to create the connection.
     Failed,
+}
+
+/// What a settled server handshake still reports.
+struct Settled {
+    peer_transport_params: Option<Vec<u8>>,
+    alpn: Option<Vec<u8>>,
+    server_name: Option<String>,
+    resumed: bool,
+    early_data_accepted: bool,
+    cipher_suite: Option<CipherSuite>,
+    peer_certificates: Option<Vec<CertificateDer<'static>>>,
+}
+
+impl Settled {
+    fn of(conn: &rustls::quic::Connection) -> Self {
+        let server_name = match conn {
+            rustls::quic::Connection::Server(server) => server.server_name().map(str::to_owned),
+            rustls::quic::Connection::Client(_) => None,
+        };
+        Settled {
+            peer_transport_params: conn.quic_transport_parameters().map(<[u8]>::to_vec),
+            alpn: conn.alpn_protocol().map(<[u8]>::to_vec),
+            server_name,
+            resumed: conn.handshake_kind() == Some(HandshakeKind::Resumed),
+            early_data_accepted: conn.zero_rtt_keys().is_some(),
+            cipher_suite: conn.negotiated_cipher_suite().map(|s| s.suite()),
+            peer_certificates: conn.peer_certificates().map(<[CertificateDer<'_>]>::to_vec),
+        }
+    }
 }
 
 /// The TLS handshake of one connection, on rustls.
@@ -79,6 +113,12 @@ pub(crate) struct RustlsHandshake {
     key_version: u32,
     /// A client's traffic secrets, kept when it may be switched to another version.
     secret_log: Option<Arc<SecretLog>>,
+    /// A server's ClientHello bytes until it is whole (`None` once it was looked at, and on a
+    /// client): rustls does not say whether the client offered a session.
+    hello_scan: Option<Vec<u8>>,
+    /// The client offered a session (client: given one by `set_session`; server: its
+    /// ClientHello has a pre_shared_key extension).
+    session_offered: bool,
 }
 
 fn rustls_err(e: rustls::Error) -> Error {
@@ -140,6 +180,8 @@ impl RustlsHandshake {
             quic_version: crate::packet::QUIC_V1,
             key_version: crate::packet::QUIC_V1,
             secret_log: None,
+            hello_scan: None,
+            session_offered: false,
         })
     }
 
@@ -176,7 +218,33 @@ impl RustlsHandshake {
             quic_version: crate::packet::QUIC_V1,
             key_version: crate::packet::QUIC_V1,
             secret_log: None,
+            hello_scan: Some(Vec::new()),
+            session_offered: false,
         })
+    }
+
+    /// Notes whether a server's ClientHello offers a session, once it is whole. The first
+    /// CRYPTO bytes usually hold all of it and are read in place; otherwise they are kept
+    /// until it is (bounded like any ClientHello; past that, rustls refuses it anyway).
+    fn scan_client_hello(&mut self, data: &[u8]) {
+        let Some(kept) = &mut self.hello_scan else {
+            return;
+        };
+        let hello: &[u8] = if kept.is_empty() {
+            data
+        } else {
+            kept.extend_from_slice(data);
+            kept
+        };
+        match crate::tls::hello::first_message_len(hello) {
+            Some(len) if hello.len() >= len => {
+                self.session_offered = crate::tls::hello::client_hello_offers_psk(hello);
+                self.hello_scan = None;
+            }
+            Some(len) if len > crate::tls::hello::MAX_CLIENT_HELLO => self.hello_scan = None,
+            _ if kept.is_empty() => kept.extend_from_slice(data),
+            _ => {}
+        }
     }
 
     /// Builds a pending client's ClientHello, or a pending server's connection.
@@ -233,6 +301,42 @@ impl RustlsHandshake {
     fn conn(&self) -> Option<&rustls::quic::Connection> {
         match &self.state {
             State::Running(conn) => Some(conn.as_ref()),
+            _ => None,
+        }
+    }
+
+    /// A server whose handshake completed keeps only what the API reports (see
+    /// [`State::Settled`]); called after [`Self::drain`] took out its last bytes (tickets).
+    fn settle_server(&mut self) {
+        let State::Running(conn) = &self.state else {
+            return;
+        };
+        let rustls::quic::Connection::Server(server) = conn.as_ref() else {
+            return;
+        };
+        if server.is_handshaking() || self.error.is_some() {
+            return;
+        }
+        self.state = State::Settled(Box::new(Settled::of(conn)));
+    }
+
+    fn peer_certificates(&self) -> Option<&[CertificateDer<'static>]> {
+        match &self.state {
+            State::Settled(settled) => settled.peer_certificates.as_deref(),
+            State::Running(conn) => conn.peer_certificates(),
+            _ => None,
+        }
+    }
+
+    /// Whether the rustls state was freed ([`State::Settled`]).
+    #[cfg(test)]
+    pub(crate) fn is_settled(&self) -> bool {
+        self.settled().is_some()
+    }
+
+    fn settled(&self) -> Option<&Settled> {
+        match &self.state {
+            State::Settled(settled) => Some(settled),
             _ => None,
         }
     }
@@ -398,6 +502,16 @@ impl Backend for RustlsHandshake {
         if data.is_empty() {
             return Ok(());
         }
+        if self.settled().is_some() {
+            // No TLS message may follow a client's Finished in QUIC (RFC 9001 §4.1.3):
+            // rustls would refuse it as well, with this alert.
+            let error = Error::TlsAlert(u8::from(rustls::AlertDescription::UnexpectedMessage));
+            self.error = Some(error);
+            return Err(error);
+        }
+        if epoch == Epoch::Initial {
+            self.scan_client_hello(data);
+        }
         let State::Running(conn) = &mut self.state else {
             return Err(Error::InvalidState);
         };
@@ -411,6 +525,7 @@ impl Backend for RustlsHandshake {
             return Err(error);
         }
         self.drain();
+        self.settle_server();
         Ok(())
     }
 
@@ -419,18 +534,30 @@ impl Backend for RustlsHandshake {
     }
 
     fn is_handshaking(&self) -> bool {
-        self.conn().is_none_or(|conn| conn.is_handshaking())
+        match &self.state {
+            State::Settled(_) => false,
+            _ => self.conn().is_none_or(|conn| conn.is_handshaking()),
+        }
     }
 
     fn peer_transport_params(&self) -> Option<&[u8]> {
+        if let Some(settled) = self.settled() {
+            return settled.peer_transport_params.as_deref();
+        }
         self.conn()?.quic_transport_parameters()
     }
 
     fn alpn(&self) -> Option<&[u8]> {
+        if let Some(settled) = self.settled() {
+            return settled.alpn.as_deref();
+        }
         self.conn()?.alpn_protocol()
     }
 
     fn server_name(&self) -> Option<&str> {
+        if let Some(settled) = self.settled() {
+            return settled.server_name.as_deref();
+        }
         match self.conn() {
             Some(rustls::quic::Connection::Server(conn)) => conn.server_name(),
             _ => self.client_server_name.as_deref(),
@@ -438,6 +565,9 @@ impl Backend for RustlsHandshake {
     }
 
     fn is_resumed(&self) -> bool {
+        if let Some(settled) = self.settled() {
+            return settled.resumed;
+        }
         self.conn()
             .and_then(|conn| conn.handshake_kind())
             .is_some_and(|kind| kind == HandshakeKind::Resumed)
@@ -448,11 +578,18 @@ impl Backend for RustlsHandshake {
     }
 
     fn is_early_data_accepted(&self) -> bool {
+        if let Some(settled) = self.settled() {
+            return settled.early_data_accepted;
+        }
         match self.conn() {
             Some(rustls::quic::Connection::Client(conn)) => conn.is_early_data_accepted(),
             Some(rustls::quic::Connection::Server(conn)) => conn.zero_rtt_keys().is_some(),
             None => false,
         }
+    }
+
+    fn session_offered(&self) -> bool {
+        self.session_offered
     }
 
     fn reject_early_data(&mut self) -> Result<()> {
@@ -475,16 +612,19 @@ impl Backend for RustlsHandshake {
     }
 
     fn cipher_suite(&self) -> Option<CipherSuite> {
+        if let Some(settled) = self.settled() {
+            return settled.cipher_suite;
+        }
         self.conn()?.negotiated_cipher_suite().map(|s| s.suite())
     }
 
     fn peer_cert_chain(&self) -> Option<Vec<&[u8]>> {
-        let chain = self.conn()?.peer_certificates()?;
+        let chain = self.peer_certificates()?;
         Some(chain.iter().map(CertificateDer::as_ref).collect())
     }
 
     fn peer_cert(&self) -> Option<&[u8]> {
-        let chain = self.conn()?.peer_certificates()?;
+        let chain = self.peer_certificates()?;
         chain.first().map(CertificateDer::as_ref)
     }
 
@@ -505,6 +645,7 @@ impl Backend for RustlsHandshake {
         }
         sessions.resume_from(session)?;
         self.resume_handle = Some(session.to_vec());
+        self.session_offered = true;
         Ok(())
     }
 
