@@ -716,13 +716,7 @@ mod tests {
 
     #[test]
     fn ack_frequency_is_offered_unless_disabled() {
-        let base = [
-            "--listen",
-            "127.0.0.1:4433",
-            "--cert=c.pem",
-            "--key",
-            "k.pem",
-        ];
+        let base = ["--listen=[::1]:0", "--cert=c", "--key=k", "--root=r"];
         let a = parse_server(strings(&base)).unwrap();
         assert!(!a.transport.disable_ack_frequency);
         let mut off = base.to_vec();
