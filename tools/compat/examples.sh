@@ -39,6 +39,10 @@ say() { echo "compat: $*"; }
 npass=0 nfail=0
 pass() { say "pass: $*"; npass=$((npass + 1)); }
 fail() { say "FAIL: $*"; nfail=$((nfail + 1)); }
+show_tail() { # WHAT FILE: the end of a log, for a failure CI cannot reproduce on demand
+    say "--- last 40 lines of $1"
+    tail -n 40 "$2" 2>/dev/null | sed 's/^/    /' || true
+}
 
 say "fetching quiche 0.30.0 (its source only; nothing of it is built)"
 mkdir -p "$WORK/fetch/src"
@@ -231,11 +235,14 @@ start_server "$WORK/ours-c.out" "$APPS/quiche-server" --listen 127.0.0.1:4433 \
 PIDS+=("$SERVER_PID")
 for prog in client http3-client; do
     [ -x "$WORK/c-$prog" ] || { fail "quiche's $prog.c -> our quiche-server (not built)"; continue; }
-    timeout 30 "$WORK/c-$prog" 127.0.0.1 4433 >"$WORK/c-$prog-ours.body" 2>/dev/null || true
+    rc=0
+    timeout 30 "$WORK/c-$prog" 127.0.0.1 4433 >"$WORK/c-$prog-ours.body" 2>"$WORK/c-$prog-ours.log" || rc=$?
     if [ "$(sha256sum <"$WORK/c-$prog-ours.body" | cut -d' ' -f1)" = "$ctext" ]; then
         pass "quiche's $prog.c -> our quiche-server"
     else
-        fail "quiche's $prog.c -> our quiche-server"
+        fail "quiche's $prog.c -> our quiche-server (exit $rc, $(wc -c <"$WORK/c-$prog-ours.body") of $(wc -c <"$CROOT/index.html") bytes)"
+        show_tail "$prog.c's log" "$WORK/c-$prog-ours.log"
+        show_tail "our quiche-server's log" "$WORK/ours-c.out"
     fi
 done
 stop_servers

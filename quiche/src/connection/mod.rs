@@ -293,8 +293,26 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     }
 
     /// Handles expired timers.
+    ///
+    /// An event loop may call this slightly before [`Connection::timeout`]'s instant: libev,
+    /// for one, measures its timers from the time it cached when its loop iteration began, so
+    /// the timer fires up to that iteration's processing time early. Had that early call done
+    /// nothing, `timeout()` would return zero moments later, and a loop that treats a zero
+    /// repeat as "stop the timer" (quiche's C examples use `ev_timer_again`) would never call
+    /// again: a connection closing in such a client never closed. So a timer due within the
+    /// timer granularity (RFC 9002 §6.1.2, 1 ms) is handled now, as if called at its instant.
     pub fn on_timeout(&mut self) {
-        self.on_timeout_at(Self::wall_now());
+        self.on_timeout_from_event_loop_at(Self::wall_now());
+    }
+
+    /// [`Connection::on_timeout`] at `now`: the timers due by `now`, or the first timer if it
+    /// is due within [`crate::rtt::GRANULARITY`] of `now`, handled at its instant.
+    pub(crate) fn on_timeout_from_event_loop_at(&mut self, now: Instant) {
+        let at = match self.timeout_instant() {
+            Some(due) if due > now && due - now <= crate::rtt::GRANULARITY => due,
+            _ => now,
+        };
+        self.on_timeout_at(at);
     }
 
     // ---------------------------------------------------------------------------------------
@@ -347,7 +365,13 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         self.on_loss_detection_timeout(now);
         self.on_path_timeout(now);
         self.track_bytes_in_flight(now);
-        // Delayed ACK deadlines need no action here: `send` sees them as due.
+        // A delayed ACK that is due is owed by the next `send`, whatever instant that call
+        // passes: an early `send` must not find it not yet due and leave `timeout()` at zero.
+        for space in &mut self.spaces {
+            if space.acks.ack_deadline().is_some_and(|due| due <= now) {
+                space.acks.request_ack_now();
+            }
+        }
     }
 
     // ---------------------------------------------------------------------------------------

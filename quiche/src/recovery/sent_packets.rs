@@ -161,6 +161,9 @@ pub struct SentPackets<P> {
     recent_skips_next: usize,
 }
 
+/// The slots a drained [`SentPackets`] ring keeps allocated (a slot is 264 bytes).
+const KEPT_SLOTS_WHEN_DRAINED: usize = 4;
+
 /// How many skipped numbers [`SentPackets`] remembers beyond its ring.
 const RECENT_SKIPS: usize = 8;
 
@@ -268,6 +271,15 @@ impl<P> SentPackets<P> {
         ) {
             self.slots.pop_front();
             self.base += 1;
+        }
+        // A ring a flight made large gives its slots back once it is nearly empty: an idle
+        // connection keeps a few (its last ACK-only packets stay until the peer acknowledges
+        // a later packet), while one exchanging small flights keeps its few slots instead of
+        // reallocating them each time (issue 29 item 5).
+        if self.slots.len() <= KEPT_SLOTS_WHEN_DRAINED / 2
+            && self.slots.capacity() > KEPT_SLOTS_WHEN_DRAINED
+        {
+            self.slots.shrink_to(KEPT_SLOTS_WHEN_DRAINED);
         }
     }
 
@@ -402,7 +414,9 @@ impl<P> SentPackets<P> {
     pub fn clear(&mut self) -> usize {
         let bytes = self.totals.bytes_in_flight;
         let next = self.next_pkt_num();
-        self.slots.clear();
+        // The slots go too: a discarded space (Initial, Handshake) sends nothing more, and an
+        // established connection would otherwise keep two rings it never uses again.
+        self.slots = VecDeque::new();
         self.base = next;
         self.totals = Totals::default();
         bytes
@@ -477,6 +491,28 @@ mod tests {
         assert_eq!(scan.packets, 2);
         assert!(s.is_empty());
         assert_eq!(s.largest_sent(), Some(9));
+    }
+
+    #[test]
+    fn a_drained_ring_gives_back_what_a_large_flight_took() {
+        let t = test_now();
+        let mut s = SentPackets::new();
+        for pn in 0..200 {
+            s.push(pkt(pn, t)).unwrap();
+        }
+        assert!(s.slots.capacity() >= 200);
+        let mut acked = Vec::new();
+        // Most of the flight acknowledged: still large, nothing given back yet.
+        s.on_ack_received([0..100], &mut acked, |_| {}).unwrap();
+        assert!(s.slots.capacity() >= 100);
+        // All but the last packet: drained, the ring shrinks to what small flights use.
+        s.on_ack_received([100..199], &mut acked, |_| {}).unwrap();
+        assert_eq!(s.iter().map(|p| p.pkt_num).collect::<Vec<_>>(), [199]);
+        assert!(s.slots.capacity() <= KEPT_SLOTS_WHEN_DRAINED);
+        // Discarding the space (its keys are gone) frees the ring altogether.
+        assert_eq!(s.clear(), 1000);
+        assert_eq!(s.slots.capacity(), 0);
+        assert_eq!(s.next_pkt_num(), 200);
     }
 
     #[test]

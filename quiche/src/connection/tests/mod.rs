@@ -21,6 +21,7 @@ mod stateless_reset;
 mod stats_counters;
 pub(crate) mod stream_calls;
 pub(crate) mod streams;
+mod timers;
 mod transport_params;
 mod tuning;
 mod v2;
