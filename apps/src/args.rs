@@ -67,13 +67,12 @@ pub struct TransportArgs {
     /// Turn pacing off (default: on; datagrams are sent at SendInfo.at)
     #[arg(long)]
     pub disable_pacing: bool,
-    /// Offer the ACK frequency extension (draft-ietf-quic-ack-frequency-12), as by default,
-    /// and print the ACK frame counters when a connection closes: with a peer that offers it
-    /// too, ask it for fewer ACKs when the congestion window is large
+    /// Offer the ACK frequency extension (draft-ietf-quic-ack-frequency-12) and print the ACK
+    /// frame counters when a connection closes: with a peer that offers it too, ask it for
+    /// fewer ACKs when the congestion window is large (default: the library's, off)
     #[arg(long)]
     pub ack_frequency: bool,
-    /// Do not offer the ACK frequency extension (default: offered; peers that do not offer it
-    /// see no difference)
+    /// Do not offer the ACK frequency extension, whatever the library's default
     #[arg(long, conflicts_with = "ack_frequency")]
     pub disable_ack_frequency: bool,
     /// Initial connection receive window in bytes
@@ -715,7 +714,7 @@ mod tests {
     }
 
     #[test]
-    fn ack_frequency_is_offered_unless_disabled() {
+    fn ack_frequency_flags_are_exclusive() {
         let base = ["--listen=[::1]:0", "--cert=c", "--key=k", "--root=r"];
         let a = parse_server(strings(&base)).unwrap();
         assert!(!a.transport.disable_ack_frequency);

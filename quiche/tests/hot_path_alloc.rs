@@ -5,8 +5,8 @@
 //! Over the in-memory pipe, one side moves 10 MiB to the other on one stream on a virtual clock
 //! with no loss (a download, then an upload). Flow control caps the data in flight at 1 MiB;
 //! after a warm-up (the first 3 MiB: slow start reaches that cap after about 2 MiB, and the
-//! buffers grow to it meanwhile; then the ACK frequency extension, on by default, asks for
-//! fewer, larger ACKs over a few round trips, and the pool of sent-packet records grows once
+//! buffers grow to it meanwhile; then the ACK frequency extension, which both sides offer,
+//! asks for fewer, larger ACKs over a few round trips, and the pool of sent-packet records grows once
 //! more to the batch one ACK hands back), every allocation made by the connections, the pipe
 //! and the test's own driver loop is counted and divided by the packets both sides sent and
 //! received in that time. The sender processes an ACK for every few packets, so the ACK path
@@ -129,6 +129,8 @@ fn config(server: bool, bbr: bool) -> Config {
     }
     c.set_application_protos(&[b"hq-interop"]).unwrap();
     c.set_max_idle_timeout(30_000);
+    // The ACK frequency extension's hot path (fewer, larger ACKs) is measured too.
+    c.enable_ack_frequency(true);
     // Flow control caps what is in flight at one stream window, so that the windows stop
     // growing during the warm-up: afterwards the transfer is in its steady state. (Without the
     // cap, slow start on this lossless link grows the window through the whole transfer, and
