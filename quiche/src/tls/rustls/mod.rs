@@ -45,10 +45,44 @@ enum State {
         config: Arc<rustls::ServerConfig>,
         params: Vec<u8>,
     },
-    /// Boxed: a rustls connection is over a kilobyte and lives as long as the connection.
+    /// Boxed: a rustls connection is over a kilobyte.
     Running(Box<rustls::quic::Connection>),
+    /// A server whose handshake completed and whose tickets were taken out: rustls has
+    /// nothing more to do (a QUIC client sends no TLS message after its Finished, RFC 9001
+    /// §4.1.3), so its state (about 4 KB: record-layer keys QUIC never uses, the deframer, the
+    /// handshake state) is freed and only what the API still reports is kept.
+    Settled(Box<Settled>),
     /// rustls refused to create the connection.
     Failed,
+}
+
+/// What a settled server handshake still reports.
+struct Settled {
+    peer_transport_params: Option<Vec<u8>>,
+    alpn: Option<Vec<u8>>,
+    server_name: Option<String>,
+    resumed: bool,
+    early_data_accepted: bool,
+    cipher_suite: Option<CipherSuite>,
+    peer_certificates: Option<Vec<CertificateDer<'static>>>,
+}
+
+impl Settled {
+    fn of(conn: &rustls::quic::Connection) -> Self {
+        let server_name = match conn {
+            rustls::quic::Connection::Server(server) => server.server_name().map(str::to_owned),
+            rustls::quic::Connection::Client(_) => None,
+        };
+        Settled {
+            peer_transport_params: conn.quic_transport_parameters().map(<[u8]>::to_vec),
+            alpn: conn.alpn_protocol().map(<[u8]>::to_vec),
+            server_name,
+            resumed: conn.handshake_kind() == Some(HandshakeKind::Resumed),
+            early_data_accepted: conn.zero_rtt_keys().is_some(),
+            cipher_suite: conn.negotiated_cipher_suite().map(|s| s.suite()),
+            peer_certificates: conn.peer_certificates().map(<[CertificateDer<'_>]>::to_vec),
+        }
+    }
 }
 
 /// The TLS handshake of one connection, on rustls.
@@ -237,6 +271,42 @@ impl RustlsHandshake {
         }
     }
 
+    /// A server whose handshake completed keeps only what the API reports (see
+    /// [`State::Settled`]); called after [`Self::drain`] took out its last bytes (tickets).
+    fn settle_server(&mut self) {
+        let State::Running(conn) = &self.state else {
+            return;
+        };
+        let rustls::quic::Connection::Server(server) = conn.as_ref() else {
+            return;
+        };
+        if server.is_handshaking() || self.error.is_some() {
+            return;
+        }
+        self.state = State::Settled(Box::new(Settled::of(conn)));
+    }
+
+    fn peer_certificates(&self) -> Option<&[CertificateDer<'static>]> {
+        match &self.state {
+            State::Settled(settled) => settled.peer_certificates.as_deref(),
+            State::Running(conn) => conn.peer_certificates(),
+            _ => None,
+        }
+    }
+
+    /// Whether the rustls state was freed ([`State::Settled`]).
+    #[cfg(test)]
+    pub(crate) fn is_settled(&self) -> bool {
+        self.settled().is_some()
+    }
+
+    fn settled(&self) -> Option<&Settled> {
+        match &self.state {
+            State::Settled(settled) => Some(settled),
+            _ => None,
+        }
+    }
+
     /// Moves everything rustls has to say into `events`.
     ///
     /// `write_hs` appends the queued messages up to the first one that needs keys not yet handed
@@ -398,6 +468,13 @@ impl Backend for RustlsHandshake {
         if data.is_empty() {
             return Ok(());
         }
+        if self.settled().is_some() {
+            // No TLS message may follow a client's Finished in QUIC (RFC 9001 §4.1.3):
+            // rustls would refuse it as well, with this alert.
+            let error = Error::TlsAlert(u8::from(rustls::AlertDescription::UnexpectedMessage));
+            self.error = Some(error);
+            return Err(error);
+        }
         let State::Running(conn) = &mut self.state else {
             return Err(Error::InvalidState);
         };
@@ -411,6 +488,7 @@ impl Backend for RustlsHandshake {
             return Err(error);
         }
         self.drain();
+        self.settle_server();
         Ok(())
     }
 
@@ -419,18 +497,30 @@ impl Backend for RustlsHandshake {
     }
 
     fn is_handshaking(&self) -> bool {
-        self.conn().is_none_or(|conn| conn.is_handshaking())
+        match &self.state {
+            State::Settled(_) => false,
+            _ => self.conn().is_none_or(|conn| conn.is_handshaking()),
+        }
     }
 
     fn peer_transport_params(&self) -> Option<&[u8]> {
+        if let Some(settled) = self.settled() {
+            return settled.peer_transport_params.as_deref();
+        }
         self.conn()?.quic_transport_parameters()
     }
 
     fn alpn(&self) -> Option<&[u8]> {
+        if let Some(settled) = self.settled() {
+            return settled.alpn.as_deref();
+        }
         self.conn()?.alpn_protocol()
     }
 
     fn server_name(&self) -> Option<&str> {
+        if let Some(settled) = self.settled() {
+            return settled.server_name.as_deref();
+        }
         match self.conn() {
             Some(rustls::quic::Connection::Server(conn)) => conn.server_name(),
             _ => self.client_server_name.as_deref(),
@@ -438,6 +528,9 @@ impl Backend for RustlsHandshake {
     }
 
     fn is_resumed(&self) -> bool {
+        if let Some(settled) = self.settled() {
+            return settled.resumed;
+        }
         self.conn()
             .and_then(|conn| conn.handshake_kind())
             .is_some_and(|kind| kind == HandshakeKind::Resumed)
@@ -448,6 +541,9 @@ impl Backend for RustlsHandshake {
     }
 
     fn is_early_data_accepted(&self) -> bool {
+        if let Some(settled) = self.settled() {
+            return settled.early_data_accepted;
+        }
         match self.conn() {
             Some(rustls::quic::Connection::Client(conn)) => conn.is_early_data_accepted(),
             Some(rustls::quic::Connection::Server(conn)) => conn.zero_rtt_keys().is_some(),
@@ -475,16 +571,19 @@ impl Backend for RustlsHandshake {
     }
 
     fn cipher_suite(&self) -> Option<CipherSuite> {
+        if let Some(settled) = self.settled() {
+            return settled.cipher_suite;
+        }
         self.conn()?.negotiated_cipher_suite().map(|s| s.suite())
     }
 
     fn peer_cert_chain(&self) -> Option<Vec<&[u8]>> {
-        let chain = self.conn()?.peer_certificates()?;
+        let chain = self.peer_certificates()?;
         Some(chain.iter().map(CertificateDer::as_ref).collect())
     }
 
     fn peer_cert(&self) -> Option<&[u8]> {
-        let chain = self.conn()?.peer_certificates()?;
+        let chain = self.peer_certificates()?;
         chain.first().map(CertificateDer::as_ref)
     }
 

@@ -2,7 +2,7 @@
 //! config rebuilds), the server's session cache, cipher suite selection.
 
 use super::*;
-use crate::tls::CipherSuite;
+use crate::tls::{CipherSuite, Inner};
 
 const RUSTLS: TlsBackend = TlsBackend::Rustls;
 
@@ -174,4 +174,55 @@ fn session_handles_are_bound_to_their_config_and_server_name() {
     let mut server = Endpoint::server(&mut scfg);
     run(&mut client, &mut server).unwrap();
     assert!(!client.hs.is_resumed());
+}
+
+/// A server frees rustls's state once its handshake completed (about 4 KB per connection), and
+/// still reports what the API asks after it; TLS bytes after that are refused as rustls would.
+#[test]
+fn a_completed_server_handshake_keeps_only_what_the_api_reports() {
+    let mut ccfg = client_cfg(RUSTLS);
+    ccfg.load_cert_chain_from_pem_file(&cert_path("cert.crt"))
+        .unwrap();
+    ccfg.load_priv_key_from_pem_file(&cert_path("cert.key"))
+        .unwrap();
+    let mut scfg = server_cfg(RUSTLS);
+    scfg.load_verify_locations_from_file(&cert_path("rootca.crt"))
+        .unwrap();
+    scfg.verify_peer(true);
+    let session = first_connection(&mut ccfg, &mut scfg);
+    let mut client = Endpoint::client(&mut ccfg, Some("localhost"));
+    client.hs.set_session(&session).unwrap();
+    let mut server = Endpoint::server(&mut scfg);
+    let settled = |e: &Endpoint| match &e.hs.inner {
+        Inner::Rustls(h) => h.is_settled(),
+        #[allow(unreachable_patterns)]
+        _ => unreachable!("a rustls endpoint"),
+    };
+    assert!(!settled(&server));
+    run(&mut client, &mut server).unwrap();
+    // The client stays: tickets may still come.
+    assert!(settled(&server) && !settled(&client));
+    assert!(!server.hs.is_handshaking());
+    assert!(server.hs.is_resumed());
+    assert_eq!(server.hs.alpn(), client.hs.alpn());
+    assert!(server.hs.alpn().is_some());
+    assert_eq!(server.hs.server_name(), Some("localhost"));
+    assert_eq!(server.hs.cipher_suite(), client.hs.cipher_suite());
+    assert_eq!(server.hs.peer_transport_params(), Some(CLIENT_TP));
+    assert!(!server.hs.is_early_data_accepted());
+    assert_eq!(server.hs.alert(), None);
+    // The client's certificate, remembered in the session on resumption, as after a full
+    // handshake.
+    assert!(server.hs.peer_cert().is_some());
+    let mut client = Endpoint::client(&mut ccfg, Some("localhost"));
+    let mut server = Endpoint::server(&mut scfg);
+    run(&mut client, &mut server).unwrap();
+    assert!(settled(&server));
+    let chain = server.hs.peer_cert_chain().expect("the client's chain");
+    assert_eq!(Some(chain[0]), server.hs.peer_cert());
+    // A QUIC client sends no TLS message after its Finished (RFC 9001 §4.1.3).
+    assert_eq!(
+        server.hs.provide_data(Epoch::Application, &[4, 0, 0, 0]),
+        Err(Error::TlsAlert(10))
+    );
 }
