@@ -110,6 +110,23 @@ pub trait WindowGrowth: Clone + Send + Sync + 'static {
     /// application-limited and not in recovery).
     fn on_ack(&mut self, now: Instant, ack: &AckBatch, rtt: &RttStats, win: &mut Window);
 
+    /// A packet was sent (every packet, whatever the state).
+    fn on_packet_sent(&mut self, now: Instant, info: &SentInfo) {
+        let _ = (now, info);
+    }
+
+    /// An ACK frame newly acknowledged in-flight packets (every such frame, whatever the
+    /// state, before any other handling).
+    fn on_acked(&mut self, now: Instant) {
+        let _ = now;
+    }
+
+    /// Undoes a spurious reduction: goes back to the state saved at it. A law that also keeps
+    /// facts about the present (when it last sent, say) keeps those.
+    fn restore(&mut self, saved: Self) {
+        *self = saved;
+    }
+
     /// Slow start ended without a congestion event (a slow-start strategy set `ssthresh`).
     fn on_slow_start_exit(&mut self, now: Instant, win: &Window) {
         let _ = (now, win);
@@ -286,9 +303,11 @@ impl<S: SlowStart, G: WindowGrowth> Classic<S, G> {
 impl<S: SlowStart, G: WindowGrowth> CongestionControl for Classic<S, G> {
     fn on_packet_sent(&mut self, now: Instant, info: &SentInfo) {
         self.slow_start.on_packet_sent(now, info, &self.win);
+        self.growth.on_packet_sent(now, info);
     }
 
     fn on_ack(&mut self, now: Instant, ack: &AckBatch, rtt: &RttStats) {
+        self.growth.on_acked(now);
         self.app_limited = ack.app_limited;
         // Acknowledging a packet sent during the recovery period ends it (RFC 9002 §7.3.2). The
         // batch is judged by its largest packet: the few bytes of earlier packets in the same
@@ -364,7 +383,7 @@ impl<S: SlowStart, G: WindowGrowth> CongestionControl for Classic<S, G> {
         self.recovery_start = saved.recovery_start;
         self.in_recovery = saved.in_recovery;
         self.slow_start = saved.slow_start;
-        self.growth = saved.growth;
+        self.growth.restore(saved.growth);
     }
 
     fn on_mtu_update(&mut self, max_datagram_size: usize) {

@@ -9,12 +9,15 @@
 //! The congestion-avoidance epoch starts at the first ACK of congestion avoidance (after the
 //! recovery period, during which the window does not move) and is frozen while the sender is
 //! application-limited (RFC 9438 §4.2: `t` excludes such periods) by shifting its start by the
-//! time spent so. The framework clones the whole [`Cubic`] value at each reduction, so undoing a
+//! time spent so. A send with nothing in flight that was not preceded by such a report (the
+//! window drained although the sender had more to send) restarts after idle as RFC 9438 §5.8
+//! describes: the epoch moves forward by the idle time, measured from the later of the last
+//! send and the last ACK ([`Cubic::set_idle_restart_fix`]). The framework clones the whole [`Cubic`] value at each reduction, so undoing a
 //! spurious one (§4.9.2) restores `W_max`, `K`, the epoch, `W_est` and `cwnd_prior` together.
 
 use std::time::Instant;
 
-use super::{AckBatch, CongestionSignal, Window, WindowGrowth};
+use super::{AckBatch, CongestionSignal, SentInfo, Window, WindowGrowth};
 use crate::rtt::RttStats;
 
 /// The multiplicative decrease factor β_cubic (RFC 9438 §4.6).
@@ -62,6 +65,12 @@ pub struct Cubic {
     frac: f64,
     /// When the sender became application-limited while an epoch ran.
     app_limited_since: Option<Instant>,
+    /// Where the idle time of an idle restart is measured from: the last send, or with
+    /// `idle_restart_fix` the later of the last send and the last ACK.
+    idle_since: Option<Instant>,
+    /// Whether an ACK moves `idle_since` (quiche's `enable_cubic_idle_restart_fix`, on by
+    /// default); without, only sends do, as in Linux's CUBIC for TCP.
+    idle_restart_fix: bool,
 }
 
 impl Default for Cubic {
@@ -74,6 +83,8 @@ impl Default for Cubic {
             w_est: 0.0,
             frac: 0.0,
             app_limited_since: None,
+            idle_since: None,
+            idle_restart_fix: true,
         }
     }
 }
@@ -98,6 +109,18 @@ impl Cubic {
             fast_convergence,
             ..Cubic::default()
         }
+    }
+
+    /// Sets how an idle restart measures the idle time (quiche's
+    /// `Config::set_enable_cubic_idle_restart_fix`, on by default). Off, it is the time since
+    /// the last send, which counts the round trip in which the last packets were in flight and
+    /// being acknowledged: when the window drains only because everything was acknowledged
+    /// (a small window, each round acknowledged whole before the next leaves), every round
+    /// pushes the epoch forward by an RTT and the window stops following the cubic curve. On,
+    /// it is the time since the later of the last send and the last ACK: only time with
+    /// nothing in flight counts as idle.
+    pub fn set_idle_restart_fix(&mut self, on: bool) {
+        self.idle_restart_fix = on;
     }
 
     /// `W_max` in bytes, once defined.
@@ -196,6 +219,28 @@ impl WindowGrowth for Cubic {
         // The framework never grows the window while application-limited (RFC 9002 §7.8), so
         // cwnd stands in for flight_size here as RFC 9438 §4.6 allows.
         (cwnd * BETA_CUBIC) as usize
+    }
+
+    fn on_packet_sent(&mut self, now: Instant, info: &SentInfo) {
+        let restart = info.bytes_in_flight <= info.size && self.app_limited_since.is_none();
+        if let (true, Some(epoch), Some(since)) = (restart, self.epoch.as_mut(), self.idle_since) {
+            epoch.start += now.saturating_duration_since(since);
+        }
+        self.idle_since = Some(now);
+    }
+
+    fn on_acked(&mut self, now: Instant) {
+        if self.idle_restart_fix {
+            self.idle_since = Some(now);
+        }
+    }
+
+    fn restore(&mut self, saved: Self) {
+        let idle_since = self.idle_since;
+        *self = Cubic {
+            idle_since,
+            ..saved
+        };
     }
 
     fn on_ack(&mut self, now: Instant, ack: &AckBatch, rtt: &RttStats, win: &mut Window) {
@@ -523,7 +568,17 @@ mod tests {
         assert_ne!(cubic(&s.cc), &saved);
         assert!(s.cc.cwnd() < cwnd);
         s.cc.on_spurious_congestion(s.now);
-        assert_eq!(cubic(&s.cc), &saved, "W_max, K, epoch, W_est restored");
+        // What the undo restores; when it last sent and was acknowledged stay the present's.
+        let restored = Cubic {
+            idle_since: saved.idle_since,
+            ..cubic(&s.cc).clone()
+        };
+        assert_eq!(restored, saved, "W_max, K, epoch, W_est restored");
+        assert_eq!(
+            cubic(&s.cc).idle_since,
+            Some(s.now - rtt),
+            "the last send's"
+        );
         assert_eq!(s.cc.cwnd(), cwnd);
         assert_eq!(s.cc.ssthresh(), ssthresh);
         assert_eq!(s.cc.state(), CcState::CongestionAvoidance);
@@ -571,5 +626,82 @@ mod tests {
         s.round_trip();
         assert_eq!(s.cc.state(), CcState::CongestionAvoidance);
         assert_eq!(cubic(&s.cc).k(), Some(0.0));
+    }
+
+    /// A window acknowledged whole each round, the next round leaving at the instant the last
+    /// ACK arrives: nothing is ever in flight at a send, though the sender was never idle.
+    /// Returns the sender after `rounds` such rounds past a loss, and when the epoch started.
+    fn drained_rounds(idle_restart_fix: bool, rounds: usize) -> (TestSender<Controller>, Instant) {
+        // A long RTT and a large window, so that the cubic curve, not the Reno-friendly
+        // estimate, drives the window within a few rounds (K ≈ 4.2 s).
+        let rtt = Duration::from_millis(500);
+        let cfg = CcConfig {
+            cubic_idle_restart_fix: idle_restart_fix,
+            ..config(100)
+        };
+        let mut s = TestSender::new(
+            Controller::new(CongestionControlAlgorithm::CUBIC, &cfg),
+            MSS,
+            rtt,
+        );
+        let sent = s.send_window();
+        s.advance(rtt);
+        assert!(s.lose(&sent[..1], false));
+        s.ack(&sent[1..]);
+        // Packets sent at the instant of the loss belong to the recovery period.
+        s.advance(TICK);
+        s.round_trip();
+        let start = cubic(&s.cc)
+            .epoch_start()
+            .expect("the first ACK started the epoch");
+        for _ in 1..rounds {
+            assert_eq!(s.bytes_in_flight(), 0);
+            s.round_trip();
+        }
+        (s, start)
+    }
+
+    #[test]
+    fn a_drained_window_is_no_idle_period_with_the_idle_restart_fix() {
+        let rounds = 14;
+        let (fixed, start) = drained_rounds(true, rounds);
+        assert_eq!(
+            cubic(&fixed.cc).epoch_start(),
+            Some(start),
+            "the last ACK came at the send: no idle time"
+        );
+        // Without the fix the time since the last send counts: an RTT per round, so the curve's
+        // clock never advances and only the Reno-friendly estimate grows the window.
+        let (unfixed, start) = drained_rounds(false, rounds);
+        let rtt = unfixed.rtt.smoothed_rtt;
+        assert_eq!(
+            cubic(&unfixed.cc).epoch_start(),
+            Some(start + rtt * (rounds as u32 - 1))
+        );
+        assert!(
+            fixed.cc.cwnd() > unfixed.cc.cwnd() + 10 * MSS,
+            "{} vs {}",
+            fixed.cc.cwnd(),
+            unfixed.cc.cwnd()
+        );
+    }
+
+    #[test]
+    fn an_idle_period_without_a_report_moves_the_epoch_by_the_time_nothing_was_in_flight() {
+        for fix in [true, false] {
+            let (mut s, start) = drained_rounds(fix, 1);
+            let rtt = s.rtt.smoothed_rtt;
+            let shifted = cubic(&s.cc).epoch_start().unwrap();
+            // Two seconds with nothing in flight and no application-limited report.
+            s.advance(Duration::from_secs(2));
+            s.send();
+            let idle = if fix {
+                Duration::from_secs(2)
+            } else {
+                Duration::from_secs(2) + rtt
+            };
+            assert_eq!(shifted, start);
+            assert_eq!(cubic(&s.cc).epoch_start(), Some(start + idle), "fix: {fix}");
+        }
     }
 }

@@ -66,6 +66,9 @@ pub trait CcFactory: Send + Sync {
 
 /// A path's congestion controller: a built-in algorithm (enum dispatch, no allocation) or a
 /// user-written one.
+// The CUBIC variants are the largest (CUBIC's state is kept twice, for undo): one value per
+// path, updated on every ACK, so kept inline rather than boxed.
+#[allow(clippy::large_enum_variant)]
 pub enum Controller {
     /// NewReno with standard slow start.
     Reno(Classic<StandardSlowStart, Reno>),
@@ -85,6 +88,13 @@ pub enum Controller {
     Custom(Box<dyn CongestionControl>),
 }
 
+/// CUBIC with the configured idle-restart measure.
+fn cubic(cfg: &CcConfig) -> Cubic {
+    let mut cubic = Cubic::default();
+    cubic.set_idle_restart_fix(cfg.cubic_idle_restart_fix);
+    cubic
+}
+
 impl Controller {
     /// Creates a built-in controller: the algorithm's window growth, with the slow-start
     /// strategy `cfg.strategy()` names (HyStart++ in the configured variant).
@@ -102,13 +112,13 @@ impl Controller {
                 Controller::RenoSearch(Classic::new(cfg, Search::new(), Reno::default()))
             }
             (A::CUBIC, S::Standard) => {
-                Controller::Cubic(Classic::new(cfg, StandardSlowStart, Cubic::default()))
+                Controller::Cubic(Classic::new(cfg, StandardSlowStart, cubic(cfg)))
             }
             (A::CUBIC, S::HyStartPlusPlus) => {
-                Controller::CubicHystart(Classic::new(cfg, HyStart::new(cfg), Cubic::default()))
+                Controller::CubicHystart(Classic::new(cfg, HyStart::new(cfg), cubic(cfg)))
             }
             (A::CUBIC, S::Search) => {
-                Controller::CubicSearch(Classic::new(cfg, Search::new(), Cubic::default()))
+                Controller::CubicSearch(Classic::new(cfg, Search::new(), cubic(cfg)))
             }
             (A::Bbr, _) => Controller::Bbr(Box::new(Bbr::new(cfg))),
         }

@@ -89,6 +89,9 @@ pub struct CcConfig {
     pub pacing: bool,
     /// BBR's departures from draft-ietf-ccwg-bbr-06, all off by default.
     pub bbr: BbrOptions,
+    /// How CUBIC measures the idle time of a restart (see [`Cubic::set_idle_restart_fix`]);
+    /// on by default, as quiche's `enable_cubic_idle_restart_fix`.
+    pub cubic_idle_restart_fix: bool,
 }
 
 impl Default for CcConfig {
@@ -101,6 +104,7 @@ impl Default for CcConfig {
             hystart_variant: HystartVariant::Css,
             pacing: true,
             bbr: BbrOptions::default(),
+            cubic_idle_restart_fix: true,
         }
     }
 }

@@ -595,6 +595,7 @@ impl Config {
             pacing: self.pacing,
             hystart_variant: self.hystart_variant,
             bbr: self.bbr_options,
+            cubic_idle_restart_fix: self.tuning.cubic_idle_restart_fix,
         }
     }
 

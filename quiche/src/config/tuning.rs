@@ -121,18 +121,23 @@ impl Config {
         self.tuning.disable_dcid_reuse = v;
     }
 
-    /// With `true` (the default), CUBIC measures a period without data to send from the later
-    /// of the last acknowledgement and the moment the sender ran out of data, to the next
-    /// packet sent, and shifts its epoch by that much. With `false` it measures up to the
-    /// first acknowledgement after the idle period, which counts the round trip that ended it
-    /// as idle time and slows the window's growth afterwards.
+    /// How CUBIC measures the idle time when it sends with nothing in flight without having
+    /// been reported application-limited (an idle restart, RFC 9438 §5.8: its epoch moves
+    /// forward by that time). With `true` (the default, as in quiche), from the later of the
+    /// last send and the last acknowledgement, so that a window drained only because all of it
+    /// was acknowledged counts no idle time; with `false`, from the last send, which counts the
+    /// round trip the packets spent in flight and, repeated each round, keeps the window off
+    /// the cubic curve (see [`crate::cc::Cubic::set_idle_restart_fix`]).
     pub fn set_enable_cubic_idle_restart_fix(&mut self, enable: bool) {
         self.tuning.cubic_idle_restart_fix = enable;
     }
 
-    /// With `true`, a packet found to have been declared lost spuriously (it was acknowledged
-    /// later) raises the packet reordering threshold to the reordering seen (RFC 9002 §6.1.1),
-    /// so that paths that reorder stop causing spurious retransmissions. Default `false`.
+    /// With `true`, a packet declared lost by the packet threshold and acknowledged later
+    /// (a spurious loss) raises the packet threshold to one more than the reordering it saw,
+    /// up to [`crate::recovery::MAX_PACKET_THRESHOLD`] (RFC 9002 §6.1.1; quiche documents
+    /// only "relaxed loss detection on spurious loss", so the adaptation is the RFC's), so
+    /// that a reordering path stops causing spurious retransmissions and window reductions.
+    /// Default `false`: kPacketThreshold (3) throughout.
     pub fn set_enable_relaxed_loss_threshold(&mut self, enable: bool) {
         self.tuning.relaxed_loss_threshold = enable;
     }

@@ -186,8 +186,14 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
     }
 
     /// Why 0-RTT was or was not used, in BoringSSL's `ssl_early_data_reason_t` numbering
-    /// (what quiche's `early_data_reason` reports), once the handshake completed.
+    /// (what quiche's `early_data_reason` reports), once the handshake completed: BoringSSL's
+    /// own answer on that backend; on rustls, derived as BoringSSL decides it (client:
+    /// `should_offer_early_data` and the server's answer; server: its choice on reading the
+    /// ClientHello) from what rustls tells.
     fn settle_early_data_reason(&self) -> u32 {
+        if let Some(reason) = self.tls.early_data_reason() {
+            return reason;
+        }
         // ssl_early_data_disabled, _accepted, _peer_declined, _no_session_offered,
         // _session_not_resumed, _unsupported_for_session.
         const DISABLED: u32 = 1;
@@ -202,19 +208,25 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         if self.tls.is_early_data_accepted() {
             return ACCEPTED;
         }
-        let offered = self.zero_rtt.is_some();
-        match (self.is_server, offered, self.tls.is_resumed()) {
-            (_, _, false) if self.is_server || offered => SESSION_NOT_RESUMED,
-            (false, false, false) => NO_SESSION_OFFERED,
-            (false, false, true) => UNSUPPORTED_FOR_SESSION,
+        if !self.tls.session_offered() {
+            return NO_SESSION_OFFERED;
+        }
+        // A client given a session that did not offer early data: the session does not allow
+        // it. A server that resumed but did not accept: the client did not ask for it, or rustls
+        // refused it (another ALPN, a stale ticket), which BoringSSL would name more precisely.
+        let offered_early_data = self.zero_rtt.is_some();
+        match (self.is_server, offered_early_data, self.tls.is_resumed()) {
+            (false, false, _) => UNSUPPORTED_FOR_SESSION,
+            (_, _, false) => SESSION_NOT_RESUMED,
             _ => PEER_DECLINED,
         }
     }
 
     /// Why 0-RTT was or was not used: BoringSSL's `ssl_early_data_reason_t` as quiche reports
     /// it (0 until the handshake completes, 1 early data not enabled, 2 accepted, 4 the peer
-    /// declined or did not offer it, 5 no session to resume, 6 the session was not resumed,
-    /// 7 the session does not allow early data).
+    /// declined or did not offer it, 5 no session offered, 6 the offered session was not
+    /// resumed, 7 the session does not allow early data; on BoringSSL also its other reasons,
+    /// e.g. 9 for a ticket issued under another ALPN).
     pub fn early_data_reason(&self) -> u32 {
         self.early_data_reason
     }

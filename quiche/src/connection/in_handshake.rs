@@ -208,6 +208,10 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         if let Some(v) = o.pacing {
             cfg.cc.pacing = v;
         }
+        cfg.cc.cubic_idle_restart_fix = self.tuning.cubic_idle_restart_fix;
+        cfg.relaxed_loss_threshold = self.tuning.relaxed_loss_threshold;
+        self.recovery
+            .set_relaxed_loss_threshold(self.tuning.relaxed_loss_threshold);
         cfg.cc.max_datagram_size = self.max_send_udp_payload_size;
         let cc = super::open::build_controller(cfg, self.cc_factory.as_deref());
         let mut sender = cfg.sender_with(cc, cfg.cc.pacing);

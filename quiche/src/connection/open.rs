@@ -355,6 +355,7 @@ fn build_recovery_parts(
         is_server,
         cc_algorithm: config.cc_algorithm,
         cc: config.cc_config(max_datagram),
+        relaxed_loss_threshold: config.tuning.relaxed_loss_threshold,
     };
     let cc = build_controller(&recovery_config, config.cc_factory.as_deref());
     let mut sender = recovery_config.sender_with(cc, config.pacing);

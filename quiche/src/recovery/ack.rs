@@ -75,6 +75,11 @@ impl<P> Recovery<P> {
         }
         out.spurious_losses = tally.count;
         self.stats.spurious_losses += tally.count as u64;
+        if self.relaxed_loss_threshold && tally.count > 0 {
+            // RFC 9002 §6.1.1: tolerate the reordering that made these losses spurious.
+            let needed = tally.max_reordering.saturating_add(1);
+            self.packet_threshold = needed.clamp(self.packet_threshold, MAX_PACKET_THRESHOLD);
+        }
         if let Some(group) = &mut self.undo {
             group.spurious += tally.since_event_count;
         }
@@ -180,7 +185,7 @@ impl<P> Recovery<P> {
         let already_lost = out.lost.len();
         let det = loss::detect_lost(
             &mut space.sent,
-            largest_acked,
+            (largest_acked, self.packet_threshold),
             now,
             &rtt,
             &mut out.lost,

@@ -11,6 +11,11 @@ use crate::rtt::{RttStats, GRANULARITY};
 /// Packets this many numbers below an acknowledged one are lost (kPacketThreshold, §6.1.1).
 pub const PACKET_THRESHOLD: u64 = 3;
 
+/// The highest a spurious loss raises the packet threshold to (§6.1.1 sets no bound; this one
+/// keeps a real loss from waiting for more than a few dozen later acknowledgments, the time
+/// threshold declaring it lost before then in any case).
+pub const MAX_PACKET_THRESHOLD: u64 = 20;
+
 /// kTimeThreshold (§6.1.2), 9/8, as numerator and denominator.
 const TIME_THRESHOLD_NUMERATOR: u32 = 9;
 const TIME_THRESHOLD_DENOMINATOR: u32 = 8;
@@ -60,8 +65,9 @@ pub(crate) struct Detected {
 }
 
 /// Declares lost the packets of a space that the acknowledgment of `largest_acked` shows to be
-/// lost (DetectAndRemoveLostPackets, Appendix A.10), moving them to `lost` and recording the
-/// in-flight ones in `history` under `event`.
+/// lost (DetectAndRemoveLostPackets, Appendix A.10) with a packet threshold of
+/// `packet_threshold` (the pair's second), moving them to `lost` and recording the in-flight ones in `history`
+/// under `event`.
 ///
 /// Packets are sent in packet-number order with non-decreasing send times, so the lost packets
 /// form a prefix of the unresolved ones: the scan stops at the first packet that is not lost yet,
@@ -73,7 +79,7 @@ pub(crate) struct Detected {
 /// §7.6.2 allows; it can only err towards declaring persistent congestion.
 pub(crate) fn detect_lost<P>(
     sent: &mut SentPackets<P>,
-    largest_acked: u64,
+    (largest_acked, packet_threshold): (u64, u64),
     now: Instant,
     rtt: &RttStats,
     lost: &mut Vec<SentPacket<P>>,
@@ -94,7 +100,7 @@ pub(crate) fn detect_lost<P>(
             }
             SlotView::Other => return Verdict::Next,
         };
-        let by_packets = largest_acked >= pkt.pkt_num.saturating_add(PACKET_THRESHOLD);
+        let by_packets = largest_acked >= pkt.pkt_num.saturating_add(packet_threshold);
         let by_time = lost_send_time.is_some_and(|t| pkt.time_sent <= t);
         if !by_packets && !by_time {
             det.loss_time = pkt.time_sent.checked_add(delay);
@@ -116,7 +122,7 @@ pub(crate) fn detect_lost<P>(
             det.in_flight_packets += 1;
             det.in_flight_bytes = det.in_flight_bytes.saturating_add(pkt.size);
             det.largest_in_flight_sent_time = Some(pkt.time_sent);
-            history.record(pkt.pkt_num, event);
+            history.record(pkt.pkt_num, event, largest_acked - pkt.pkt_num);
         }
         let after_first_sample = rtt.first_sample_time.is_some_and(|t| pkt.time_sent > t);
         if pkt.ack_eliciting && after_first_sample {
@@ -140,6 +146,8 @@ struct LostEntry {
     pkt_num: u64,
     /// The loss detection pass that declared it lost.
     event: u64,
+    /// How far the largest acknowledged packet was past it then.
+    reordering: u64,
     acked: bool,
 }
 
@@ -152,6 +160,9 @@ pub(crate) struct SpuriousTally {
     pub since_event_count: usize,
     /// The first detection pass of the current undo group, if any.
     pub since_event: Option<u64>,
+    /// The largest reordering a lost packet acknowledged after all had seen when it was
+    /// declared lost (0 when none was).
+    pub max_reordering: u64,
 }
 
 /// The recently lost in-flight packet numbers of one space, ascending, bounded.
@@ -163,7 +174,7 @@ pub(crate) struct LostHistory {
 impl LostHistory {
     /// Remembers a lost packet; the oldest entry goes when full. Numbers must ascend (losses are
     /// declared in packet-number order); an out-of-order one is not recorded.
-    pub fn record(&mut self, pkt_num: u64, event: u64) {
+    pub fn record(&mut self, pkt_num: u64, event: u64, reordering: u64) {
         if self.entries.back().is_some_and(|e| e.pkt_num >= pkt_num) {
             return;
         }
@@ -173,6 +184,7 @@ impl LostHistory {
         self.entries.push_back(LostEntry {
             pkt_num,
             event,
+            reordering,
             acked: false,
         });
     }
@@ -189,6 +201,7 @@ impl LostHistory {
             }
             entry.acked = true;
             tally.count += 1;
+            tally.max_reordering = tally.max_reordering.max(entry.reordering);
             if tally.since_event.is_some_and(|since| entry.event >= since) {
                 tally.since_event_count += 1;
             }
@@ -237,15 +250,16 @@ mod tests {
     fn history_counts_each_spurious_loss_once() {
         let mut h = LostHistory::default();
         for pn in [1, 3, 5, 7] {
-            h.record(pn, if pn < 5 { 1 } else { 2 });
+            h.record(pn, if pn < 5 { 1 } else { 2 }, pn);
         }
-        h.record(6, 3); // out of order: ignored
+        h.record(6, 3, 1); // out of order: ignored
         let mut tally = SpuriousTally {
             since_event: Some(2),
             ..Default::default()
         };
         h.on_acked_range(3..6, &mut tally);
         assert_eq!((tally.count, tally.since_event_count), (2, 1));
+        assert_eq!(tally.max_reordering, 5, "the largest of packets 3 and 5's");
         h.on_acked_range(0..10, &mut tally);
         assert_eq!((tally.count, tally.since_event_count), (4, 2));
     }
@@ -254,7 +268,7 @@ mod tests {
     fn history_is_bounded() {
         let mut h = LostHistory::default();
         for pn in 0..(LOST_HISTORY_CAPACITY as u64 + 10) {
-            h.record(pn, 1);
+            h.record(pn, 1, 3);
         }
         assert_eq!(h.entries.len(), LOST_HISTORY_CAPACITY);
         let mut tally = SpuriousTally::default();

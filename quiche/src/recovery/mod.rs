@@ -37,7 +37,8 @@ mod tests;
 mod timer;
 
 pub use self::loss::{
-    loss_delay, persistent_congestion_duration, PACKET_THRESHOLD, PERSISTENT_CONGESTION_THRESHOLD,
+    loss_delay, persistent_congestion_duration, MAX_PACKET_THRESHOLD, PACKET_THRESHOLD,
+    PERSISTENT_CONGESTION_THRESHOLD,
 };
 pub use self::outcome::{AckOutcome, TimeoutAction};
 pub use self::pn_skip::PnSkipper;
@@ -68,6 +69,9 @@ pub struct RecoveryConfig {
     pub cc_algorithm: CongestionControlAlgorithm,
     /// The congestion controller's configuration (maximum datagram size, initial window).
     pub cc: CcConfig,
+    /// Whether a spurious loss raises the packet threshold (see
+    /// [`Recovery::set_relaxed_loss_threshold`]).
+    pub relaxed_loss_threshold: bool,
 }
 
 impl Default for RecoveryConfig {
@@ -78,6 +82,7 @@ impl Default for RecoveryConfig {
             is_server: false,
             cc_algorithm: CongestionControlAlgorithm::default(),
             cc: CcConfig::default(),
+            relaxed_loss_threshold: false,
         }
     }
 }
@@ -187,6 +192,9 @@ pub struct Recovery<P> {
     /// When the connection last moved to a path with fresh congestion state: packets sent
     /// before it give no RTT samples and no congestion events.
     path_start: Option<Instant>,
+    /// The packet threshold in use: kPacketThreshold, raised by spurious losses when relaxed.
+    packet_threshold: u64,
+    relaxed_loss_threshold: bool,
 }
 
 impl RecoveryConfig {
@@ -220,7 +228,30 @@ impl<P> Recovery<P> {
             stats: RecoveryStats::default(),
             rate: RateSampler::default(),
             path_start: None,
+            packet_threshold: PACKET_THRESHOLD,
+            relaxed_loss_threshold: cfg.relaxed_loss_threshold,
         }
+    }
+
+    /// Sets whether a spurious loss raises the packet threshold (quiche's
+    /// `Config::set_enable_relaxed_loss_threshold`, "relaxed loss detection on spurious loss";
+    /// off by default). quiche's documentation says no more, so this follows RFC 9002 §6.1.1,
+    /// which lets an implementation adapt its reordering threshold: when a packet declared lost
+    /// by the packet threshold is acknowledged after all, the threshold becomes one more than
+    /// the reordering that packet saw (how far the largest acknowledged packet was past it),
+    /// never lower than before and at most [`MAX_PACKET_THRESHOLD`]. Off, it stays at
+    /// kPacketThreshold (3).
+    pub fn set_relaxed_loss_threshold(&mut self, on: bool) {
+        self.relaxed_loss_threshold = on;
+        if !on {
+            self.packet_threshold = PACKET_THRESHOLD;
+        }
+    }
+
+    /// The packet threshold in use (§6.1.1): kPacketThreshold unless raised by spurious losses
+    /// ([`Recovery::set_relaxed_loss_threshold`]).
+    pub fn packet_threshold(&self) -> u64 {
+        self.packet_threshold
     }
 
     fn space(&self, epoch: Epoch) -> &Space<P> {

@@ -129,6 +129,10 @@ impl Backend for Bypassed {
         false
     }
 
+    fn session_offered(&self) -> bool {
+        false
+    }
+
     fn reject_early_data(&mut self) -> Result<()> {
         Err(Error::InvalidState)
     }

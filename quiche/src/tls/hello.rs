@@ -2,8 +2,9 @@
 //! server that may move a client to another compatible version (RFC 9368 §2.3) decides the
 //! version, and so its own transport parameters and its TLS connection's labels, before TLS
 //! sees the ClientHello. The offered PSK of a ClientHello that carries early data: a
-//! BoringSSL server records it to refuse replayed 0-RTT (`boringssl`). Nothing here depends on
-//! the TLS backend.
+//! BoringSSL server records it to refuse replayed 0-RTT (`boringssl`); whether it offers a
+//! session at all, which a rustls server reports through `early_data_reason`. Nothing here
+//! depends on the TLS backend.
 
 /// TLS handshake message type of ClientHello (RFC 8446 §4).
 const CLIENT_HELLO: u8 = 1;
@@ -31,7 +32,6 @@ pub(crate) fn client_hello_transport_params(buf: &[u8]) -> Option<&[u8]> {
 #[cfg(feature = "boringssl-boring-crate")]
 const EARLY_DATA: u16 = 42;
 /// The pre_shared_key extension (RFC 8446 §4.2.11).
-#[cfg(feature = "boringssl-boring-crate")]
 const PRE_SHARED_KEY: u16 = 41;
 
 /// The body of the pre_shared_key extension (identities and binders) of a whole ClientHello at
@@ -41,6 +41,13 @@ const PRE_SHARED_KEY: u16 = 41;
 pub(crate) fn client_hello_early_data_psk(buf: &[u8]) -> Option<&[u8]> {
     client_hello_extension(buf, EARLY_DATA)?;
     client_hello_extension(buf, PRE_SHARED_KEY)
+}
+
+/// Whether the whole ClientHello at the start of `buf` offers a session to resume (a
+/// pre_shared_key extension): what a server's `early_data_reason` tells apart from a session it
+/// could not resume.
+pub(crate) fn client_hello_offers_psk(buf: &[u8]) -> bool {
+    client_hello_extension(buf, PRE_SHARED_KEY).is_some()
 }
 
 /// The body of extension `want` in the whole ClientHello at the start of `buf`.
@@ -105,6 +112,10 @@ mod tests {
             assert_eq!(client_hello_transport_params(&msg[..len]), None);
         }
         assert_eq!(client_hello_transport_params(&hello(&[(0x10, b"x")])), None);
+        assert!(!client_hello_offers_psk(&msg));
+        let psk = hello(&[(0x39, b"params"), (PRE_SHARED_KEY, b"identities+binders")]);
+        assert!(client_hello_offers_psk(&psk));
+        assert!(!client_hello_offers_psk(&psk[..psk.len() - 1]));
         let mut wrong_type = msg.clone();
         wrong_type[0] = 2;
         assert_eq!(client_hello_transport_params(&wrong_type), None);

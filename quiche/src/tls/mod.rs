@@ -162,6 +162,17 @@ pub(crate) trait Backend {
     /// EncryptedExtensions were read; for a server, decided when the ClientHello was read.
     fn is_early_data_accepted(&self) -> bool;
 
+    /// Whether a session to resume was offered: by a client given one with `set_session`, to a
+    /// server whose ClientHello carries a pre_shared_key extension.
+    fn session_offered(&self) -> bool;
+
+    /// Why 0-RTT was or was not used as the TLS library itself reports it, in BoringSSL's
+    /// `ssl_early_data_reason_t` numbering; `None` where the library has no such report and the
+    /// connection derives the reason (rustls).
+    fn early_data_reason(&self) -> Option<u32> {
+        None
+    }
+
     /// Makes a server refuse 0-RTT. Only possible before the ClientHello was provided, since the
     /// server's answer is part of its first flight; `InvalidState` otherwise.
     fn reject_early_data(&mut self) -> Result<()>;
@@ -433,6 +444,19 @@ impl Handshake {
     /// EncryptedExtensions were read; for a server, decided when the ClientHello was read.
     pub fn is_early_data_accepted(&self) -> bool {
         self.backend().is_early_data_accepted()
+    }
+
+    /// Whether a session to resume was offered: by a client given one with
+    /// [`Handshake::set_session`], to a server whose ClientHello carries a pre_shared_key
+    /// extension.
+    pub fn session_offered(&self) -> bool {
+        self.backend().session_offered()
+    }
+
+    /// Why 0-RTT was or was not used as the TLS library itself reports it (BoringSSL's
+    /// `SSL_get_early_data_reason`); `None` on rustls, where the connection derives it.
+    pub fn early_data_reason(&self) -> Option<u32> {
+        self.backend().early_data_reason()
     }
 
     /// Makes a server refuse 0-RTT. Only possible before the ClientHello was provided, since the

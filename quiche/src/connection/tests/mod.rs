@@ -5,6 +5,7 @@ mod ack_frequency;
 mod calls;
 mod cid_calls;
 mod defences;
+mod early_data_reason;
 mod ecn;
 mod ecn_paths;
 mod handshake_loss;

@@ -103,6 +103,8 @@ impl Harness {
 
 const APP: Epoch = Epoch::Application;
 
+mod relaxed_threshold;
+
 #[test]
 fn rtt_sample_needs_a_newly_acked_largest_that_is_ack_eliciting() {
     let mut h = Harness::confirmed();

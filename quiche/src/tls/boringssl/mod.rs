@@ -63,6 +63,9 @@ pub(crate) struct BoringHandshake {
     early_data_enabled: bool,
 }
 
+/// BoringSSL's `ssl_early_data_no_session_offered`.
+const NO_SESSION_OFFERED: u32 = 5;
+
 /// BoringSSL's encryption level of an epoch.
 fn level_of(epoch: Epoch) -> ffi::ssl_encryption_level_t {
     ffi::ssl_encryption_level_t(match epoch {
@@ -557,6 +560,21 @@ impl Backend for BoringHandshake {
     fn is_early_data_accepted(&self) -> bool {
         // SAFETY: valid `ssl`.
         unsafe { ffi::SSL_early_data_accepted(self.ssl.as_ptr()) == 1 }
+    }
+
+    fn session_offered(&self) -> bool {
+        if !self.is_server {
+            return self.resume.is_some();
+        }
+        // BoringSSL's reason says whether the ClientHello offered a ticket, except when early
+        // data is off, where it does not look; a resumed session was offered all the same.
+        let reason = self.early_data_reason().unwrap_or(0);
+        self.is_resumed() || !matches!(reason, 0 | 1 | NO_SESSION_OFFERED)
+    }
+
+    fn early_data_reason(&self) -> Option<u32> {
+        // SAFETY: valid `ssl`.
+        Some(unsafe { ffi::SSL_get_early_data_reason(self.ssl.as_ptr()) }.0 as u32)
     }
 
     fn reject_early_data(&mut self) -> Result<()> {

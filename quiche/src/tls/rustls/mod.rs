@@ -113,6 +113,12 @@ pub(crate) struct RustlsHandshake {
     key_version: u32,
     /// A client's traffic secrets, kept when it may be switched to another version.
     secret_log: Option<Arc<SecretLog>>,
+    /// A server's ClientHello bytes until it is whole (`None` once it was looked at, and on a
+    /// client): rustls does not say whether the client offered a session.
+    hello_scan: Option<Vec<u8>>,
+    /// The client offered a session (client: given one by `set_session`; server: its
+    /// ClientHello has a pre_shared_key extension).
+    session_offered: bool,
 }
 
 fn rustls_err(e: rustls::Error) -> Error {
@@ -174,6 +180,8 @@ impl RustlsHandshake {
             quic_version: crate::packet::QUIC_V1,
             key_version: crate::packet::QUIC_V1,
             secret_log: None,
+            hello_scan: None,
+            session_offered: false,
         })
     }
 
@@ -210,7 +218,33 @@ impl RustlsHandshake {
             quic_version: crate::packet::QUIC_V1,
             key_version: crate::packet::QUIC_V1,
             secret_log: None,
+            hello_scan: Some(Vec::new()),
+            session_offered: false,
         })
+    }
+
+    /// Notes whether a server's ClientHello offers a session, once it is whole. The first
+    /// CRYPTO bytes usually hold all of it and are read in place; otherwise they are kept
+    /// until it is (bounded like any ClientHello; past that, rustls refuses it anyway).
+    fn scan_client_hello(&mut self, data: &[u8]) {
+        let Some(kept) = &mut self.hello_scan else {
+            return;
+        };
+        let hello: &[u8] = if kept.is_empty() {
+            data
+        } else {
+            kept.extend_from_slice(data);
+            kept
+        };
+        match crate::tls::hello::first_message_len(hello) {
+            Some(len) if hello.len() >= len => {
+                self.session_offered = crate::tls::hello::client_hello_offers_psk(hello);
+                self.hello_scan = None;
+            }
+            Some(len) if len > crate::tls::hello::MAX_CLIENT_HELLO => self.hello_scan = None,
+            _ if kept.is_empty() => kept.extend_from_slice(data),
+            _ => {}
+        }
     }
 
     /// Builds a pending client's ClientHello, or a pending server's connection.
@@ -475,6 +509,9 @@ impl Backend for RustlsHandshake {
             self.error = Some(error);
             return Err(error);
         }
+        if epoch == Epoch::Initial {
+            self.scan_client_hello(data);
+        }
         let State::Running(conn) = &mut self.state else {
             return Err(Error::InvalidState);
         };
@@ -551,6 +588,10 @@ impl Backend for RustlsHandshake {
         }
     }
 
+    fn session_offered(&self) -> bool {
+        self.session_offered
+    }
+
     fn reject_early_data(&mut self) -> Result<()> {
         if self.have_handshake_keys || self.error.is_some() {
             return Err(Error::InvalidState);
@@ -604,6 +645,7 @@ impl Backend for RustlsHandshake {
         }
         sessions.resume_from(session)?;
         self.resume_handle = Some(session.to_vec());
+        self.session_offered = true;
         Ok(())
     }
 

@@ -1,5 +1,5 @@
 //! The items quiche 0.30 has that the other checks do not call: the peer's transport
-//! parameters (with unknown ones tracked), the client's early data reason, the pacing queries,
+//! parameters (with unknown ones tracked), both sides' early data reasons, the pacing queries,
 //! `readable`/`writable` as `StreamIter`, and the wire
 //! error codes. Printed values are those both stacks must agree on.
 
@@ -35,11 +35,19 @@ pub fn run(client: &mut Client, server: &mut Server, r: &mut Report) {
         writable.into_iter().all(|id| id % 4 == 0),
     );
     // Not called: `revalidate_pmtu` (ours lowers the PMTU to 1200 with path MTU discovery
-    // off; quiche does nothing then). Not printed: `path_event_next` on the client (ours has
-    // an event queued here, quiche none).
-    // Not printed: the server's early_data_reason without a session offered (quiche 0.30: 5,
-    // ssl_early_data_no_session_offered; ours: 6).
+    // off; quiche does nothing then). No path event: the initial path is reported by neither
+    // (quiche's `PathEvent::New` is for paths a server sees later), and path MTU discovery,
+    // whose updates are events, is off here.
+    r.line(
+        "extras.client.path_event_next",
+        format!("{:?}", client.conn.path_event_next()),
+    );
     let sc = server.only().expect("server connection");
+    // No session offered: BoringSSL's ssl_early_data_no_session_offered (5).
+    r.line(
+        "extras.server.early_data_reason",
+        sc.conn.early_data_reason(),
+    );
     r.line(
         "extras.server.peer_transport_params.initial_max_streams_uni",
         format!(

@@ -49,6 +49,10 @@ pub fn config(
     config.set_max_idle_timeout(5000);
     config.set_max_recv_udp_payload_size(1350);
     config.set_max_send_udp_payload_size(1350);
+    // quiche's default, said explicitly: ours discovers the path MTU by default, and its
+    // client then has a `PathEvent::PmtuUpdated` queued after the handshake, as quiche's does
+    // with discovery on.
+    config.discover_pmtu(false);
     config.set_initial_max_data(10_000_000);
     config.set_initial_max_stream_data_bidi_local(1_000_000);
     config.set_initial_max_stream_data_bidi_remote(1_000_000);

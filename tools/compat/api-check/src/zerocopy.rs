@@ -1,5 +1,6 @@
 //! quiche 0.30's zero-copy path and buffer-factory generics: a connection pair built with
-//! `connect_with_buffer_factory` / `accept_with_buf_factory` on a factory of this program's
+//! `connect_with_buffer_factory` / `accept_with_buf_factory` (and a client of
+//! `connect_with_dcid_and_buffer_factory`) on a factory of this program's
 //! own whose buffers split (`BufSplit`, which `stream_send_zc` and `h3::Connection::
 //! send_body_zc` require and quiche's `DefaultBuf` does not have), driven in memory; then
 //! `stream_send_zc` and `stream_recv_buf`, `set_qlog_with_level` and `qlog_streamer`, and over
@@ -87,6 +88,7 @@ pub fn run(paths: &Paths, r: &mut Report) {
     );
     r.line("zc.connect_with_buffer_factory", client.is_ok());
     r.line("zc.accept_with_buf_factory", server.is_ok());
+    custom_dcid(&mut client_config, (c, s), r);
     let (Ok(mut client), Ok(mut server)) = (client, server) else {
         return;
     };
@@ -105,6 +107,41 @@ pub fn run(paths: &Paths, r: &mut Report) {
     );
     transport(&mut client, &mut server, r);
     h3(&mut client, &mut server, r);
+}
+
+/// `connect_with_dcid_and_buffer_factory` (quiche's feature `custom-client-dcid`): the
+/// client's first Initial goes to the destination connection ID it was given.
+fn custom_dcid(config: &mut quiche::Config, (c, s): (SocketAddr, SocketAddr), r: &mut Report) {
+    let scid = quiche::ConnectionId::from_ref(&[0xc8; 16]);
+    let dcid = quiche::ConnectionId::from_ref(&[0xdc; 12]);
+    let name = "zc.connect_with_dcid_and_buffer_factory";
+    let client = quiche::connect_with_dcid_and_buffer_factory::<SplitFactory>(
+        Some("quic.tech"),
+        &scid,
+        &dcid,
+        c,
+        s,
+        config,
+    );
+    let mut client = match client {
+        Ok(client) => client,
+        Err(e) => return r.line(name, format!("{e:?}")),
+    };
+    r.line(name, "Ok");
+    r.line(
+        &format!("{name}: destination_id"),
+        client.destination_id() == dcid,
+    );
+    let mut buf = vec![0; 1500];
+    let first = client.send(&mut buf).map(|(n, _)| n);
+    let on_wire = first.map(|n| {
+        quiche::Header::from_slice(&mut buf[..n], quiche::MAX_CONN_ID_LEN)
+            .map(|hdr| (hdr.ty, hdr.dcid == dcid, hdr.scid == scid))
+    });
+    r.line(
+        &format!("{name}: first datagram (type, dcid, scid as given)"),
+        format!("{on_wire:?}"),
+    );
 }
 
 /// `stream_send_zc` on stream 4 and `stream_recv_buf` into a `Vec<u8>`.
