@@ -67,10 +67,14 @@ pub struct TransportArgs {
     /// Turn pacing off (default: on; datagrams are sent at SendInfo.at)
     #[arg(long)]
     pub disable_pacing: bool,
-    /// Offer the ACK frequency extension (draft-ietf-quic-ack-frequency-12): with a peer that
-    /// offers it too, ask it for fewer ACKs when the congestion window is large (default: off)
+    /// Offer the ACK frequency extension (draft-ietf-quic-ack-frequency-12) and print the ACK
+    /// frame counters when a connection closes: with a peer that offers it too, ask it for
+    /// fewer ACKs when the congestion window is large (default: the library's, off)
     #[arg(long)]
     pub ack_frequency: bool,
+    /// Do not offer the ACK frequency extension, whatever the library's default
+    #[arg(long, conflicts_with = "ack_frequency")]
+    pub disable_ack_frequency: bool,
     /// Initial connection receive window in bytes
     #[arg(long, value_name = "N", value_parser = parse_size_arg, default_value_t = DEFAULT_MAX_DATA)]
     pub max_data: u64,
@@ -125,6 +129,7 @@ impl Default for TransportArgs {
             initial_cwnd_packets: None,
             disable_pacing: false,
             ack_frequency: false,
+            disable_ack_frequency: false,
             max_data: DEFAULT_MAX_DATA,
             max_stream_data: DEFAULT_MAX_STREAM_DATA,
             max_window: None,
@@ -704,7 +709,28 @@ mod tests {
         assert!(a.transport.disable_pacing);
         assert!(a.transport.disable_gso);
         assert!(a.transport.ack_frequency);
+        assert!(!a.transport.disable_ack_frequency);
         assert!(!a.transport.disable_hystart);
+    }
+
+    #[test]
+    fn ack_frequency_flags_are_exclusive() {
+        let base = ["--listen=[::1]:0", "--cert=c", "--key=k", "--root=r"];
+        let a = parse_server(strings(&base)).unwrap();
+        assert!(!a.transport.disable_ack_frequency);
+        let mut off = base.to_vec();
+        off.push("--disable-ack-frequency");
+        assert!(
+            parse_server(strings(&off))
+                .unwrap()
+                .transport
+                .disable_ack_frequency
+        );
+        off.push("--ack-frequency");
+        assert!(
+            parse_server(strings(&off)).is_err(),
+            "the two contradict each other"
+        );
     }
 
     #[test]
@@ -936,6 +962,7 @@ mod tests {
             "--initial-cwnd-packets",
             "--disable-pacing",
             "--ack-frequency",
+            "--disable-ack-frequency",
             "--max-data",
             "--max-stream-data",
             "--max-window",

@@ -65,7 +65,10 @@ pub fn config(t: &TransportArgs, alpn: &[&[u8]]) -> Result<Config, String> {
         config.set_initial_congestion_window_packets(n);
     }
     config.enable_pacing(!t.disable_pacing);
-    config.enable_ack_frequency(t.ack_frequency);
+    // Either flag overrides the library's default (`Config::enable_ack_frequency`).
+    if t.ack_frequency || t.disable_ack_frequency {
+        config.enable_ack_frequency(t.ack_frequency);
+    }
     config.enable_ecn(!t.disable_ecn);
     config.set_initial_max_data(t.max_data);
     config.set_initial_max_stream_data_bidi_local(t.max_stream_data);

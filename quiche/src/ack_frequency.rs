@@ -97,6 +97,8 @@ pub struct AckFrequencySender {
     confirmed: Option<(u64, Duration)>,
     /// Frames sent, for statistics.
     frames_sent: u64,
+    /// IMMEDIATE_ACK frames sent, for statistics.
+    immediate_acks_sent: u64,
 }
 
 impl AckFrequencySender {
@@ -114,6 +116,7 @@ impl AckFrequencySender {
             in_flight: [None; IN_FLIGHT],
             confirmed: None,
             frames_sent: 0,
+            immediate_acks_sent: 0,
         }
     }
 
@@ -243,6 +246,7 @@ impl AckFrequencySender {
     /// An IMMEDIATE_ACK frame was written.
     pub fn on_immediate_ack_sent(&mut self) {
         self.immediate_ack = false;
+        self.immediate_acks_sent += 1;
     }
 
     /// The packet carrying frame `seq` was acknowledged: the peer now uses its values, and
@@ -290,6 +294,11 @@ impl AckFrequencySender {
     /// How many ACK_FREQUENCY frames were sent.
     pub fn frames_sent(&self) -> u64 {
         self.frames_sent
+    }
+
+    /// How many IMMEDIATE_ACK frames were sent.
+    pub fn immediate_acks_sent(&self) -> u64 {
+        self.immediate_acks_sent
     }
 }
 
@@ -442,6 +451,7 @@ mod tests {
         assert!(s.immediate_ack_due());
         s.on_immediate_ack_sent();
         assert!(!s.immediate_ack_due());
+        assert_eq!(s.immediate_acks_sent(), 1);
         // A window that shrinks without a congestion event (BBR's ProbeRTT) asks without one.
         let mut s = sender();
         s.on_ack_processed(now, &view(64, 20, CA));

@@ -105,6 +105,8 @@ impl Config {
         let mut reset_key = [0u8; crate::cid::RESET_KEY_LEN];
         ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut reset_key)
             .map_err(|_| Error::CryptoFail)?;
+        // The ACK frequency extension stays off by default until interop with quinn, which
+        // offers it, has run with it on (see `enable_ack_frequency`).
         let local_transport_params = TransportParams {
             max_udp_payload_size: 65527,
             ..TransportParams::default()
@@ -286,7 +288,7 @@ impl Config {
     }
 
     /// Whether to offer and use the ACK frequency extension (draft-ietf-quic-ack-frequency-12),
-    /// off by default. On, the `min_ack_delay` transport parameter tells the peer it may send
+    /// off by default (beyond quiche, which has no such setter and never offers it). On, the `min_ack_delay` transport parameter tells the peer it may send
     /// ACK_FREQUENCY and IMMEDIATE_ACK frames, which this endpoint then honours; and if the
     /// peer offers the extension too, this endpoint asks it for fewer ACKs while its
     /// congestion window is large (see `ack_frequency` in ARCHITECTURE.md). Peers that do not
@@ -647,6 +649,7 @@ mod tests {
     #[test]
     fn ack_frequency_offers_a_min_ack_delay_within_max_ack_delay() {
         let mut c = Config::new(crate::PROTOCOL_VERSION).unwrap();
+        // Off by default.
         assert_eq!(c.local_transport_params.min_ack_delay, None);
         c.enable_ack_frequency(true);
         assert_eq!(c.local_transport_params.min_ack_delay, Some(1000));

@@ -293,3 +293,130 @@ fn lossy_link_both_directions_never_violates() {
     .unwrap();
     assert!(p.server.local_error().is_none() && p.client.local_error().is_none());
 }
+
+/// What [`single_loss`] saw.
+#[derive(Debug)]
+struct SingleLoss {
+    /// The Ack-Eliciting Threshold the client honoured when the packet was dropped.
+    threshold_before: u64,
+    /// From the dropped datagram's sending to the server declaring a packet lost.
+    detection: Duration,
+    /// IMMEDIATE_ACK frames the server sent by the end.
+    immediate_acks: u64,
+    /// From the loss being declared to the client honouring RFC 9000's every second packet
+    /// again (the server's ACK_FREQUENCY having crossed the queue), if it did within two
+    /// smoothed RTTs.
+    back_to_every_second: Option<Duration>,
+    /// The server's smoothed RTT when it declared the loss.
+    srtt: Duration,
+}
+
+/// A download at 100 Mbit/s and a 20 ms round trip with a deep queue (HyStart++ leaves slow
+/// start on the delay, so nothing is lost but the one datagram this drops): at 1.5 s, well
+/// past slow start, the next server datagram is dropped; then the download runs to its end.
+fn single_loss(ack_frequency: bool) -> SingleLoss {
+    use std::cell::Cell;
+    use std::rc::Rc;
+
+    use crate::testing::{Direction, Verdict};
+
+    let (mut client, mut server) = configs(ack_frequency, ack_frequency);
+    let link = LinkConfig {
+        delay: Duration::from_millis(10),
+        rate_bps: Some(100_000_000),
+        queue_bytes: Some(16 << 20),
+        ..LinkConfig::default()
+    };
+    let mut p = Pipe::with_links(&mut client, &mut server, link.clone(), link, 1).unwrap();
+    p.handshake().unwrap();
+    let len = 24 << 20;
+    let data = super::payload(len, 3);
+    let mut off = 0;
+    let mut got = 0;
+    let mut buf = vec![0u8; 1 << 16];
+    let mut pump = move |p: &mut Pipe| {
+        if off < data.len() {
+            off += p.server.stream_send(1, &data[off..], true).unwrap_or(0);
+        }
+        while let Ok((n, _)) = p.client.stream_recv(1, &mut buf) {
+            got += n;
+        }
+        got == len
+    };
+    let start = p.now;
+    p.run_until(Duration::from_secs(10), |p| {
+        pump(p) || p.now >= start + Duration::from_millis(1500)
+    })
+    .unwrap();
+    assert_eq!(p.server.stats().lost, 0, "nothing lost before the drop");
+    // The client receives the data and honours the server's requests.
+    let threshold = |p: &Pipe| {
+        p.client.spaces[Epoch::Application.index()]
+            .acks
+            .ack_frequency_request()
+            .map_or(1, |r| r.ack_eliciting_threshold)
+    };
+    let threshold_before = threshold(&p);
+    let dropped_at: Rc<Cell<Option<std::time::Instant>>> = Rc::default();
+    let hook_dropped_at = Rc::clone(&dropped_at);
+    p.hook = Some(Box::new(move |d| {
+        if d.direction == Direction::ToClient && hook_dropped_at.get().is_none() {
+            hook_dropped_at.set(Some(d.sent_at));
+            return Verdict::Drop;
+        }
+        Verdict::Deliver
+    }));
+    p.run_until(Duration::from_secs(10), |p| {
+        pump(p);
+        p.server.stats().lost > 0
+    })
+    .unwrap();
+    let detection = p.now - dropped_at.get().expect("a datagram was dropped");
+    assert_eq!(p.server.stats().lost, 1, "only the dropped packet");
+    let declared_at = p.now;
+    let srtt = p.server.paths.active().sender.rtt().smoothed_rtt();
+    let back_to_every_second = p
+        .run_until(srtt * 2, |p| {
+            pump(p);
+            threshold(p) == 1
+        })
+        .ok()
+        .map(|()| p.now - declared_at);
+    p.run_until(Duration::from_secs(30), &mut pump).unwrap();
+    let immediate_acks = p
+        .server
+        .ack_freq
+        .as_ref()
+        .map_or(0, |a| a.immediate_acks_sent());
+    SingleLoss {
+        threshold_before,
+        detection,
+        immediate_acks,
+        back_to_every_second,
+        srtt,
+    }
+}
+
+/// Issue 29, item 3: a loss while the receiver acknowledges only every few packets is
+/// detected no later than with an ACK for every second packet (the Reordering Threshold
+/// asked for is the loss detection's packet threshold, §6.2 and §9), and the sender's answer
+/// is an IMMEDIATE_ACK with a return to RFC 9000's behaviour (§8.1).
+#[test]
+fn a_loss_at_a_large_window_is_detected_as_fast_and_answered_at_once() {
+    let off = single_loss(false);
+    let on = single_loss(true);
+    eprintln!("without: {off:?}\nwith: {on:?}");
+    assert_eq!(off.threshold_before, 1);
+    assert_eq!(off.immediate_acks, 0);
+    assert!(on.threshold_before >= 3, "{on:?}");
+    assert!(
+        on.detection <= off.detection + Duration::from_millis(1),
+        "{on:?} {off:?}"
+    );
+    assert!(on.immediate_acks >= 1, "{on:?}");
+    // The answer crosses the one-way delay and the queue: within a smoothed RTT.
+    assert!(
+        on.back_to_every_second.is_some_and(|t| t <= on.srtt),
+        "{on:?}"
+    );
+}
