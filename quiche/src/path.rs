@@ -470,6 +470,7 @@ impl PathSet {
     }
 
     /// The active path.
+    #[inline]
     pub fn active(&self) -> &Path {
         // The active slot is never emptied (`remove` refuses it).
         self.slots[self.active]
@@ -478,6 +479,7 @@ impl PathSet {
     }
 
     /// The active path, mutably.
+    #[inline]
     pub fn active_mut(&mut self) -> &mut Path {
         self.slots[self.active]
             .as_mut()

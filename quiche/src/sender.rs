@@ -67,16 +67,19 @@ impl PathSender {
     }
 
     /// The congestion controller, mutably.
+    #[inline]
     pub fn controller_mut(&mut self) -> &mut Controller {
         &mut self.cc
     }
 
     /// The congestion window in bytes.
+    #[inline]
     pub fn cwnd(&self) -> usize {
         self.cc.cwnd()
     }
 
     /// The RTT estimator.
+    #[inline]
     pub fn rtt(&self) -> &RttEstimator {
         &self.rtt
     }
@@ -169,6 +172,7 @@ impl PathSender {
     }
 
     /// The pacer.
+    #[inline]
     pub fn pacer(&self) -> &Pacer {
         &self.pacer
     }
@@ -180,6 +184,7 @@ impl PathSender {
 
     /// An ack-eliciting datagram of `bytes` is ready at `now`: returns when the pacer
     /// releases it, and charges it to the pacer.
+    #[inline]
     pub fn pace(&mut self, now: Instant, bytes: usize) -> Instant {
         let at = self.pacer.next_send_time(now);
         let srtt = self.rtt.smoothed_rtt();

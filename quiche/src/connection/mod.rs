@@ -244,11 +244,13 @@ pub const MAX_SEND_QUANTUM: usize = 64 * 1024;
 
 impl<F: crate::buffers::BufFactory> Connection<F> {
     /// The active path's sender: its controller, RTT estimate and pacer.
+    #[inline]
     pub(super) fn sender(&self) -> &crate::sender::PathSender {
         &self.paths.active().sender
     }
 
     /// The active path's sender, mutably.
+    #[inline]
     pub(super) fn sender_mut(&mut self) -> &mut crate::sender::PathSender {
         &mut self.paths.active_mut().sender
     }
