@@ -190,14 +190,10 @@ impl<F: crate::buffers::BufFactory> Connection<F> {
         if let Some(reason) = self.tls.early_data_reason() {
             return reason;
         }
-        // ssl_early_data_disabled, _accepted, _peer_declined, _no_session_offered,
-        // _session_not_resumed, _unsupported_for_session.
-        const DISABLED: u32 = 1;
-        const ACCEPTED: u32 = 2;
-        const PEER_DECLINED: u32 = 4;
-        const NO_SESSION_OFFERED: u32 = 5;
-        const SESSION_NOT_RESUMED: u32 = 6;
-        const UNSUPPORTED_FOR_SESSION: u32 = 7;
+        use crate::tls::early_data_reason::{
+            ACCEPTED, DISABLED, NO_SESSION_OFFERED, PEER_DECLINED, SESSION_NOT_RESUMED,
+            UNSUPPORTED_FOR_SESSION,
+        };
         if !self.early_data_enabled {
             return DISABLED;
         }

@@ -46,6 +46,26 @@ mod config;
 #[cfg(any(test, feature = "fuzzing"))]
 mod fuzzing;
 pub(crate) mod hello;
+
+/// BoringSSL's `ssl_early_data_reason_t` values that both backends report (quiche's
+/// `early_data_reason`).
+pub(crate) mod early_data_reason {
+    /// `ssl_early_data_disabled`.
+    pub const DISABLED: u32 = 1;
+    /// `ssl_early_data_accepted`.
+    pub const ACCEPTED: u32 = 2;
+    /// `ssl_early_data_peer_declined`.
+    pub const PEER_DECLINED: u32 = 4;
+    /// `ssl_early_data_no_session_offered`.
+    pub const NO_SESSION_OFFERED: u32 = 5;
+    /// `ssl_early_data_session_not_resumed`.
+    pub const SESSION_NOT_RESUMED: u32 = 6;
+    /// `ssl_early_data_unsupported_for_session`.
+    pub const UNSUPPORTED_FOR_SESSION: u32 = 7;
+    /// `ssl_early_data_alpn_mismatch` (BoringSSL only: rustls does not report it).
+    #[cfg(all(test, feature = "boringssl-boring-crate"))]
+    pub const ALPN_MISMATCH: u32 = 9;
+}
 mod keylog;
 mod rustls;
 mod secrets;

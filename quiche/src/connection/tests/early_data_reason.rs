@@ -10,14 +10,12 @@ use crate::testing::Pipe;
 use crate::tls::TlsBackend;
 use crate::Config;
 
-const DISABLED: u32 = 1;
-const ACCEPTED: u32 = 2;
-const PEER_DECLINED: u32 = 4;
-const NO_SESSION_OFFERED: u32 = 5;
-const SESSION_NOT_RESUMED: u32 = 6;
-const UNSUPPORTED_FOR_SESSION: u32 = 7;
 #[cfg(feature = "boringssl-boring-crate")]
-const ALPN_MISMATCH: u32 = 9;
+use crate::tls::early_data_reason::ALPN_MISMATCH;
+use crate::tls::early_data_reason::{
+    ACCEPTED, DISABLED, NO_SESSION_OFFERED, PEER_DECLINED, SESSION_NOT_RESUMED,
+    UNSUPPORTED_FOR_SESSION,
+};
 
 fn config(backend: TlsBackend, early_data: bool) -> Config {
     let mut c = Config::with_tls_backend(crate::PROTOCOL_VERSION, backend).unwrap();

@@ -20,6 +20,7 @@ pub(crate) use self::config::BoringConfig;
 
 use self::callbacks::{state_index, QUIC_METHOD};
 use self::state::QuicState;
+use super::early_data_reason::NO_SESSION_OFFERED;
 use super::keylog::ConnKeyLog;
 use super::{Backend, CipherSuite, DirectionalKeys, HandshakeEvent};
 use crate::error::{Error, Result};
@@ -62,9 +63,6 @@ pub(crate) struct BoringHandshake {
     /// The config enables early data (unknown, so false, for an application's own `SSL`).
     early_data_enabled: bool,
 }
-
-/// BoringSSL's `ssl_early_data_no_session_offered`.
-const NO_SESSION_OFFERED: u32 = 5;
 
 /// BoringSSL's encryption level of an epoch.
 fn level_of(epoch: Epoch) -> ffi::ssl_encryption_level_t {
